@@ -1,0 +1,40 @@
+"""Convention adapters: one span in, one normalised ``SpanRecord`` out.
+
+Each module reads one span convention, detected by attributes (never by framework
+name). ``to_record`` tries them in order; a span no adapter claims still becomes a
+plain record, because its ids and times are needed to walk parent chains.
+A new convention is one new module that implements ``Adapter`` and one line in
+``ADAPTERS``.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+from ..model import SpanData, SpanRecord
+from .genai import GenAIAdapter
+from .openinference import OpenInferenceAdapter
+
+
+class Adapter(Protocol):
+    def claims(self, span: SpanData) -> bool:
+        """Whether this convention describes the span."""
+
+    def adapt(self, span: SpanData) -> SpanRecord:
+        """The normalised record of a span this adapter claims."""
+
+
+ADAPTERS: tuple[Adapter, ...] = (GenAIAdapter(), OpenInferenceAdapter())
+
+
+def to_record(span: SpanData) -> SpanRecord:
+    """Normalise one span with the first adapter that claims it.
+
+    >>> from otel_reliability.model import SpanData
+    >>> to_record(SpanData(1, 2, 0, "work", 0, 1, {})).role.value
+    'other'
+    """
+    for adapter in ADAPTERS:
+        if adapter.claims(span):
+            return adapter.adapt(span)
+    return SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)

@@ -1,0 +1,56 @@
+"""Small readers shared by the convention adapters."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from ..model import STATUS_ERROR, STATUS_OK, SpanData
+
+
+def error_text(span: SpanData) -> str | None:
+    """The span's error, or None when it did not fail.
+
+    A span failed when its status is ERROR, or, with an UNSET status, when it has
+    ``error.type`` or an ``exception`` event. An explicit OK wins over events:
+    LangGraph records control-flow exceptions (``ParentCommand``) on OK spans.
+    """
+    if span.status_code == STATUS_ERROR:
+        return span.status_message or _exception_message(span) or ""
+    if span.status_code == STATUS_OK:
+        return None
+    error_type = span.attributes.get("error.type")
+    if error_type:
+        return _exception_message(span) or str(error_type)
+    return _exception_message(span)
+
+
+def _exception_message(span: SpanData) -> str | None:
+    for event in span.events:
+        if event.name == "exception":
+            attrs = event.attributes
+            return str(attrs.get("exception.message") or attrs.get("exception.type") or "")
+    return None
+
+
+def loads(value: Any) -> Any:
+    """Decode a JSON string attribute; anything that is not JSON comes back as None."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return json.loads(value)
+    except ValueError:
+        return None
+
+
+def text_of(content: Any) -> str:
+    """Render a tool result (string, list of parts, object) as plain text."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [part.get("text") for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)]
+        if len(texts) == len(content):
+            return "".join(texts)
+    return json.dumps(content, sort_keys=True, default=str)

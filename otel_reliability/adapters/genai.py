@@ -1,0 +1,153 @@
+"""The OpenTelemetry GenAI semantic conventions (``gen_ai.operation.name``).
+
+Covers the current conventions (``gen_ai.input.messages`` / ``gen_ai.output.messages``
+as attributes or inside ``gen_ai.client.inference.operation.details`` events) and the
+older event-based shape (``gen_ai.choice``, ``gen_ai.tool.message``) that strands
+still emits by default, where a tool's arguments live only in an event.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterator
+
+from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
+from .common import error_text, loads, text_of
+
+RUN_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow", "invoke_swarm", "invoke_graph"})
+MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
+DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+
+# Markers of tool spans that exist although the tool body never ran.
+_REFUSAL_STAGES = {"validation": "invalid arguments"}  # pydantic_ai.tool.failure_stage
+_REFUSAL_PREFIXES = (
+    ("Unknown tool: ", "unknown tool"),  # strands
+    ("Validation failed for input parameters", "invalid arguments"),  # strands
+)
+
+
+class GenAIAdapter:
+    def claims(self, span: SpanData) -> bool:
+        return "gen_ai.operation.name" in span.attributes
+
+    def adapt(self, span: SpanData) -> SpanRecord:
+        attrs = span.attributes
+        operation = attrs.get("gen_ai.operation.name")
+        record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
+        record.error = error_text(span)
+        if operation in RUN_OPERATIONS:
+            record.role = Role.AGENT_RUN
+            record.agent_name = attrs.get("gen_ai.agent.name") or _name_after(span.name, operation)
+            record.attributes = attrs
+            output = attrs.get("final_result")
+            record.output = output if isinstance(output, str) else None
+        elif operation == "execute_tool":
+            record.role = Role.TOOL
+            record.tool_name = attrs.get("gen_ai.tool.name") or _name_after(span.name, operation)
+            record.call_id = _str_or_none(attrs.get("gen_ai.tool.call.id"))
+            record.arguments = _tool_arguments(span)
+            record.refusal = _refusal(span, record.error)
+        elif operation in MODEL_OPERATIONS:
+            record.role = Role.MODEL
+            record.requests = tuple(_requests(span))
+            record.responses = tuple(_responses(span))
+        return record
+
+
+def _name_after(span_name: str, operation: str) -> str | None:
+    prefix = operation + " "
+    return span_name[len(prefix):] or None if span_name.startswith(prefix) else None
+
+
+def _str_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def _tool_arguments(span: SpanData) -> Any:
+    arguments = span.attributes.get("gen_ai.tool.call.arguments")
+    if arguments is not None:
+        return arguments
+    for event in span.events:
+        if event.name == "gen_ai.tool.message":
+            return event.attributes.get("content")
+    return None
+
+
+def _refusal(span: SpanData, error: str | None) -> str | None:
+    if error is None:
+        return None
+    stage = span.attributes.get("pydantic_ai.tool.failure_stage")
+    if stage in _REFUSAL_STAGES:
+        return _REFUSAL_STAGES[stage]
+    for prefix, reason in _REFUSAL_PREFIXES:
+        if error.startswith(prefix):
+            return reason
+    return None
+
+
+def _messages(span: SpanData, key: str) -> list[Any]:
+    value = loads(span.attributes.get(key))
+    if isinstance(value, list):
+        return value
+    for event in span.events:
+        if event.name == DETAILS_EVENT and key in event.attributes:
+            value = loads(event.attributes[key])
+            if isinstance(value, list):
+                return value
+    return []
+
+
+def _parts(messages: list[Any]) -> Iterator[dict[str, Any]]:
+    for message in messages:
+        if isinstance(message, dict):
+            for part in message.get("parts") or ():
+                if isinstance(part, dict):
+                    yield part
+
+
+def _requests(span: SpanData) -> Iterator[ToolRequest]:
+    for part in _parts(_messages(span, "gen_ai.output.messages")):
+        if part.get("type") == "tool_call" and part.get("name"):
+            yield ToolRequest(str(part["name"]), part.get("arguments"), _str_or_none(part.get("id")))
+    for event in span.events:
+        if event.name == "gen_ai.choice":
+            yield from _legacy_choice_requests(event.attributes)
+
+
+def _legacy_choice_requests(attrs: Any) -> Iterator[ToolRequest]:
+    message = loads(attrs.get("message"))
+    if isinstance(message, list):  # Bedrock content blocks: [{"toolUse": {...}}]
+        for block in message:
+            use = block.get("toolUse") if isinstance(block, dict) else None
+            if isinstance(use, dict) and use.get("name"):
+                yield ToolRequest(str(use["name"]), use.get("input"), _str_or_none(use.get("toolUseId")))
+    elif isinstance(message, dict):  # OpenAI-style: {"tool_calls": [{"id", "function": {...}}]}
+        for call in message.get("tool_calls") or ():
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict) and function.get("name"):
+                yield ToolRequest(str(function["name"]), function.get("arguments"), _str_or_none(call.get("id")))
+
+
+def _responses(span: SpanData) -> Iterator[ToolResponse]:
+    for part in _parts(_messages(span, "gen_ai.input.messages")):
+        if part.get("type") == "tool_call_response" and part.get("id") is not None:
+            result = part["response"] if "response" in part else part.get("result")
+            yield ToolResponse(str(part["id"]), text_of(result), refusal=True)
+    for event in span.events:
+        if event.name == "gen_ai.tool.message":
+            yield from _legacy_tool_message(event.attributes)
+
+
+def _legacy_tool_message(attrs: Any) -> Iterator[ToolResponse]:
+    content = loads(attrs.get("content"))
+    if isinstance(content, list):  # Bedrock: [{"toolResult": {"toolUseId", "status", "content"}}]
+        for block in content:
+            result = block.get("toolResult") if isinstance(block, dict) else None
+            if isinstance(result, dict) and result.get("toolUseId") is not None:
+                yield ToolResponse(
+                    str(result["toolUseId"]),
+                    text_of(result.get("content")),
+                    refusal=True,
+                    error=result.get("status") == "error",
+                )
+    elif attrs.get("id") is not None:
+        yield ToolResponse(str(attrs["id"]), text_of(content), refusal=True)

@@ -1,0 +1,107 @@
+"""Trace assembly: normalised records → top-level runs, their member runs and attempts.
+
+Pure: no I/O, no OpenTelemetry imports. Records of several traces may be assembled
+together; a run span that carries the run identity (``run_key``) of an earlier top
+level run continues it (agno's ``continue_run`` starts a new trace), so their
+records are merged into one run reported under the latest run span.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Iterable
+
+from ..model import PENDING, Role, Run, SpanRecord
+from .attempts import attempts_of
+from .ownership import enclosing_run, inherit_dispatched_call_id
+
+
+def assemble(records: Iterable[SpanRecord]) -> list[Run]:
+    """Every top-level run in the records, in start order.
+
+    >>> assemble([])
+    []
+    """
+    records = list(records)
+    by_id = {record.span_id: record for record in records}
+    owned: dict[int, list[SpanRecord]] = defaultdict(list)
+    members: dict[int, list[SpanRecord]] = defaultdict(list)
+    top_level: list[SpanRecord] = []
+    for record in records:
+        if record.role is Role.TOOL:
+            inherit_dispatched_call_id(record, by_id)
+        owner = enclosing_run(record, by_id)
+        if record.role is Role.AGENT_RUN:
+            (members[owner.span_id] if owner is not None else top_level).append(record)
+        elif owner is not None:
+            owned[owner.span_id].append(record)
+    return _runs_with_continuations(top_level, owned, members)
+
+
+def _runs_with_continuations(
+    top_level: list[SpanRecord],
+    owned: dict[int, list[SpanRecord]],
+    members: dict[int, list[SpanRecord]],
+) -> list[Run]:
+    """One run per top-level run span; a continuation carries its predecessors' evidence.
+
+    A run continues an earlier one when it has the same run identity, or when it
+    answers a call the earlier run left pending (a resumed human-in-the-loop run
+    in a framework that gives the resumed run a new identity).
+    """
+    runs = []
+    by_key: dict[str, list[SpanRecord]] = {}
+    by_pending_call: dict[str, list[SpanRecord]] = {}
+    for record in sorted(top_level, key=lambda r: r.start_ns):
+        chain = by_key.get(record.run_key) if record.run_key is not None else None
+        if chain is None:
+            answered = (resp.call_id for r in owned.get(record.span_id, ()) for resp in r.responses)
+            chain = next((by_pending_call[c] for c in answered if c in by_pending_call), None)
+        chain = (chain or []) + [record]
+        run = _build(chain, owned, members, ())
+        runs.append(run)
+        if record.run_key is not None:
+            by_key[record.run_key] = chain
+        for attempt in run.own_attempts:
+            if attempt.outcome == PENDING and attempt.call_id is not None:
+                by_pending_call[attempt.call_id] = chain
+    return runs
+
+
+def _build(
+    group: list[SpanRecord],
+    owned: dict[int, list[SpanRecord]],
+    members: dict[int, list[SpanRecord]],
+    parent_path: tuple[str, ...],
+) -> Run:
+    latest = group[-1]
+    member_records = sorted((m for r in group for m in members.get(r.span_id, ())), key=lambda r: r.start_ns)
+    name = _agent_name(latest, member_records)
+    path = parent_path + (name,)
+    run_error = next((r.error for r in reversed(group) if r.error is not None), None)
+    own = [record for r in group for record in owned.get(r.span_id, ())]
+    run = Run(
+        trace_id=latest.trace_id,
+        span_id=latest.span_id,
+        agent=name,
+        span_name=latest.name,
+        start_ns=group[0].start_ns,
+        end_ns=latest.end_ns,
+        attributes=latest.attributes or {},
+        run_key=latest.run_key,
+        output=latest.output,
+        error=run_error,
+        own_attempts=attempts_of(own, name, path, run_error),
+    )
+    run.members = [_build([m], owned, members, path) for m in member_records]
+    return run
+
+
+def _agent_name(record: SpanRecord, member_records: list[SpanRecord]) -> str:
+    """The run's agent; a wrapper run with no identity of its own takes its first member's."""
+    if record.agent_name:
+        return record.agent_name
+    for member in member_records:
+        if member.agent_name:
+            return member.agent_name
+    return record.name

@@ -1,0 +1,36 @@
+"""Tool arguments arrive as JSON strings, objects, or bare strings; evaluation wants a dict."""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Mapping
+
+RAW_KEY = "_raw"
+
+
+def parse_arguments(raw: Any) -> dict[str, Any]:
+    """Parse recorded arguments; what is not a JSON object is kept under ``_raw``.
+
+    >>> parse_arguments('{"a": 10}'), parse_arguments("/srv/x.txt")
+    ({'a': 10}, {'_raw': '/srv/x.txt'})
+    """
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
+    if isinstance(raw, (bytes, bytearray)):
+        raw = raw.decode("utf-8", "replace")
+    if isinstance(raw, str):
+        if not raw.strip():
+            return {}
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            return {RAW_KEY: raw}
+        if isinstance(value, dict):
+            return value
+    return {RAW_KEY: raw}
+
+
+def is_raw(arguments: Mapping[str, Any]) -> bool:
+    return RAW_KEY in arguments and len(arguments) == 1

@@ -1,0 +1,134 @@
+"""A run's attempts: requests paired with executions, each given one outcome.
+
+Requests come only from model-call outputs (inputs replay earlier turns). A request
+pairs with an execution by call id when both carry one, otherwise by tool name and
+equal arguments in start order, the first unused execution winning. What is left:
+
+* an execution with no request keeps its own outcome (many instrumentations record
+  no requests at all);
+* a request with no execution was never run: ``refused`` when a later answer says
+  so or the run failed before it could run, ``error`` when the producer records the
+  answer as a failed run (agno's rejected confirmation), ``pending`` when nothing
+  answered it before the run ended (a run paused for a human).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from ..model import ERROR, OK, PENDING, REFUSED, Attempt, Role, SpanRecord, ToolRequest, ToolResponse
+from .arguments import is_raw, parse_arguments
+
+
+@dataclass(slots=True)
+class _Request:
+    request: ToolRequest
+    issued_ns: int  # the end of the model call that asked for it
+    arguments: dict
+
+
+def attempts_of(owned: Sequence[SpanRecord], agent: str, path: tuple[str, ...], run_error: str | None) -> list[Attempt]:
+    """The attempts of one run from the records it owns directly, in start order."""
+    requests = _requests(owned)
+    executions = sorted((r for r in owned if r.role is Role.TOOL), key=lambda r: r.start_ns)
+    pairs = _pair(requests, executions)
+    attempts = [_executed(execution, pairs.get(id(execution)), agent, path) for execution in executions]
+    paired = {id(request) for request in pairs.values()}
+    answers = _answers(owned)
+    failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
+    for request in requests:
+        if id(request) not in paired:
+            attempts.append(_unexecuted(request, answers, agent, path, run_error, failures))
+    attempts.sort(key=lambda a: a.start_ns)
+    return attempts
+
+
+def _requests(owned: Sequence[SpanRecord]) -> list[_Request]:
+    seen_ids: set[str] = set()
+    out = []
+    for record in sorted((r for r in owned if r.role is Role.MODEL), key=lambda r: r.start_ns):
+        for request in record.requests:
+            if request.call_id is not None:
+                if request.call_id in seen_ids:
+                    continue
+                seen_ids.add(request.call_id)
+            out.append(_Request(request, record.end_ns, parse_arguments(request.arguments)))
+    return out
+
+
+def _pair(requests: list[_Request], executions: list[SpanRecord]) -> dict[int, _Request]:
+    """Map id(execution) → the request it carried out."""
+    pairs: dict[int, _Request] = {}
+    by_call_id = {e.call_id: e for e in executions if e.call_id is not None}
+    pending = []
+    for request in requests:
+        execution = by_call_id.get(request.request.call_id) if request.request.call_id is not None else None
+        if execution is not None and id(execution) not in pairs:
+            pairs[id(execution)] = request
+        else:
+            pending.append(request)
+    parsed = {id(e): parse_arguments(e.arguments) for e in executions}
+    unmatched = []
+    for request in pending:
+        for execution in executions:
+            if (
+                id(execution) not in pairs
+                and execution.tool_name == request.request.name
+                and (execution.call_id is None or request.request.call_id is None)
+                and parsed[id(execution)] == request.arguments
+            ):
+                pairs[id(execution)] = request
+                break
+        else:
+            unmatched.append(request)
+    for execution in executions:
+        if execution.tool_name is None and execution.handoff_to and id(execution) not in pairs:
+            for request in unmatched:
+                if request.request.name.endswith(execution.handoff_to):
+                    pairs[id(execution)] = request
+                    unmatched.remove(request)
+                    break
+    return pairs
+
+
+def _executed(execution: SpanRecord, request: _Request | None, agent: str, path: tuple[str, ...]) -> Attempt:
+    arguments = parse_arguments(execution.arguments)
+    if request is not None and (execution.arguments is None or is_raw(arguments)) and request.arguments:
+        arguments = request.arguments
+    if execution.refusal is not None:
+        outcome, error = REFUSED, execution.error or execution.refusal
+    elif execution.error is not None:
+        outcome, error = ERROR, execution.error
+    else:
+        outcome, error = OK, None
+    name = execution.tool_name or (request.request.name if request is not None else execution.name)
+    call_id = execution.call_id or (request.request.call_id if request is not None else None)
+    return Attempt(name, arguments, outcome, agent, path, call_id, execution.span_id, error, execution.start_ns)
+
+
+def _answers(owned: Sequence[SpanRecord]) -> dict[str, ToolResponse]:
+    answers: dict[str, ToolResponse] = {}
+    for record in sorted(owned, key=lambda r: r.start_ns):
+        for response in record.responses:
+            answers.setdefault(response.call_id, response)
+    return answers
+
+
+def _unexecuted(
+    request: _Request,
+    answers: dict[str, ToolResponse],
+    agent: str,
+    path: tuple[str, ...],
+    run_error: str | None,
+    failures: list[int],
+) -> Attempt:
+    call_id = request.request.call_id
+    answer = answers.get(call_id) if call_id is not None else None
+    if answer is not None:
+        outcome, error = (REFUSED if answer.refusal else ERROR), answer.content
+    elif run_error is not None or any(end >= request.issued_ns for end in failures):
+        outcome, error = REFUSED, run_error or "the run failed before the call could run"
+    else:
+        outcome, error = PENDING, None
+    return Attempt(request.request.name, request.arguments, outcome, agent, path, call_id, None, error, request.issued_ns)

@@ -1,0 +1,38 @@
+"""Who owns a span: its nearest enclosing agent run, after repairing mis-parented spans.
+
+agno's OpenInference instrumentation leaks an ended team span as the current
+context, so later spans hang under a span that had already ended. A real parent
+always encloses its child in time, so an ancestor whose interval does not contain
+the span is skipped and the walk goes on to that ancestor's own parent.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from ..model import Role, SpanRecord
+
+# A parent chain longer than this is a cycle or hostile input, not a real trace.
+MAX_DEPTH = 1024
+
+
+def enclosing_run(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> SpanRecord | None:
+    """The nearest ancestor agent run whose [start, end] contains ``record``."""
+    parent = by_id.get(record.parent_id)
+    for _ in range(MAX_DEPTH):
+        if parent is None:
+            return None
+        if parent.role is Role.AGENT_RUN and parent.contains(record):
+            return parent
+        parent = by_id.get(parent.parent_id)
+    return None
+
+
+def inherit_dispatched_call_id(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> None:
+    """LangGraph records a tool's call id only on the ``tools`` node that dispatched it."""
+    if record.call_id is not None:
+        return
+    parent = by_id.get(record.parent_id)
+    dispatched = parent.dispatched if parent is not None else None
+    if dispatched is not None and dispatched.name == record.tool_name:
+        record.call_id = dispatched.call_id

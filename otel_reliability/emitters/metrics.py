@@ -1,0 +1,143 @@
+"""Verdicts and the engine's own health as OpenTelemetry metrics (SPEC §6, a contract).
+
+``agent.reliability.tool_calls`` counts every attempt of a run's chain once, by its
+outcome (``ok``, ``error``, ``refused``, ``pending``); on top of that, each entry of the
+verdict's ``failed_tool_calls`` and ``additional_tool_calls`` adds one ``unexpected``.
+So the four outcomes sum to the attempts made, and ``unexpected`` is a separate count of
+the calls the expectation did not ask for (labelled with the agent that made them).
+
+Agent, tool and expectation names come from spans, so each of those label keys passes
+at most ``max_label_values`` distinct values through; later ones are recorded as
+``_other``.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+from itertools import chain
+from typing import Callable, Iterable
+
+from opentelemetry import metrics
+from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
+
+from otel_reliability.results import RunResult
+
+OTHER = "_other"
+UNEXPECTED = "unexpected"
+SCORE_BUCKETS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+
+AGENT = "gen_ai.agent.name"
+TOOL = "gen_ai.tool.name"
+STATUS = "reliability.status"
+EXPECTATION = "reliability.expectation"
+OUTCOME = "reliability.outcome"
+REASON = "reason"
+
+
+class _Capped:
+    """One label key's values: the first ``limit`` distinct ones pass, later ones become ``_other``."""
+
+    __slots__ = ("_limit", "_lock", "_seen")
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._lock = threading.Lock()
+        self._seen: set[str] = set()
+
+    def __call__(self, value: str) -> str:
+        if value in self._seen:
+            return value
+        if len(self._seen) >= self._limit:
+            return OTHER
+        with self._lock:
+            if len(self._seen) < self._limit:
+                self._seen.add(value)
+                return value
+        return OTHER
+
+
+class ReliabilityMetrics:
+    """The reliability instruments on one meter.
+
+    >>> from opentelemetry.sdk.metrics import MeterProvider
+    >>> from otel_reliability.model import Verdict
+    >>> m = ReliabilityMetrics(MeterProvider(), max_label_values=10)
+    >>> m.record(RunResult(1, 2, "calc", "math", Verdict("PASSED", "math"), 0.0))
+    """
+
+    def __init__(self, meter_provider: MeterProvider | None = None, *, max_label_values: int = 100) -> None:
+        if max_label_values < 1:
+            raise ValueError(f"max_label_values must be at least 1, got {max_label_values}")
+        meter = metrics.get_meter("otel_reliability", meter_provider=meter_provider)
+        self._agent = _Capped(max_label_values)
+        self._tool = _Capped(max_label_values)
+        self._expectation = _Capped(max_label_values)
+        self._buffered: Callable[[], int] | None = None
+        self._evaluations = meter.create_counter(
+            "agent.reliability.evaluations", unit="{evaluation}", description="Runs evaluated, by verdict"
+        )
+        self._tool_calls = meter.create_counter(
+            "agent.reliability.tool_calls", unit="{call}", description="Tool-call attempts, by outcome"
+        )
+        self._score = meter.create_histogram(
+            "agent.reliability.score",
+            unit="1",
+            description="Verdict score: the fraction of checks that passed",
+            explicit_bucket_boundaries_advisory=SCORE_BUCKETS,
+        )
+        meter.create_observable_gauge(
+            "agent.reliability.traces.buffered",
+            callbacks=[self._observe_buffered],
+            unit="{trace}",
+            description="Traces buffered and not yet evaluated",
+        )
+        self._evicted = meter.create_counter(
+            "agent.reliability.traces.evicted", unit="{trace}", description="Traces dropped from full buffers"
+        )
+        self._late = meter.create_counter(
+            "agent.reliability.evaluations.late",
+            unit="{evaluation}",
+            description="Re-evaluations caused by spans that arrived after their trace was evaluated",
+        )
+        self._dropped = meter.create_counter(
+            "agent.reliability.spans.dropped", unit="{span}", description="Spans not accepted, by reason"
+        )
+
+    def record(self, result: RunResult) -> None:
+        """Count one verdict: the evaluation, its score, and its tool calls."""
+        verdict = result.verdict
+        agent = self._agent(result.agent)
+        self._evaluations.add(
+            1, {AGENT: agent, STATUS: verdict.eval_status, EXPECTATION: self._expectation(result.expectation)}
+        )
+        self._score.record(verdict.score, {AGENT: agent})
+        counts: Counter[tuple[str, str, str]] = Counter()  # one add per label set: the SDK's add is the cost
+        caller: dict[str, str] = {}
+        for attempt in verdict.chain:
+            caller[attempt.tool] = attempt.agent or result.agent
+            counts[caller[attempt.tool], attempt.tool, attempt.outcome] += 1
+        for tool in chain(verdict.failed_tool_calls, verdict.additional_tool_calls):
+            counts[caller.get(tool, result.agent), tool, UNEXPECTED] += 1
+        for (who, tool, outcome), count in counts.items():
+            self._tool_calls.add(count, {AGENT: self._agent(who), TOOL: self._tool(tool), OUTCOME: outcome})
+
+    def register_buffered(self, callback: Callable[[], int]) -> None:
+        """Feed ``agent.reliability.traces.buffered`` from ``callback`` (replaces an earlier one)."""
+        self._buffered = callback
+
+    def traces_evicted(self, count: int = 1) -> None:
+        """Count traces dropped from a full or expired buffer before they were evaluated."""
+        self._evicted.add(count)
+
+    def late_evaluation(self, count: int = 1) -> None:
+        """Count re-evaluations caused by a span arriving after its trace was evaluated."""
+        self._late.add(count)
+
+    def spans_dropped(self, count: int, reason: str) -> None:
+        """Count spans not accepted; ``reason`` is one of the caller's fixed words, e.g. ``"buffer_full"``."""
+        self._dropped.add(count, {REASON: reason})
+
+    def _observe_buffered(self, options: CallbackOptions) -> Iterable[Observation]:
+        if self._buffered is not None:
+            yield Observation(self._buffered())

@@ -1,0 +1,62 @@
+"""The verdict as run-span attributes and a ``gen_ai.evaluation.result`` event (SPEC §6, a contract).
+
+Both are plain dicts: the in-process processor puts them on its enriched copy of the run
+span, the receiver on the OTLP span it forwards, and the post-hoc carrier span on itself.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from opentelemetry.util.types import AttributeValue
+
+from otel_reliability.model import ERROR, PENDING, REFUSED
+from otel_reliability.results import VERDICT_LISTS, RunResult
+
+EVALUATION_EVENT = "gen_ai.evaluation.result"
+EVALUATION_NAME = "tool_call_reliability"
+
+_LIST_KEYS = tuple((f"reliability.{name}", name) for name in VERDICT_LISTS)
+
+
+def verdict_attributes(result: RunResult) -> dict[str, AttributeValue]:
+    """The ``reliability.*`` attributes of a run span.
+
+    >>> from otel_reliability.model import Verdict
+    >>> attrs = verdict_attributes(RunResult(1, 2, "a", "math", Verdict("PASSED", "math"), 0.0))
+    >>> attrs["reliability.status"], attrs["reliability.tool_calls.total"]
+    ('PASSED', 0)
+    """
+    verdict = result.verdict
+    outcomes = Counter(attempt.outcome for attempt in verdict.chain)
+    attributes: dict[str, AttributeValue] = {
+        "reliability.status": verdict.eval_status,
+        "reliability.expectation": result.expectation,
+        "reliability.score": float(verdict.score),
+    }
+    for key, name in _LIST_KEYS:
+        attributes[key] = tuple(str(entry) for entry in getattr(verdict, name))
+    attributes["reliability.tool_calls.total"] = len(verdict.chain)
+    attributes["reliability.tool_calls.errored"] = outcomes[ERROR]
+    attributes["reliability.tool_calls.refused"] = outcomes[REFUSED]
+    attributes["reliability.tool_calls.pending"] = outcomes[PENDING]
+    return attributes
+
+
+def evaluation_event(result: RunResult) -> tuple[str, dict[str, AttributeValue]]:
+    """The ``gen_ai.evaluation.result`` event: its name and attributes.
+
+    >>> from otel_reliability.model import Verdict
+    >>> name, attrs = evaluation_event(RunResult(1, 2, "a", "math", Verdict("FAILED", "math", score=0.5), 0.0))
+    >>> name, attrs["gen_ai.evaluation.score.label"], attrs["gen_ai.evaluation.score.value"]
+    ('gen_ai.evaluation.result', 'fail', 0.5)
+    """
+    from otel_reliability.matcher import explain  # lazily: the matcher need not load with the emitters
+
+    verdict = result.verdict
+    return EVALUATION_EVENT, {
+        "gen_ai.evaluation.name": EVALUATION_NAME,
+        "gen_ai.evaluation.score.value": float(verdict.score),
+        "gen_ai.evaluation.score.label": "pass" if verdict.passed else "fail",
+        "gen_ai.evaluation.explanation": explain(verdict),
+    }

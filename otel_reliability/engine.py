@@ -1,0 +1,67 @@
+"""The one engine behind every front door: records → runs → expectation → verdict.
+
+The span processor, the OTLP receiver and ``eval`` differ only in how spans arrive
+and when a run is judged; this module is what they share.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Iterable, Mapping, Sequence
+
+from .adapters import to_record
+from .assembly import assemble
+from .expectations import DEFAULT_EXPECTATION, Expectation, load_expectations, select
+from .matcher import evaluate
+from .model import Run, SpanData, SpanRecord
+from .results import RunResult
+
+
+class Engine:
+    """Judges assembled runs against the loaded expectations.
+
+    >>> Engine().judge_spans([])
+    []
+    """
+
+    def __init__(
+        self,
+        expectations: Sequence[Expectation | str | Path] = (),
+        default_expectation: Expectation = DEFAULT_EXPECTATION,
+    ) -> None:
+        files = [e for e in expectations if not isinstance(e, Expectation)]
+        self.expectations: list[Expectation] = [e for e in expectations if isinstance(e, Expectation)]
+        self.expectations += load_expectations(files)
+        self.default_expectation = default_expectation
+
+    def expectation_for(self, run: Run, inline: Expectation | None = None) -> Expectation:
+        """Inline beats span attributes beats file rules; the default covers the rest."""
+        if inline is not None:
+            return inline
+        chosen = select(self.expectations, run.agent, run.span_name, run.attributes)
+        return chosen if chosen is not None else self.default_expectation
+
+    def judge(self, run: Run, inline: Expectation | None = None) -> RunResult:
+        expectation = self.expectation_for(run, inline)
+        verdict = evaluate(run, expectation)
+        return RunResult(run.trace_id, run.span_id, run.agent, expectation.name, verdict, time.time())
+
+    def judge_run(
+        self, records: Iterable[SpanRecord], run_span_id: int, inline: Expectation | None = None
+    ) -> tuple[Run, RunResult] | tuple[None, None]:
+        """Judge the top-level run whose span is ``run_span_id``, if the records hold one."""
+        for run in assemble(records):
+            if run.span_id == run_span_id:
+                return run, self.judge(run, inline)
+        return None, None
+
+    def judge_records(
+        self, records: Iterable[SpanRecord], inline: Mapping[int, Expectation] | None = None
+    ) -> list[RunResult]:
+        """Every top-level run in the records, judged, in start order."""
+        inline = inline or {}
+        return [self.judge(run, inline.get(run.span_id)) for run in assemble(records)]
+
+    def judge_spans(self, spans: Iterable[SpanData]) -> list[RunResult]:
+        return self.judge_records(to_record(span) for span in spans)

@@ -1,0 +1,188 @@
+"""Expectations: what a run should have done, validated at the boundary by pydantic.
+
+A file holds ``{"expectations": [...]}`` in YAML, TOML or JSON::
+
+    expectations:
+      - name: weather
+        match: {agent: forecaster}
+        expected_tool_calls: [get_weather]
+        expected_tool_call_arguments: {get_weather: {city: Paris}}
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any, Literal, Mapping, Sequence, Union
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+ArgumentMode = Literal["subset", "exact", "ignore"]
+ChainStep = Union[str, list[str]]
+FailOn = Literal["error", "refused", "pending"]
+
+
+class Match(BaseModel):
+    """Selects the runs an expectation applies to; every given field must match."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    agent: str | None = None
+    span_name: str | None = None
+    attributes: dict[str, Any] | None = None
+
+    def matches(self, agent: str, span_name: str, attributes: Mapping[str, Any]) -> bool:
+        if self.agent is not None and self.agent != agent:
+            return False
+        if self.span_name is not None and self.span_name != span_name:
+            return False
+        if self.attributes:
+            for key, value in self.attributes.items():
+                actual = attributes.get(key)
+                if isinstance(actual, tuple):
+                    actual = list(actual)
+                if actual != value:
+                    return False
+        return True
+
+
+class Expectation(BaseModel):
+    """One named expectation; the defaults reproduce Agno's ReliabilityEval exactly.
+
+    >>> Expectation(name="calc", expected_tool_calls=["multiply"]).order
+    'any'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(min_length=1)
+    match: Match | None = None
+    expected_tool_calls: list[str] | None = None
+    allow_additional_tool_calls: bool = False
+    expected_tool_call_arguments: dict[str, dict[str, Any] | list[dict[str, Any]]] | None = None
+    order: Literal["any", "exact", "in_order"] = "any"
+    expected_chain: list[ChainStep] | None = None
+    argument_match: ArgumentMode = "subset"
+    argument_match_by_tool: dict[str, ArgumentMode] = Field(default_factory=dict)
+    expected_tool_calls_by_agent: dict[str, list[str]] | None = None
+    allowed_tools: list[str] | None = None
+    forbidden_tools: list[str] | None = None
+    max_tool_calls: int | None = Field(default=None, ge=0)
+    max_errors: int | None = Field(default=None, ge=0)
+    fail_on: list[FailOn] = Field(default_factory=list)
+
+    @field_validator("expected_chain")
+    @classmethod
+    def _steps_not_empty(cls, chain: list[ChainStep] | None) -> list[ChainStep] | None:
+        for index, step in enumerate(chain or (), start=1):
+            if isinstance(step, list) and not step:
+                raise ValueError(f"step {index} is an empty group")
+        return chain
+
+    @model_validator(mode="after")
+    def _order_needs_chain(self) -> "Expectation":
+        if self.order != "any" and self.expected_chain is None:
+            raise ValueError(f"order {self.order!r} needs expected_chain")
+        return self
+
+    def applies_to(self, agent: str, span_name: str, attributes: Mapping[str, Any]) -> bool:
+        return self.match is None or self.match.matches(agent, span_name, attributes)
+
+
+DEFAULT_EXPECTATION = Expectation(name="default", fail_on=["error", "refused"])
+"""Applied to runs no expectation selects: errored and refused attempts fail the run."""
+
+
+class ExpectationFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    expectations: list[Expectation]
+
+
+class ExpectationError(ValueError):
+    """An expectation file or inline expectation is invalid; the message names where."""
+
+
+def load_expectations(paths: Sequence[str | Path]) -> list[Expectation]:
+    """Read expectation files (YAML, TOML or JSON by extension) in order.
+
+    >>> load_expectations([])
+    []
+    """
+    loaded: list[Expectation] = []
+    for path in paths:
+        loaded.extend(_load_one(Path(path)))
+    names = [e.name for e in loaded]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise ExpectationError(f"expectation names must be unique; repeated: {', '.join(duplicates)}")
+    return loaded
+
+
+def _load_one(path: Path) -> list[Expectation]:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ExpectationError(f"{path}: cannot read expectation file: {exc.strerror or exc}") from exc
+    suffix = path.suffix.lower()
+    try:
+        if suffix in (".yaml", ".yml"):
+            data = yaml.safe_load(text)
+        elif suffix == ".toml":
+            data = tomllib.loads(text)
+        elif suffix == ".json":
+            data = json.loads(text)
+        else:
+            raise ExpectationError(f"{path}: unknown expectation file type {suffix!r} (use .yaml, .yml, .toml or .json)")
+    except (yaml.YAMLError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+        raise ExpectationError(f"{path}: not valid {suffix.lstrip('.').upper()}: {exc}") from exc
+    try:
+        return ExpectationFile.model_validate(data).expectations
+    except ValidationError as exc:
+        raise ExpectationError(f"{path}: {_describe(exc)}") from exc
+
+
+def _describe(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        where = ".".join(str(p) for p in err["loc"]) or "top level"
+        parts.append(f"at {where}: {err['msg']}")
+    return "; ".join(parts)
+
+
+def json_schema() -> dict[str, Any]:
+    """The JSON Schema of an expectation file, for editors."""
+    return ExpectationFile.model_json_schema()
+
+
+def select(
+    expectations: Sequence[Expectation],
+    agent: str,
+    span_name: str,
+    attributes: Mapping[str, Any],
+) -> Expectation | None:
+    """The expectation for a run: ``reliability.expect.*`` span attributes, else the first matching file rule."""
+    inline = from_span_attributes(expectations, attributes)
+    if inline is not None:
+        return inline
+    for expectation in expectations:
+        if expectation.applies_to(agent, span_name, attributes):
+            return expectation
+    return None
+
+
+def from_span_attributes(expectations: Sequence[Expectation], attributes: Mapping[str, Any]) -> Expectation | None:
+    case = attributes.get("reliability.expect.case")
+    if isinstance(case, str) and case:
+        for expectation in expectations:
+            if expectation.name == case:
+                return expectation
+        raise ExpectationError(f"run span names expectation case {case!r}, which no loaded file defines")
+    tool_calls = attributes.get("reliability.expect.tool_calls")
+    if tool_calls is not None:
+        if isinstance(tool_calls, str):
+            tool_calls = [tool_calls]
+        return Expectation(name="span-attributes", expected_tool_calls=[str(t) for t in tool_calls])
+    return None

@@ -1,0 +1,34 @@
+"""Per-agent expectations for teams: ``expected_tool_calls_by_agent``.
+
+Agno matches names anywhere in the team, so a leader that does a member's work
+itself still passes. Here each listed tool must have a clean attempt owned by the
+named agent (``Attempt.agent``: the run that made the call, not its ancestors).
+A shortfall is reported in ``missing_tool_calls`` — it is a missing call, and
+that list already fails the verdict — as ``TOOL (by AGENT)``, or
+``TOOL (by AGENT; attempted, never clean)`` when that agent tried and failed.
+Per-agent lists do not make a tool "expected" for the Agno name checks.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from otel_reliability.expectations import Expectation
+from otel_reliability.model import Attempt
+
+
+def missing_by_agent(attempts: Sequence[Attempt], expectation: Expectation) -> list[str]:
+    """One entry per (agent, tool) pair of ``expected_tool_calls_by_agent`` that no clean call satisfies.
+
+    Entries follow the mapping's order, then each agent's list order.
+    """
+    clean = {(a.agent, a.tool) for a in attempts if a.clean}
+    attempted = {(a.agent, a.tool) for a in attempts}
+    missing: list[str] = []
+    for agent, tools in (expectation.expected_tool_calls_by_agent or {}).items():
+        for tool in tools:
+            if (agent, tool) in clean:
+                continue
+            detail = "; attempted, never clean" if (agent, tool) in attempted else ""
+            missing.append(f"{tool} (by {agent}{detail})")
+    return missing

@@ -1,0 +1,61 @@
+"""Policies that need no exact expectation, for production traffic.
+
+Each configured policy is one check: ``allowed_tools``, ``forbidden_tools``,
+``max_tool_calls``, ``max_errors``, and each outcome listed in ``fail_on``
+(``error``, ``refused``, ``pending``). Policies judge *attempts*, as Agno's strict
+mode does: asking for a forbidden tool breaks the policy even when a guard
+refused it. Counts cover every named attempt of the run and its members.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Sequence
+
+from otel_reliability.expectations import Expectation
+from otel_reliability.matcher.wording import plural
+from otel_reliability.model import ERROR, Attempt
+
+_OUTCOME_WORDS = {"error": "errored", "refused": "refused", "pending": "pending"}
+
+
+@dataclass(slots=True)
+class PolicyResult:
+    """One configured policy and the sentences saying how the run broke it (empty: it held)."""
+
+    policy: str
+    violations: list[str]
+
+
+def check_policies(attempts: Sequence[Attempt], expectation: Expectation) -> list[PolicyResult]:
+    """Every policy the expectation configures, in a fixed order, each with its violations.
+
+    ``attempts`` are the named attempts in chain (start) order; sentences name
+    tools in the order they were first attempted.
+    """
+    results: list[PolicyResult] = []
+    counts = Counter(a.tool for a in attempts)
+    if expectation.allowed_tools is not None:
+        allowed = set(expectation.allowed_tools)
+        outside = [f"{tool} is not in allowed_tools (attempted {plural(n, 'time')})" for tool, n in counts.items() if tool not in allowed]
+        results.append(PolicyResult("allowed_tools", outside))
+    if expectation.forbidden_tools is not None:
+        forbidden = set(expectation.forbidden_tools)
+        inside = [f"forbidden tool {tool} was attempted {plural(n, 'time')}" for tool, n in counts.items() if tool in forbidden]
+        results.append(PolicyResult("forbidden_tools", inside))
+    if expectation.max_tool_calls is not None:
+        limit = expectation.max_tool_calls
+        over = [f"max_tool_calls {limit} exceeded: {plural(len(attempts), 'tool call')} made"] if len(attempts) > limit else []
+        results.append(PolicyResult("max_tool_calls", over))
+    if expectation.max_errors is not None:
+        limit = expectation.max_errors
+        errored = [a.tool for a in attempts if a.outcome == ERROR]
+        over = [f"max_errors {limit} exceeded: {plural(len(errored), 'tool call')} errored ({', '.join(errored)})"] if len(errored) > limit else []
+        results.append(PolicyResult("max_errors", over))
+    for outcome in dict.fromkeys(expectation.fail_on):
+        hit = [a.tool for a in attempts if a.outcome == outcome]
+        sentence = f"fail_on {outcome}: {plural(len(hit), 'tool call')} {_OUTCOME_WORDS[outcome]} ({', '.join(hit)})"
+        results.append(PolicyResult(f"fail_on {outcome}", [sentence] if hit else []))
+    return results
+

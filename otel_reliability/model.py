@@ -1,0 +1,198 @@
+"""The plain data that flows through the pipeline.
+
+spans (``SpanData``) → convention adapters → ``SpanRecord`` → trace assembly →
+``Run`` with its ``Attempt`` chain → matcher → ``Verdict``.
+
+Everything here is a slotted dataclass with no behaviour beyond small derived
+properties: these objects sit on the hot path and in buffers, so they stay small
+and cheap to build. Ids are ints (OpenTelemetry's own representation); they are
+rendered as lowercase hex only at the edges.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Any, Mapping
+
+OK = "ok"
+ERROR = "error"
+REFUSED = "refused"
+PENDING = "pending"
+OUTCOMES = (OK, ERROR, REFUSED, PENDING)
+
+STATUS_UNSET = 0
+STATUS_OK = 1
+STATUS_ERROR = 2
+
+
+@dataclass(slots=True)
+class EventData:
+    name: str
+    attributes: Mapping[str, Any]
+    time_ns: int = 0
+
+
+@dataclass(slots=True)
+class SpanData:
+    """One span in a source-neutral shape, as every input reader produces it."""
+
+    trace_id: int
+    span_id: int
+    parent_id: int  # 0 when the span is a root
+    name: str
+    start_ns: int
+    end_ns: int
+    attributes: Mapping[str, Any]
+    events: tuple[EventData, ...] = ()
+    status_code: int = STATUS_UNSET
+    status_message: str = ""
+
+
+class Role(Enum):
+    AGENT_RUN = "agent_run"
+    TOOL = "tool"
+    MODEL = "model"
+    OTHER = "other"
+
+
+@dataclass(slots=True)
+class ToolRequest:
+    """A tool call a model asked for (read from model-call outputs only)."""
+
+    name: str
+    arguments: Any  # raw: a JSON string, a mapping, or None; parsed at evaluation
+    call_id: str | None = None
+
+
+@dataclass(slots=True)
+class ToolResponse:
+    """A tool result handed back to a model (read from model-call inputs)."""
+
+    call_id: str
+    content: str
+    # What this answer means for a call that no execution span records: True when the
+    # tool never ran (refused), False when the producer counts it as a failed run.
+    refusal: bool = True
+    error: bool = False  # the producer flagged the result as an error
+
+
+@dataclass(slots=True)
+class SpanRecord:
+    """What the engine keeps of one span: the normalised fields the adapters read."""
+
+    trace_id: int
+    span_id: int
+    parent_id: int
+    name: str
+    start_ns: int
+    end_ns: int
+    role: Role = Role.OTHER
+    error: str | None = None  # error text when the span failed, "" when failed without text
+    # agent runs
+    agent_name: str | None = None
+    run_key: str | None = None  # identity that survives a continuation (agno.run.id)
+    node_id: str | None = None
+    node_parent_id: str | None = None
+    attributes: Mapping[str, Any] | None = None  # run spans only: for expectation selectors
+    output: str | None = None
+    # tool executions
+    tool_name: str | None = None
+    arguments: Any = None  # raw, parsed at evaluation
+    call_id: str | None = None
+    refusal: str | None = None  # set when the span exists although the tool never ran
+    handoff_to: str | None = None  # a handoff execution that names its target, not its tool
+    # model calls (and dispatch spans that carry call ids, e.g. LangGraph's `tools` node)
+    requests: tuple[ToolRequest, ...] = ()
+    responses: tuple[ToolResponse, ...] = ()
+    dispatched: ToolRequest | None = None
+
+    def contains(self, other: SpanRecord) -> bool:
+        return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns
+
+
+@dataclass(slots=True)
+class Attempt:
+    """One tool-call attempt of a run: executed, errored, refused or still pending."""
+
+    tool: str
+    arguments: dict[str, Any]
+    outcome: str
+    agent: str
+    agent_path: tuple[str, ...]
+    call_id: str | None = None
+    span_id: int | None = None  # the execution span; None when the tool never got one
+    error: str | None = None
+    start_ns: int = 0
+
+    @property
+    def clean(self) -> bool:
+        return bool(self.tool) and self.outcome == OK
+
+    @property
+    def executed(self) -> bool:
+        """Agno's notion of an execution: anything but a request that was refused."""
+        return self.outcome != REFUSED
+
+
+@dataclass(slots=True)
+class Run:
+    """An agent run with its member runs and the attempts it owns directly."""
+
+    trace_id: int
+    span_id: int
+    agent: str
+    span_name: str
+    start_ns: int
+    end_ns: int
+    attributes: Mapping[str, Any] = field(default_factory=dict)
+    run_key: str | None = None
+    output: str | None = None
+    error: str | None = None
+    own_attempts: list[Attempt] = field(default_factory=list)
+    members: list[Run] = field(default_factory=list)
+
+    def evidence(self) -> list[Attempt]:
+        """Depth-first pre-order: the run's own attempts, then each member's in start order."""
+        out = list(self.own_attempts)
+        for member in self.members:
+            out.extend(member.evidence())
+        return out
+
+    def chain(self) -> list[Attempt]:
+        """Every attempt of the run and its members, in start order."""
+        return sorted(self.evidence(), key=lambda a: a.start_ns)
+
+    def walk(self):
+        yield self
+        for member in self.members:
+            yield from member.walk()
+
+    @property
+    def pending(self) -> bool:
+        return any(a.outcome == PENDING for a in self.own_attempts)
+
+
+@dataclass(slots=True)
+class Verdict:
+    """The matcher's result for one run against one expectation."""
+
+    eval_status: str
+    expectation: str
+    failed_tool_calls: list[str] = field(default_factory=list)
+    passed_tool_calls: list[str] = field(default_factory=list)
+    additional_tool_calls: list[str] = field(default_factory=list)
+    missing_tool_calls: list[str] = field(default_factory=list)
+    failed_argument_checks: list[str] = field(default_factory=list)
+    passed_argument_checks: list[str] = field(default_factory=list)
+    order_violations: list[str] = field(default_factory=list)
+    policy_violations: list[str] = field(default_factory=list)
+    errored_tool_calls: list[str] = field(default_factory=list)
+    refused_tool_calls: list[str] = field(default_factory=list)
+    pending_tool_calls: list[str] = field(default_factory=list)
+    score: float = 1.0
+    chain: list[Attempt] = field(default_factory=list)
+
+    @property
+    def passed(self) -> bool:
+        return self.eval_status == "PASSED"

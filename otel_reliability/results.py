@@ -1,0 +1,180 @@
+"""One verdict with where it came from, and its JSON shape (SPEC §10, a contract).
+
+``RunResult.to_json()`` is exactly the result object of ``eval --format json`` and of
+``GET /api/v1/results``; ``results_document()`` wraps a list of them with the summary.
+Stores persist ``to_record()``: the same object plus ``evaluated_at`` and the verdict
+fields §10 leaves out, so that ``from_json()`` gives back the whole result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
+from otel_reliability.model import Attempt, Verdict
+
+VERDICT_LISTS = (
+    "passed_tool_calls",
+    "failed_tool_calls",
+    "additional_tool_calls",
+    "missing_tool_calls",
+    "failed_argument_checks",
+    "passed_argument_checks",
+    "order_violations",
+)
+"""The verdict's name lists that §10 and §6 publish, in §10 order."""
+
+DETAIL_LISTS = ("policy_violations", "errored_tool_calls", "refused_tool_calls", "pending_tool_calls")
+"""The verdict's other name lists: kept by stores and assertion messages, not in §10."""
+
+
+def trace_hex(trace_id: int) -> str:
+    """A trace id as OpenTelemetry writes it: 32 lowercase hex digits.
+
+    >>> trace_hex(255)
+    '000000000000000000000000000000ff'
+    """
+    return format(trace_id, "032x")
+
+
+def span_hex(span_id: int) -> str:
+    """A span id as OpenTelemetry writes it: 16 lowercase hex digits.
+
+    >>> span_hex(255)
+    '00000000000000ff'
+    """
+    return format(span_id, "016x")
+
+
+@dataclass(slots=True)
+class RunResult:
+    """The verdict for one top-level run, with the ids and time that locate it.
+
+    >>> r = RunResult(1, 2, "calc", "math", Verdict("PASSED", "math"), 0.0)
+    >>> r.to_json()["trace_id"], r.passed
+    ('00000000000000000000000000000001', True)
+    """
+
+    trace_id: int
+    run_span_id: int
+    agent: str
+    expectation: str
+    verdict: Verdict
+    evaluated_at: float  # unix seconds
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict.passed
+
+    def to_json(self) -> dict[str, Any]:
+        """The §10 result object, keys in contract order.
+
+        >>> list(RunResult(1, 2, "a", "e", Verdict("PASSED", "e"), 0.0).to_json())[:5]
+        ['trace_id', 'run_span_id', 'agent', 'expectation', 'eval_status']
+        """
+        verdict = self.verdict
+        data: dict[str, Any] = {
+            "trace_id": trace_hex(self.trace_id),
+            "run_span_id": span_hex(self.run_span_id),
+            "agent": self.agent,
+            "expectation": self.expectation,
+            "eval_status": verdict.eval_status,
+        }
+        for name in VERDICT_LISTS:
+            data[name] = list(getattr(verdict, name))
+        data["score"] = verdict.score
+        data["chain"] = [_attempt_json(a) for a in verdict.chain]
+        return data
+
+    def to_record(self) -> dict[str, Any]:
+        """What stores persist: ``to_json()`` plus ``evaluated_at``, the other verdict
+        lists, and each attempt's ``agent_path``, ``error`` and ``start_ns``.
+
+        >>> RunResult(1, 2, "a", "e", Verdict("PASSED", "e"), 5.0).to_record()["evaluated_at"]
+        5.0
+        """
+        data = self.to_json()
+        data["evaluated_at"] = self.evaluated_at
+        for name in DETAIL_LISTS:
+            data[name] = list(getattr(self.verdict, name))
+        for item, attempt in zip(data["chain"], self.verdict.chain):
+            item["agent_path"] = list(attempt.agent_path)
+            item["error"] = attempt.error
+            item["start_ns"] = attempt.start_ns
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> RunResult:
+        """Read a ``to_record()`` or a bare ``to_json()`` object (missing extras default to empty).
+
+        >>> r = RunResult(1, 2, "a", "e", Verdict("FAILED", "e", missing_tool_calls=["x"]), 5.0)
+        >>> RunResult.from_json(r.to_record()) == r
+        True
+        """
+        verdict = Verdict(
+            eval_status=data["eval_status"],
+            expectation=data["expectation"],
+            score=float(data["score"]),
+            chain=[_attempt_from_json(item) for item in data["chain"]],
+            **{name: list(data.get(name, ())) for name in VERDICT_LISTS + DETAIL_LISTS},
+        )
+        return cls(
+            trace_id=int(data["trace_id"], 16),
+            run_span_id=int(data["run_span_id"], 16),
+            agent=data["agent"],
+            expectation=data["expectation"],
+            verdict=verdict,
+            evaluated_at=float(data.get("evaluated_at", 0.0)),
+        )
+
+
+def _attempt_json(attempt: Attempt) -> dict[str, Any]:
+    return {
+        "agent": attempt.agent,
+        "tool": attempt.tool,
+        "arguments": attempt.arguments,
+        "outcome": attempt.outcome,
+        "call_id": attempt.call_id,
+        "span_id": None if attempt.span_id is None else span_hex(attempt.span_id),
+    }
+
+
+def _attempt_from_json(item: Mapping[str, Any]) -> Attempt:
+    span_id = item.get("span_id")
+    return Attempt(
+        tool=item["tool"],
+        arguments=item["arguments"],
+        outcome=item["outcome"],
+        agent=item["agent"],
+        agent_path=tuple(item.get("agent_path", ())),
+        call_id=item.get("call_id"),
+        span_id=None if span_id is None else int(span_id, 16),
+        error=item.get("error"),
+        start_ns=int(item.get("start_ns", 0)),
+    )
+
+
+def results_document(results: Iterable[RunResult]) -> dict[str, Any]:
+    """The whole ``eval --format json`` document: every result and a summary.
+
+    >>> results_document([RunResult(1, 2, "a", "e", Verdict("FAILED", "e"), 0.0)])["summary"]
+    {'runs': 1, 'passed': 0, 'failed': 1}
+    """
+    items = list(results)
+    passed = sum(1 for r in items if r.passed)
+    return {
+        "results": [r.to_json() for r in items],
+        "summary": {"runs": len(items), "passed": passed, "failed": len(items) - passed},
+    }
+
+
+def format_assertion(result: RunResult) -> str:
+    """The ``assert_passed()`` message: Agno's prefix, then every field of the result.
+
+    >>> format_assertion(RunResult(1, 2, "a", "e", Verdict("FAILED", "e"), 0.0))[:56]
+    "ReliabilityEval failed: RunResult(trace_id='000000000000"
+    """
+    record = result.to_record()
+    del record["evaluated_at"]
+    fields = ", ".join(f"{key}={value!r}" for key, value in record.items())
+    return f"ReliabilityEval failed: RunResult({fields})"

@@ -1,0 +1,220 @@
+"""Trace files → ``SpanData``, whatever form they come in.
+
+Formats, detected from the name and the content:
+
+- one OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` document (pretty or not);
+- JSON Lines, one request per line, as the Collector's ``file`` exporter writes them
+  (any sequence of concatenated JSON objects is read the same way), or a JSON array of
+  requests;
+- binary protobuf ``ExportTraceServiceRequest`` (``.pb``, ``.binpb``, ``.protobuf``,
+  ``.bin``, ``.proto``, or content that is not JSON text), either one message or the
+  Collector ``file`` exporter's ``format: proto`` stream of messages each preceded by its
+  length as a 4-byte big-endian integer;
+- any of these gzip-compressed (detected by the gzip magic bytes).
+
+Every error message starts with the file name and names the place: ``line N`` for a
+file with several JSON objects, the JSON path (``resourceSpans[0].scopeSpans[0].spans[3]
+.spanId``), ``message N`` for a length-prefixed protobuf stream.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import re
+import zlib
+from os import PathLike, fspath
+from pathlib import Path
+from typing import Any
+
+from ..model import SpanData
+from . import Decoded, TraceInputError
+from .otlp_json import decode_object
+from .otlp_proto import decode_request, parse_request
+
+_PROTO_SUFFIXES = {".pb", ".binpb", ".protobuf", ".bin", ".proto", ".otlp"}
+_JSON_SUFFIXES = {".json", ".jsonl", ".ndjson", ".otlpjson"}
+_NON_WS = re.compile(r"[^ \t\r\n]")
+_ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_OTHER_SIGNALS = {
+    "resourceLogs": "logs",
+    "resource_logs": "logs",
+    "resourceMetrics": "metrics",
+    "resource_metrics": "metrics",
+    "resourceProfiles": "profiles",
+    "resource_profiles": "profiles",
+}
+
+
+def read_spans(path: str | PathLike[str]) -> list[SpanData]:
+    """Every span in a trace file; ``TraceInputError`` on anything unreadable."""
+    decoded = decode_file(path)
+    decoded.raise_if_rejected()
+    return decoded.spans
+
+
+def decode_file(path: str | PathLike[str]) -> Decoded:
+    """Like ``read_spans``, but spans that cannot be accepted are skipped and listed
+    in ``Decoded.rejected`` (each entry starts with the file name)."""
+    name = fspath(path)
+    try:
+        data = Path(name).read_bytes()
+    except OSError as exc:
+        raise TraceInputError(f"{name}: cannot read: {exc.strerror or exc}") from None
+    return decode_bytes(data, name)
+
+
+def decode_bytes(data: bytes, name: str = "<input>") -> Decoded:
+    """Decode the content of a trace file; ``name`` (a file name) guides format
+    detection by its suffix and starts every error message."""
+    suffix = _suffix(name)
+    if data[:2] == b"\x1f\x8b":
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError, zlib.error) as exc:
+            raise TraceInputError(f"{name}: corrupt gzip data ({exc})") from None
+    if not data.strip():
+        raise TraceInputError(f"{name}: the file is empty")
+    if data[:4] == _ZSTD_MAGIC:
+        raise TraceInputError(f"{name}: zstd-compressed; decompress it first (zstd -d)")
+
+    try:
+        text: str | None = data.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        text = None
+    if suffix in _PROTO_SUFFIXES:
+        return _decode_protobuf_file(data, name)
+    if text is not None and (suffix in _JSON_SUFFIXES or _looks_like_json(text)):
+        try:
+            return _decode_json_text(text, name)
+        except TraceInputError:
+            # Binary protobuf can happen to be valid UTF-8 starting with "\n{".
+            if suffix not in _JSON_SUFFIXES and data[:1] == b"\n":
+                try:
+                    return _decode_protobuf_file(data, name)
+                except TraceInputError:
+                    pass
+            raise
+    try:
+        return _decode_protobuf_file(data, name)
+    except TraceInputError:
+        if text is None and suffix not in _JSON_SUFFIXES:
+            raise
+    raise TraceInputError(f"{name}: neither OTLP/JSON (no JSON object at the start) nor an OTLP protobuf message")
+
+
+def _suffix(name: str) -> str:
+    lowered = name.lower()
+    if lowered.endswith(".gz"):
+        lowered = lowered[:-3]
+    dot = lowered.rfind(".")
+    return lowered[dot:] if dot > max(lowered.rfind("/"), lowered.rfind("\\")) else ""
+
+
+def _looks_like_json(text: str) -> bool:
+    match = _NON_WS.search(text)
+    return match is not None and text[match.start()] in "{["
+
+
+# ---------------------------------------------------------------- JSON
+
+
+def _decode_json_text(text: str, name: str) -> Decoded:
+    objects: list[tuple[int, Any]] = []
+    decoder = json.JSONDecoder()
+    line = 1
+    counted = 0
+    pos = 0
+    end = len(text)
+    try:
+        while True:
+            match = _NON_WS.search(text, pos)
+            if match is None:
+                break
+            pos = match.start()
+            line += text.count("\n", counted, pos)
+            counted = pos
+            obj, pos = decoder.raw_decode(text, pos)
+            objects.append((line, obj))
+            if pos >= end:
+                break
+    except json.JSONDecodeError as exc:
+        raise TraceInputError(f"{name}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise TraceInputError(f"{name}: line {line}: invalid JSON: nested too deeply") from None
+
+    decoded = Decoded()
+    several = len(objects) > 1
+    try:
+        for line, obj in objects:
+            place = f"line {line}: " if several else ""
+            if type(obj) is list:
+                for i, item in enumerate(obj):
+                    _decode_request_object(item, decoded, f"{place}[{i}].")
+            else:
+                _decode_request_object(obj, decoded, place)
+    except TraceInputError as exc:
+        raise TraceInputError(f"{name}: {exc}") from None
+    decoded.rejected[:] = [f"{name}: {reason}" for reason in decoded.rejected]
+    return decoded
+
+
+def _decode_request_object(obj: Any, decoded: Decoded, place: str) -> None:
+    if type(obj) is dict and "resourceSpans" not in obj and "resource_spans" not in obj:
+        for key, signal in _OTHER_SIGNALS.items():
+            if key in obj:
+                raise TraceInputError(f"{place}holds OpenTelemetry {signal}, not traces")
+        found = ", ".join(repr(k) for k in list(obj)[:5]) or "nothing"
+        raise TraceInputError(
+            f"{place}not an OTLP trace export: expected an object with resourceSpans, found {found}"
+        )
+    decode_object(obj, decoded, place)
+
+
+# ---------------------------------------------------------------- protobuf
+
+
+def _decode_protobuf_file(data: bytes, name: str) -> Decoded:
+    frames = _length_prefixed_frames(data) if data[:1] != b"\n" else None
+    decoded = Decoded()
+    if frames is None:
+        try:
+            request = parse_request(data)
+        except TraceInputError as exc:
+            raise TraceInputError(f"{name}: {exc}") from None
+        if not request.resource_spans:
+            raise TraceInputError(f"{name}: truncated or not an OTLP protobuf message (no resourceSpans)")
+        part = decode_request(request)
+        decoded.spans = part.spans
+        decoded.rejected = [f"{name}: {reason}" for reason in part.rejected]
+        return decoded
+    for index, frame in enumerate(frames, 1):
+        where = f"{name}: message {index}"
+        if frame[:4] == _ZSTD_MAGIC:
+            raise TraceInputError(f"{where}: zstd-compressed; decompress it first")
+        try:
+            request = parse_request(frame)
+        except TraceInputError as exc:
+            raise TraceInputError(f"{where}: {exc}") from None
+        part = decode_request(request)
+        decoded.spans.extend(part.spans)
+        decoded.rejected.extend(f"{where}: {reason}" for reason in part.rejected)
+    return decoded
+
+
+def _length_prefixed_frames(data: bytes) -> list[bytes] | None:
+    """Split a stream of (4-byte big-endian length, message) frames; None unless it
+    splits exactly, without a gap or overrun."""
+    frames = []
+    pos = 0
+    end = len(data)
+    while pos < end:
+        if end - pos < 4:
+            return None
+        size = int.from_bytes(data[pos : pos + 4], "big")
+        pos += 4
+        if size == 0 or pos + size > end:
+            return None
+        frames.append(data[pos : pos + size])
+        pos += size
+    return frames or None

@@ -1,0 +1,87 @@
+"""OpenTelemetry SDK ``ReadableSpan`` → ``SpanData`` (runs in ``on_end`` for every span).
+
+The SDK has already cleaned attribute values into the shapes ``SpanData`` uses (str,
+bool, int, float, bytes, None, tuples, dicts), so the only work is copying fields.
+
+This is on the application's thread, so for the SDK's own span classes it reads the
+fields the public properties wrap (each property costs a Python call; ``events``
+even copies the list under a lock) and copies the attributes with
+``BoundedAttributes.copy()`` — one C-level ``dict.copy``. Anything else, and any SDK
+whose internals differ, takes the public-API path with the same result.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.sdk.trace import ReadableSpan, Span
+from opentelemetry.trace import StatusCode
+
+from ..model import STATUS_ERROR, STATUS_OK, STATUS_UNSET, EventData, SpanData
+
+_FAST_TYPES = frozenset({Span, ReadableSpan})
+_ERROR = StatusCode.ERROR
+_OK = StatusCode.OK
+
+
+def _copy(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
+    if not attributes:
+        return {}
+    try:
+        copied = attributes.copy()  # type: ignore[attr-defined]
+    except AttributeError:
+        return dict(attributes)
+    return copied if isinstance(copied, dict) else dict(attributes)
+
+
+def _events(events: Any) -> tuple[EventData, ...]:
+    return tuple([EventData(e.name, _copy(e.attributes), e.timestamp) for e in events])
+
+
+def from_readable_span(span: Any) -> SpanData:
+    """Copy what the engine needs out of an SDK ``ReadableSpan`` (the span itself is not kept)."""
+    if type(span) in _FAST_TYPES:
+        try:
+            context = span._context
+            parent = span._parent
+            status = span._status
+            code = status._status_code
+            attributes = span._attributes
+            events = span._events
+            events = getattr(events, "_dq", events)  # BoundedList's deque: no copy, no lock
+            return SpanData(
+                context.trace_id,
+                context.span_id,
+                parent.span_id if parent is not None else 0,
+                span._name,
+                span._start_time or 0,
+                span._end_time or 0,
+                attributes.copy() if type(attributes) is BoundedAttributes else _copy(attributes),
+                _events(events) if events else (),
+                STATUS_ERROR if code is _ERROR else STATUS_OK if code is _OK else STATUS_UNSET,
+                status._description or "",
+            )
+        except AttributeError:
+            pass
+    return _from_public_api(span)
+
+
+def _from_public_api(span: Any) -> SpanData:
+    context = span.context
+    parent = span.parent
+    status = span.status
+    code = status.status_code
+    events = span.events
+    return SpanData(
+        context.trace_id,
+        context.span_id,
+        parent.span_id if parent is not None else 0,
+        span.name,
+        span.start_time or 0,
+        span.end_time or 0,
+        _copy(span.attributes),
+        _events(events) if events else (),
+        STATUS_ERROR if code is _ERROR else STATUS_OK if code is _OK else STATUS_UNSET,
+        status.description or "",
+    )

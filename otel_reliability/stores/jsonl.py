@@ -1,0 +1,80 @@
+"""Results as JSON Lines: one ``RunResult.to_record()`` object per line, append-only.
+
+Each ``add`` is one unbuffered write of a whole line, so lines from several threads or
+processes appending to the same file do not interleave. ``query`` reads the file back;
+a line that does not parse (a write cut short by a crash) is skipped.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+from otel_reliability.results import RunResult
+from otel_reliability.stores import normalise_trace_id
+
+
+class JsonLinesStore:
+    """Results appended to a ``.jsonl`` file.
+
+    >>> import tempfile, pathlib
+    >>> from otel_reliability.model import Verdict
+    >>> store = JsonLinesStore(pathlib.Path(tempfile.mkdtemp()) / "results.jsonl")
+    >>> store.add(RunResult(1, 2, "calc", "math", Verdict("PASSED", "math"), 5.0))
+    >>> [r.agent for r in store.query(agent="calc")]
+    ['calc']
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        self._path = Path(path)
+        self._path.parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._file = open(self._path, "ab", buffering=0)
+
+    def add(self, result: RunResult) -> None:
+        line = json.dumps(result.to_record(), default=str).encode("utf-8") + b"\n"
+        with self._lock:
+            self._file.write(line)
+
+    def query(
+        self,
+        *,
+        trace_id: int | str | None = None,
+        agent: str | None = None,
+        status: str | None = None,
+        since: float | None = None,
+        limit: int | None = 100,
+    ) -> list[RunResult]:
+        trace = normalise_trace_id(trace_id)
+        wanted_status = None if status is None else status.upper()
+        latest: dict[tuple[int, int], RunResult] = {}
+        for result in self._read():
+            key = (result.trace_id, result.run_span_id)
+            if key not in latest or result.evaluated_at >= latest[key].evaluated_at:
+                latest[key] = result
+        selected = [
+            r
+            for r in latest.values()
+            if (trace is None or r.trace_id == trace)
+            and (agent is None or r.agent == agent)
+            and (wanted_status is None or r.verdict.eval_status == wanted_status)
+            and (since is None or r.evaluated_at >= since)
+        ]
+        selected.reverse()  # among equal times the later run first, as SQLite's rowid order
+        selected.sort(key=lambda r: r.evaluated_at, reverse=True)
+        return selected if limit is None else selected[:limit]
+
+    def close(self) -> None:
+        with self._lock:
+            self._file.close()
+
+    def _read(self) -> list[RunResult]:
+        results = []
+        with open(self._path, encoding="utf-8") as lines:
+            for line in lines:
+                try:
+                    results.append(RunResult.from_json(json.loads(line)))
+                except (ValueError, KeyError, TypeError):
+                    continue
+        return results

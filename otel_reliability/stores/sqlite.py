@@ -1,0 +1,112 @@
+"""The default results store: one SQLite file in WAL mode.
+
+One connection per store guarded by a lock, so a store is safe to share between
+threads; several processes can write the same file (WAL, and a busy timeout so a
+writer waits for another instead of failing).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Any
+
+from otel_reliability.results import RunResult, span_hex, trace_hex
+from otel_reliability.stores import normalise_trace_id
+
+BUSY_TIMEOUT_S = 30.0
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS results (
+    trace_id TEXT NOT NULL,
+    run_span_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    expectation TEXT NOT NULL,
+    status TEXT NOT NULL,
+    score REAL NOT NULL,
+    evaluated_at REAL NOT NULL,
+    verdict TEXT NOT NULL,
+    PRIMARY KEY (trace_id, run_span_id)
+);
+CREATE INDEX IF NOT EXISTS results_by_time ON results (evaluated_at);
+CREATE INDEX IF NOT EXISTS results_by_agent ON results (agent, evaluated_at);
+CREATE INDEX IF NOT EXISTS results_by_status ON results (status, evaluated_at);
+"""
+
+_UPSERT = """
+INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (trace_id, run_span_id) DO UPDATE SET
+    agent = excluded.agent, expectation = excluded.expectation, status = excluded.status,
+    score = excluded.score, evaluated_at = excluded.evaluated_at, verdict = excluded.verdict
+WHERE excluded.evaluated_at >= results.evaluated_at
+"""
+
+
+class SQLiteStore:
+    """Results in a SQLite file (``":memory:"`` for a throwaway one).
+
+    >>> from otel_reliability.model import Verdict
+    >>> store = SQLiteStore(":memory:")
+    >>> store.add(RunResult(1, 2, "calc", "math", Verdict("PASSED", "math"), 5.0))
+    >>> [r.agent for r in store.query(status="passed")]
+    ['calc']
+    """
+
+    def __init__(self, path: str | Path) -> None:
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+
+    def add(self, result: RunResult) -> None:
+        row = (
+            trace_hex(result.trace_id),
+            span_hex(result.run_span_id),
+            result.agent,
+            result.expectation,
+            result.verdict.eval_status,
+            result.verdict.score,
+            result.evaluated_at,
+            json.dumps(result.to_record(), default=str),
+        )
+        with self._lock:
+            self._db.execute(_UPSERT, row)
+
+    def query(
+        self,
+        *,
+        trace_id: int | str | None = None,
+        agent: str | None = None,
+        status: str | None = None,
+        since: float | None = None,
+        limit: int | None = 100,
+    ) -> list[RunResult]:
+        where: list[str] = []
+        params: list[Any] = []
+        trace = normalise_trace_id(trace_id)
+        for clause, value in (
+            ("trace_id = ?", None if trace is None else trace_hex(trace)),
+            ("agent = ?", agent),
+            ("status = ?", None if status is None else status.upper()),
+            ("evaluated_at >= ?", since),
+        ):
+            if value is not None:
+                where.append(clause)
+                params.append(value)
+        sql = "SELECT verdict FROM results"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY evaluated_at DESC, rowid DESC LIMIT ?"
+        params.append(-1 if limit is None else limit)
+        with self._lock:
+            rows = self._db.execute(sql, params).fetchall()
+        return [RunResult.from_json(json.loads(verdict)) for (verdict,) in rows]
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()

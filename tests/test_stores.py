@@ -1,0 +1,197 @@
+"""Results stores on real files: SQLite (WAL) and JSON Lines behind one protocol."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import pytest
+
+from otel_reliability.model import ERROR, OK, Attempt, Verdict
+from otel_reliability.results import RunResult
+from otel_reliability.stores import open_store
+from otel_reliability.stores.jsonl import JsonLinesStore
+from otel_reliability.stores.sqlite import SQLiteStore
+
+ROOT = Path(__file__).resolve().parents[1]
+KINDS = {"sqlite": "results.db", "jsonl": "results.jsonl"}
+
+
+@pytest.fixture(params=list(KINDS))
+def path(request, tmp_path) -> Path:
+    return tmp_path / "store" / KINDS[request.param]
+
+
+def result(trace_id: int, agent: str = "calc", status: str = "PASSED", at: float = 0.0, span_id: int = 1) -> RunResult:
+    chain = [Attempt("add", {"a": 1}, OK, agent, (agent,), "c1", 0x10, None, 5), Attempt("div", {}, ERROR, agent, (agent,))]
+    verdict = Verdict(status, "math", passed_tool_calls=["add"], errored_tool_calls=["div"], score=0.5, chain=chain)
+    return RunResult(trace_id, span_id, agent, "math", verdict, at)
+
+
+def filled(path: Path):
+    store = open_store(path)
+    store.add(result(1, "calc", "PASSED", at=100.0))
+    store.add(result(2, "calc", "FAILED", at=200.0))
+    store.add(result(3, "web", "FAILED", at=300.0))
+    store.add(result(3, "web", "PASSED", at=300.0, span_id=2))
+    store.add(result(4, "web", "PASSED", at=50.0))
+    return store
+
+
+@pytest.mark.parametrize(
+    ("path_name", "kind"),
+    [("results.db", SQLiteStore), ("results.sqlite", SQLiteStore), ("results", SQLiteStore), ("r.JSONL", JsonLinesStore)],
+    ids=["db", "sqlite", "no-suffix", "jsonl-any-case"],
+)
+def test_open_store_picks_the_store_by_suffix(tmp_path, path_name, kind):
+    store = open_store(str(tmp_path / path_name))
+    assert isinstance(store, kind)
+    store.close()
+
+
+@pytest.mark.parametrize("url", ["postgresql://db/results", "postgres://u@h/db", "s3://bucket/x"])
+def test_open_store_names_an_unsupported_scheme(url):
+    scheme = url.split(":")[0]
+    with pytest.raises(ValueError, match=f"scheme '{scheme}' is not supported"):
+        open_store(url)
+
+
+@pytest.mark.parametrize(
+    ("filters", "expected"),
+    [
+        ({}, [(3, 2), (3, 1), (2, 1), (1, 1), (4, 1)]),
+        ({"agent": "web"}, [(3, 2), (3, 1), (4, 1)]),
+        ({"status": "FAILED"}, [(3, 1), (2, 1)]),
+        ({"status": "passed"}, [(3, 2), (1, 1), (4, 1)]),
+        ({"trace_id": 3}, [(3, 2), (3, 1)]),
+        ({"trace_id": "00000000000000000000000000000003"}, [(3, 2), (3, 1)]),
+        ({"since": 200.0}, [(3, 2), (3, 1), (2, 1)]),
+        ({"agent": "web", "status": "PASSED", "since": 100.0}, [(3, 2)]),
+        ({"limit": 2}, [(3, 2), (3, 1)]),
+        ({"limit": None}, [(3, 2), (3, 1), (2, 1), (1, 1), (4, 1)]),
+        ({"agent": "nobody"}, []),
+    ],
+    ids=[
+        "all-newest-first-equal-times-later-write-first",
+        "by-agent",
+        "by-status",
+        "status-any-case",
+        "by-trace-int",
+        "by-trace-hex",
+        "since-inclusive",
+        "filters-combine",
+        "limit",
+        "no-limit",
+        "no-match",
+    ],
+)
+def test_query_filters_orders_newest_first_and_limits(path, filters, expected):
+    store = filled(path)
+    found = store.query(**filters)
+    assert [(r.trace_id, r.run_span_id) for r in found] == expected
+    store.close()
+
+
+def test_query_returns_the_whole_result(path):
+    store = open_store(path)
+    store.add(result(9, at=1.5))
+    assert store.query() == [result(9, at=1.5)]
+    store.close()
+
+
+@pytest.mark.parametrize(
+    ("writes", "expected_status"),
+    [
+        ([("PASSED", 1.0), ("FAILED", 2.0)], "FAILED"),
+        ([("FAILED", 2.0), ("PASSED", 2.0)], "PASSED"),
+        ([("FAILED", 2.0), ("PASSED", 1.0)], "FAILED"),
+    ],
+    ids=["later-verdict-supersedes", "tie-goes-to-the-later-write", "older-verdict-written-late-does-not"],
+)
+def test_a_superseding_verdict_replaces_the_earlier_one(path, writes, expected_status):
+    store = open_store(path)
+    for status, at in writes:
+        store.add(result(7, status=status, at=at))
+    (only,) = store.query()
+    assert only.verdict.eval_status == expected_status
+    store.close()
+
+
+def test_data_survives_reopening(path):
+    filled(path).close()
+    store = open_store(path)
+    assert len(store.query()) == 5
+    store.add(result(5, at=400.0))
+    assert store.query(limit=1)[0].trace_id == 5
+    store.close()
+
+
+def test_sqlite_file_is_in_wal_mode_with_the_expected_columns(tmp_path):
+    filled(tmp_path / "results.db").close()
+    db = sqlite3.connect(tmp_path / "results.db")
+    assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+    row = db.execute("SELECT trace_id, run_span_id, agent, expectation, status, score FROM results WHERE agent='calc' "
+                     "ORDER BY evaluated_at").fetchone()
+    assert row == ("00000000000000000000000000000001", "0000000000000001", "calc", "math", "PASSED", 0.5)
+    db.close()
+
+
+def test_jsonl_skips_a_line_cut_short(tmp_path):
+    path = tmp_path / "results.jsonl"
+    store = open_store(path)
+    store.add(result(1, at=1.0))
+    with open(path, "a", encoding="utf-8") as f:
+        f.write('{"trace_id": "00')
+    assert [r.trace_id for r in store.query()] == [1]
+    store.close()
+
+
+def test_concurrent_writes_from_threads_lose_nothing(path):
+    store = open_store(path)
+    per_thread = 200
+
+    def write(offset: int) -> None:
+        for i in range(per_thread):
+            store.add(result(offset + i, at=float(i)))
+
+    threads = [threading.Thread(target=write, args=(n * 10_000,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(store.query(limit=None)) == 2 * per_thread
+    store.close()
+
+
+WRITER = """
+import sys
+from otel_reliability.model import Verdict
+from otel_reliability.results import RunResult
+from otel_reliability.stores import open_store
+store = open_store(sys.argv[1])
+print("ready", flush=True)
+for i in range(int(sys.argv[2])):
+    store.add(RunResult(1_000_000 + i, 1, "other", "e", Verdict("PASSED", "e"), float(i)))
+store.close()
+"""
+
+
+def test_a_second_process_writing_the_same_file_loses_nothing(path):
+    count = 500
+    store = open_store(path)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    other = subprocess.Popen(
+        [sys.executable, "-c", WRITER, str(path), str(count)], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert other.stdout.readline() == b"ready\n"  # both write at once from here
+    for i in range(count):
+        store.add(result(i, at=float(i)))
+    _, stderr = other.communicate(timeout=60)
+    assert other.returncode == 0, stderr.decode()
+    assert len(store.query(limit=None)) == 2 * count
+    assert len(store.query(agent="other", limit=None)) == count
+    store.close()
