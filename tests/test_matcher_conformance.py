@@ -65,7 +65,8 @@ def _build(node: dict[str, Any], team: bool, executed: set[str], clock, parents:
     agent = f"agent-{start}"
     path = (*parents, agent)
     attempts = [
-        Attempt(tool["tool_name"] or "", tool["tool_args"] or {}, _outcome(tool), agent, path, tool["tool_call_id"], start_ns=next(clock))
+        Attempt(tool["tool_name"] or "", tool["tool_args"] or {}, _outcome(tool), agent, path, tool["tool_call_id"],
+                start_ns=next(clock))
         for tool in node.get("tools") or []
     ]
     for message in node.get("messages") or []:
@@ -125,19 +126,27 @@ TOOLS = st.fixed_dictionaries(
         "external_execution_required": st.sampled_from([None, True]),
     }
 )
+def _request(name: str) -> dict[str, Any]:
+    return {"id": "c", "type": "function", "function": {"name": name, "arguments": "{}"}}
+
+
 MESSAGES = st.fixed_dictionaries(
     {
         "role": st.sampled_from(["assistant", "tool"]),
         "from_history": st.booleans(),
         "tool_calls": st.none()
-        | st.lists(st.builds(lambda name: {"id": "c", "type": "function", "function": {"name": name, "arguments": "{}"}}, TOOL_NAMES | st.just("")), max_size=3),
+        | st.lists(st.builds(_request, TOOL_NAMES | st.just("")), max_size=3),
     }
 )
 
 
 def _response(members) -> st.SearchStrategy[dict[str, Any]]:
     return st.fixed_dictionaries(
-        {"tools": st.none() | st.lists(TOOLS, max_size=4), "messages": st.none() | st.lists(MESSAGES, max_size=2), "member_responses": members}
+        {
+            "tools": st.none() | st.lists(TOOLS, max_size=4),
+            "messages": st.none() | st.lists(MESSAGES, max_size=2),
+            "member_responses": members,
+        }
     )
 
 

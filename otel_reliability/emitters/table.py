@@ -73,7 +73,7 @@ def render_results(results: Iterable[RunResult], console: Console | None = None)
     True
     """
     table = Table(title=TITLE, show_header=True, header_style="bold magenta")
-    table.add_column("Trace", overflow="fold")
+    table.add_column("Trace", no_wrap=True)
     for column in ("Agent", "Expectation", "Status", "Score", "Calls"):
         table.add_column(column)
     table.add_column("Problems", overflow="fold")
@@ -83,7 +83,7 @@ def render_results(results: Iterable[RunResult], console: Console | None = None)
         verdict = result.verdict
         problems = [f"{label}: {entry}" for label, name in _PROBLEMS for entry in getattr(verdict, name)]
         table.add_row(
-            trace_hex(result.trace_id),
+            trace_hex(result.trace_id)[:12] + "…",  # enough to find it; JSON output has the full id
             Text(result.agent),
             Text(result.expectation),
             verdict.eval_status,

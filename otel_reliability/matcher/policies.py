@@ -38,7 +38,9 @@ def check_policies(attempts: Sequence[Attempt], expectation: Expectation) -> lis
     counts = Counter(a.tool for a in attempts)
     if expectation.allowed_tools is not None:
         allowed = set(expectation.allowed_tools)
-        outside = [f"{tool} is not in allowed_tools (attempted {plural(n, 'time')})" for tool, n in counts.items() if tool not in allowed]
+        outside = [
+            f"{tool} is not in allowed_tools (attempted {plural(n, 'time')})" for tool, n in counts.items() if tool not in allowed
+        ]
         results.append(PolicyResult("allowed_tools", outside))
     if expectation.forbidden_tools is not None:
         forbidden = set(expectation.forbidden_tools)
@@ -46,13 +48,13 @@ def check_policies(attempts: Sequence[Attempt], expectation: Expectation) -> lis
         results.append(PolicyResult("forbidden_tools", inside))
     if expectation.max_tool_calls is not None:
         limit = expectation.max_tool_calls
-        over = [f"max_tool_calls {limit} exceeded: {plural(len(attempts), 'tool call')} made"] if len(attempts) > limit else []
-        results.append(PolicyResult("max_tool_calls", over))
+        sentence = f"max_tool_calls {limit} exceeded: {plural(len(attempts), 'tool call')} made"
+        results.append(PolicyResult("max_tool_calls", [sentence] if len(attempts) > limit else []))
     if expectation.max_errors is not None:
         limit = expectation.max_errors
         errored = [a.tool for a in attempts if a.outcome == ERROR]
-        over = [f"max_errors {limit} exceeded: {plural(len(errored), 'tool call')} errored ({', '.join(errored)})"] if len(errored) > limit else []
-        results.append(PolicyResult("max_errors", over))
+        sentence = f"max_errors {limit} exceeded: {plural(len(errored), 'tool call')} errored ({', '.join(errored)})"
+        results.append(PolicyResult("max_errors", [sentence] if len(errored) > limit else []))
     for outcome in dict.fromkeys(expectation.fail_on):
         hit = [a.tool for a in attempts if a.outcome == outcome]
         sentence = f"fail_on {outcome}: {plural(len(hit), 'tool call')} {_OUTCOME_WORDS[outcome]} ({', '.join(hit)})"

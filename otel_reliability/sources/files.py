@@ -29,7 +29,7 @@ from typing import Any
 
 from ..model import SpanData
 from . import Decoded, TraceInputError
-from .otlp_json import decode_object
+from .otlp_json import _at, decode_object
 from .otlp_proto import decode_request, parse_request
 
 _PROTO_SUFFIXES = {".pb", ".binpb", ".protobuf", ".bin", ".proto", ".otlp"}
@@ -163,10 +163,10 @@ def _decode_request_object(obj: Any, decoded: Decoded, place: str) -> None:
     if type(obj) is dict and "resourceSpans" not in obj and "resource_spans" not in obj:
         for key, signal in _OTHER_SIGNALS.items():
             if key in obj:
-                raise TraceInputError(f"{place}holds OpenTelemetry {signal}, not traces")
+                raise TraceInputError(f"{_at(place)}holds OpenTelemetry {signal}, not traces")
         found = ", ".join(repr(k) for k in list(obj)[:5]) or "nothing"
         raise TraceInputError(
-            f"{place}not an OTLP trace export: expected an object with resourceSpans, found {found}"
+            f"{_at(place)}not an OTLP trace export: expected an object with resourceSpans, found {found}"
         )
     decode_object(obj, decoded, place)
 

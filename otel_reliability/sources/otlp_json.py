@@ -378,6 +378,12 @@ def _list(obj: dict, camel: str, snake: str, place: str) -> list:
     return value
 
 
+def _at(place: str) -> str:
+    """A path prefix (``"line 3: "``, ``"[0]."``) as the lead of a message about the object itself."""
+    place = place.rstrip(". ").removesuffix(":")
+    return f"{place}: " if place else ""
+
+
 def decode_object(obj: Any, decoded: Decoded, place: str = "") -> None:
     """Decode one parsed OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` into ``decoded``.
 
@@ -385,7 +391,7 @@ def decode_object(obj: Any, decoded: Decoded, place: str = "") -> None:
     Damage inside a span rejects that span; damage above spans raises ``TraceInputError``.
     """
     if type(obj) is not dict:
-        raise TraceInputError(f"{place}expected an OTLP/JSON object with resourceSpans, got {_kind_of(obj)}")
+        raise TraceInputError(f"{_at(place)}expected an OTLP/JSON object with resourceSpans, got {_kind_of(obj)}")
     spans = decoded.spans
     append = spans.append
     for i, rs in enumerate(_list(obj, "resourceSpans", "resource_spans", place)):

@@ -1,0 +1,125 @@
+"""``otel-reliability``: evaluate trace files, run the demo.
+
+Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from rich.console import Console
+
+from .emitters.markdown import results_markdown
+from .emitters.table import render_results
+from .engine import Engine
+from .expectations import ExpectationError
+from .results import RunResult, results_document
+from .sources import TraceInputError, read_spans
+
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
+
+
+class UsageError(Exception):
+    """Bad command-line input; the message is printed as it is."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = _parser()
+    args = parser.parse_args(argv)
+    try:
+        return args.run(args)
+    except (UsageError, TraceInputError, ExpectationError) as exc:
+        print(f"otel-reliability: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="otel-reliability",
+        description="Judge whether AI agents call their tools reliably, from their OpenTelemetry traces.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    evaluate = commands.add_parser(
+        "eval",
+        help="evaluate trace files (exit 0 all passed, 1 a run failed, 2 bad input)",
+        description="Evaluate every agent run in trace files: OTLP/JSON, JSON Lines of export "
+        "requests (the Collector's file exporter), or binary OTLP protobuf. A directory "
+        f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}).",
+    )
+    evaluate.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory")
+    evaluate.add_argument(
+        "--expectations", action="append", default=[], metavar="FILE",
+        help="expectation file (YAML, TOML or JSON); repeatable, the first matching rule wins",
+    )
+    evaluate.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    evaluate.add_argument("--output", metavar="FILE", help="write the report here instead of standard output")
+    evaluate.set_defaults(run=_eval)
+
+    demo = commands.add_parser(
+        "demo",
+        help="run scripted agents through the span processor and show their verdicts (no API key, no network)",
+    )
+    demo.add_argument("--store", default="otel-reliability-demo.db", metavar="PATH", help="SQLite file for the verdicts")
+    demo.set_defaults(run=_demo)
+    return parser
+
+
+def _trace_files(paths: Sequence[str]) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
+            if not found:
+                raise UsageError(f"{path}: directory holds no trace files ({', '.join(TRACE_SUFFIXES)})")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise UsageError(f"{path}: no such file or directory")
+    return files
+
+
+def _eval(args: argparse.Namespace) -> int:
+    engine = Engine(args.expectations)
+    spans = [span for path in _trace_files(args.paths) for span in read_spans(path)]
+    results = engine.judge_spans(spans)
+    if not results:
+        print("otel-reliability: no agent runs found in the input", file=sys.stderr)
+    _write_report(results, args.format, args.output)
+    return EXIT_PASSED if all(r.passed for r in results) else EXIT_FAILED
+
+
+def _write_report(results: list[RunResult], fmt: str, output: str | None) -> None:
+    if fmt == "json":
+        text = json.dumps(results_document(results), indent=2, ensure_ascii=False) + "\n"
+    elif fmt == "markdown":
+        text = results_markdown(results)
+    else:
+        console = Console(record=True, width=140) if output else Console()
+        render_results(results, console)
+        if output is None:
+            return
+        text = console.export_text()
+    if output is None:
+        sys.stdout.write(text)
+    else:
+        Path(output).write_text(text, encoding="utf-8")
+
+
+def _demo(args: argparse.Namespace) -> int:
+    try:
+        from .demo import run_demo
+    except ImportError as exc:
+        raise UsageError(f"the demo needs pydantic-ai: pip install 'otel-reliability[demo]' ({exc})") from exc
+    return run_demo(Path(args.store))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

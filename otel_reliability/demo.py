@@ -1,0 +1,158 @@
+"""``otel-reliability demo``: real pydantic-ai agents, a scripted model, real tracing.
+
+Each agent runs pydantic-ai's real agent loop and its own OpenTelemetry
+instrumentation; only the model is a script (``FunctionModel``), so no API key or
+network is needed. Spans go through ``ReliabilitySpanProcessor`` exactly as in an
+app, and the verdicts land in a SQLite file.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from pydantic_ai import Agent, ModelRetry
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+from pydantic_ai.models.instrumented import InstrumentationSettings
+from rich.console import Console
+
+from .emitters.table import render_results
+from .expectations import Expectation, Match
+from .processor import ReliabilitySpanProcessor
+from .results import RunResult
+
+EXPECTATIONS = [
+    Expectation(
+        name="calculator multiplies",
+        match=Match(agent="calculator"),
+        expected_tool_calls=["multiply"],
+        expected_tool_call_arguments={"multiply": {"a": 10, "b": 5}},
+    ),
+    Expectation(
+        name="divider recovers from a bad divisor",
+        match=Match(agent="divider"),
+        expected_tool_calls=["divide"],
+        max_errors=1,
+    ),
+    Expectation(
+        name="support agent only looks things up",
+        match=Match(agent="support"),
+        expected_tool_calls=["lookup_order"],
+        forbidden_tools=["refund_order"],
+    ),
+    Expectation(
+        name="router delegates the lookup",
+        match=Match(agent="router"),
+        expected_tool_calls=["ask_researcher", "lookup"],
+        expected_tool_calls_by_agent={"researcher": ["lookup"]},
+        order="in_order",
+        expected_chain=["ask_researcher", "lookup"],
+    ),
+]
+
+
+def _script(*turns: list[ToolCallPart] | str) -> Callable[[list[ModelMessage], AgentInfo], ModelResponse]:
+    """A model that answers each request with the next scripted turn."""
+    remaining = list(turns)
+
+    def respond(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        turn = remaining.pop(0) if remaining else "done"
+        return ModelResponse(parts=[TextPart(turn)] if isinstance(turn, str) else list(turn))
+
+    return respond
+
+
+def _agents(instrumentation: InstrumentationSettings) -> list[tuple[Agent, str]]:
+    calculator = Agent(FunctionModel(_script([ToolCallPart("multiply", {"a": 10, "b": 5}, tool_call_id="c1")], "50")), name="calculator")
+
+    @calculator.tool_plain
+    def multiply(a: int, b: int) -> int:
+        return a * b
+
+    divider = Agent(
+        FunctionModel(
+            _script(
+                [ToolCallPart("divide", {"a": 10, "b": 0}, tool_call_id="d1")],
+                [ToolCallPart("divide", {"a": 10, "b": 2}, tool_call_id="d2")],
+                "5",
+            )
+        ),
+        name="divider",
+    )
+
+    @divider.tool_plain
+    def divide(a: float, b: float) -> float:
+        if b == 0:
+            raise ModelRetry("b must not be zero")
+        return a / b
+
+    support = Agent(
+        FunctionModel(
+            _script(
+                [ToolCallPart("lookup_order", {"order_id": "A-17"}, tool_call_id="s1")],
+                [ToolCallPart("refund_order", {"order_id": "A-17"}, tool_call_id="s2")],
+                "Refunded.",
+            )
+        ),
+        name="support",
+    )
+
+    @support.tool_plain
+    def lookup_order(order_id: str) -> dict[str, Any]:
+        return {"order_id": order_id, "status": "delivered"}
+
+    @support.tool_plain
+    def refund_order(order_id: str) -> str:
+        return f"refunded {order_id}"
+
+    researcher = Agent(
+        FunctionModel(_script([ToolCallPart("lookup", {"term": "OpenTelemetry"}, tool_call_id="r1")], "A CNCF project.")),
+        name="researcher",
+    )
+
+    @researcher.tool_plain
+    def lookup(term: str) -> str:
+        return f"{term}: observability framework"
+
+    router = Agent(
+        FunctionModel(_script([ToolCallPart("ask_researcher", {"question": "What is OpenTelemetry?"}, tool_call_id="q1")], "Answered.")),
+        name="router",
+    )
+
+    @router.tool_plain
+    async def ask_researcher(question: str) -> str:
+        return (await researcher.run(question)).output
+
+    for agent in (calculator, divider, support, researcher, router):
+        agent.instrument = instrumentation
+    return [
+        (calculator, "What is 10 times 5?"),
+        (divider, "Divide 10 by something sensible."),
+        (support, "Where is order A-17?"),
+        (router, "What is OpenTelemetry?"),
+    ]
+
+
+def run_demo(store: Path, console: Console | None = None) -> int:
+    """Run the scripted agents, print their verdicts, keep them in ``store``."""
+    console = console or Console()
+    results: list[RunResult] = []
+    provider = TracerProvider()
+    processor = ReliabilitySpanProcessor(
+        SimpleSpanProcessor(InMemorySpanExporter()),
+        expectations=EXPECTATIONS,
+        store=str(store),
+        on_result=results.append,
+    )
+    provider.add_span_processor(processor)
+    for agent, prompt in _agents(InstrumentationSettings(tracer_provider=provider)):
+        agent.run_sync(prompt)
+    processor.drain()
+    render_results(results, console)
+    console.print(f"Verdicts stored in {store} (SQLite). The support agent fails on purpose: it refunded an order.")
+    provider.shutdown()
+    return 0

@@ -1,0 +1,23 @@
+"""Shared access to the real-trace corpus copied into tests/fixtures/corpus."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+CORPUS = Path(__file__).parent / "fixtures" / "corpus"
+
+
+def trace_files(framework: str | None = None) -> list[Path]:
+    pattern = f"{framework}/*.json" if framework else "*/*.json"
+    return sorted(
+        p for p in CORPUS.glob(pattern) if not p.name.endswith((".truth.json", ".verdict.json", ".runoutput.json"))
+    )
+
+
+def companion(trace: Path, kind: str) -> dict:
+    return json.loads(trace.with_name(trace.stem + f".{kind}.json").read_text())
+
+
+def scenario_id(trace: Path) -> str:
+    return f"{trace.parent.name}/{trace.stem}"

@@ -1,0 +1,66 @@
+"""Every real trace reconstructs to what really ran (``.truth.json``): tool, agent, outcome.
+
+What spans cannot show is documented in docs/conventions.md ("What spans cannot
+tell"); none of those scenarios is in this sample, so every file here must match.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from otel_reliability.adapters import to_record
+from otel_reliability.assembly import assemble
+from otel_reliability.sources import read_spans
+
+from .corpus import companion, scenario_id, trace_files
+
+TRUTH_FILES = [p for p in trace_files() if p.with_name(p.stem + ".truth.json").exists()]
+
+
+def reconstructed(path):
+    """Attempts by call id; a continuation's view of an attempt supersedes the paused run's."""
+    attempts = {}
+    for run in assemble(to_record(s) for s in read_spans(path)):
+        for attempt in run.chain():
+            attempts[attempt.call_id] = (attempt.tool, attempt.agent, attempt.outcome)
+    return attempts
+
+
+@pytest.mark.parametrize("path", TRUTH_FILES, ids=scenario_id)
+def test_every_attempt_reconstructs_to_what_really_ran(path):
+    truth = companion(path, "truth")
+    expected = {t["tool_call_id"]: (t["name"], t["agent"], t["outcome"]) for t in truth["tool_executions"]}
+    assert reconstructed(path) == expected
+
+
+@pytest.mark.parametrize("path", TRUTH_FILES, ids=scenario_id)
+def test_attempts_follow_the_real_start_order(path):
+    truth = companion(path, "truth")
+    in_order = sorted(truth["tool_executions"], key=lambda t: (t.get("run", 1), t["seq"]))
+    assert list(reconstructed(path)) == [t["tool_call_id"] for t in in_order]
+
+
+def test_delegated_member_calls_belong_to_the_member_and_to_the_top_level_run():
+    path = next(p for p in TRUTH_FILES if scenario_id(p) == "pydantic_ai/delegation")
+    [run] = assemble(to_record(s) for s in read_spans(path))
+    assert run.agent == "router"
+    assert [m.agent for m in run.members] == ["researcher"]
+    assert [(a.tool, a.agent_path) for a in run.evidence()] == [
+        ("ask_researcher", ("router",)),
+        ("lookup", ("router", "researcher")),
+    ]
+
+
+def test_history_replayed_in_model_inputs_is_not_counted_again():
+    path = next(p for p in TRUTH_FILES if scenario_id(p) == "langgraph/multi_turn")
+    runs = assemble(to_record(s) for s in read_spans(path))
+    assert [[a.tool for a in run.chain()] for run in runs] == [["multiply"], ["add"]]
+
+
+def test_a_resumed_run_joins_the_run_it_resumes_and_resolves_its_pending_call():
+    path = next(p for p in TRUTH_FILES if scenario_id(p) == "pydantic_ai/refused_approval_denied")
+    paused, resumed = assemble(to_record(s) for s in read_spans(path))
+    assert [(a.tool, a.outcome) for a in paused.chain()] == [("delete_file", "pending")]
+    assert [(a.tool, a.outcome, a.error) for a in resumed.chain()] == [
+        ("delete_file", "refused", "Deleting system files is not allowed")
+    ]
