@@ -6,6 +6,7 @@ Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from pathlib import Path
@@ -102,7 +103,7 @@ def _write_report(results: list[RunResult], fmt: str, output: str | None) -> Non
     elif fmt == "markdown":
         text = results_markdown(results)
     else:
-        console = Console(record=True, width=140) if output else Console()
+        console = Console(file=io.StringIO(), record=True, width=140) if output else Console()
         render_results(results, console)
         if output is None:
             return

@@ -112,12 +112,16 @@ def load_expectations(paths: Sequence[str | Path]) -> list[Expectation]:
     []
     """
     loaded: list[Expectation] = []
-    for path in paths:
-        loaded.extend(_load_one(Path(path)))
-    names = [e.name for e in loaded]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise ExpectationError(f"expectation names must be unique; repeated: {', '.join(duplicates)}")
+    defined_in: dict[str, Path] = {}
+    for path in map(Path, paths):
+        for expectation in _load_one(path):
+            if expectation.name in defined_in:
+                raise ExpectationError(
+                    f"{path}: expectation names must be unique; repeated: {expectation.name} "
+                    f"(first defined in {defined_in[expectation.name]})"
+                )
+            defined_in[expectation.name] = path
+            loaded.append(expectation)
     return loaded
 
 

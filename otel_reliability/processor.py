@@ -112,10 +112,15 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._traces: OrderedDict[int, _Trace] = OrderedDict()
         self._paused: OrderedDict[str, list[SpanRecord]] = OrderedDict()
         self._last_sweep = time.monotonic()
-        self._metrics.register_buffered(lambda: len(self._traces))
+        self._metrics.register_buffered(lambda: self.buffered_traces)
         self._worker = threading.Thread(target=self._work, name="otel-reliability", daemon=True)
         self._worker.start()
         register_processor(self)
+
+    @property
+    def buffered_traces(self) -> int:
+        """Traces with ended spans held for judging (bounded by ``max_traces``)."""
+        return len(self._traces)
 
     # -- app thread ---------------------------------------------------------------
 

@@ -210,6 +210,19 @@ def test_binary_protobuf_is_detected_by_content_whatever_the_name(file_name, tmp
     assert read_spans(path) == read_spans(CORPUS / "strands/single_tool.json")
 
 
+def test_protobuf_that_happens_to_be_utf8_text_starting_with_a_brace_is_still_read(tmp_path):
+    request = ExportTraceServiceRequest()
+    span = request.resource_spans.add().scope_spans.add().spans.add()
+    span.trace_id, span.span_id, span.name = b"0123456789abcdef", b"ABCDEFGH", "x" * 89
+    data = request.SerializeToString()
+    assert data.decode("utf-8").lstrip().startswith("{")
+    path = tmp_path / "trace"
+    path.write_bytes(data)
+    (read,) = read_spans(path)
+    assert (read.trace_id, read.span_id, read.name) == (
+        int.from_bytes(b"0123456789abcdef", "big"), int.from_bytes(b"ABCDEFGH", "big"), "x" * 89)
+
+
 def test_protobuf_spans_keep_no_protobuf_objects():
     request = to_request(load("pydantic_ai/error_fatal.json"))
     spans = spans_from_request(request)
@@ -536,6 +549,8 @@ BAD_INPUTS = [
     ("jsonl_bad_line", "t.jsonl",
      b'{"resourceSpans": []}\n' + json.dumps(request_of(minimal_span(spanId="nothex"))).encode() + b"\n",
      f"t.jsonl: line 2: {SPAN}.spanId: expected 16 hex characters or base64 of 8 bytes, got 'nothex'"),
+    ("jsonl_single_line_still_names_the_line", "t.jsonl", bad_json_span(spanId="nothex"),
+     f"t.jsonl: line 1: {SPAN}.spanId: expected 16 hex characters"),
     ("jsonl_malformed_line", "t.jsonl", b'{"resourceSpans": []}\n{"resourceSpans": [}\n',
      "t.jsonl: line 2 column 20: invalid JSON"),
     ("jsonl_line_not_a_trace", "t.jsonl", b'{"resourceSpans": []}\n{"resourceMetrics": []}\n',

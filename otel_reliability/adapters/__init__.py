@@ -9,11 +9,14 @@ A new convention is one new module that implements ``Adapter`` and one line in
 
 from __future__ import annotations
 
+import logging
 from typing import Protocol
 
 from ..model import SpanData, SpanRecord
 from .genai import GenAIAdapter
 from .openinference import OpenInferenceAdapter
+
+logger = logging.getLogger(__name__)
 
 
 class Adapter(Protocol):
@@ -36,5 +39,9 @@ def to_record(span: SpanData) -> SpanRecord:
     """
     for adapter in ADAPTERS:
         if adapter.claims(span):
-            return adapter.adapt(span)
+            try:
+                return adapter.adapt(span)
+            except Exception:  # a producer's odd shape must not stop the trace from being judged
+                logger.warning("could not read span %r with %s", span.name, type(adapter).__name__, exc_info=True)
+                break
     return SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)

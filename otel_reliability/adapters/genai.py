@@ -36,13 +36,13 @@ class GenAIAdapter:
         record.error = error_text(span)
         if operation in RUN_OPERATIONS:
             record.role = Role.AGENT_RUN
-            record.agent_name = attrs.get("gen_ai.agent.name") or _name_after(span.name, operation)
+            record.agent_name = _str_or_none(attrs.get("gen_ai.agent.name")) or _name_after(span.name, operation)
             record.attributes = attrs
             output = attrs.get("final_result")
             record.output = output if isinstance(output, str) else None
         elif operation == "execute_tool":
             record.role = Role.TOOL
-            record.tool_name = attrs.get("gen_ai.tool.name") or _name_after(span.name, operation)
+            record.tool_name = _str_or_none(attrs.get("gen_ai.tool.name")) or _name_after(span.name, operation)
             record.call_id = _str_or_none(attrs.get("gen_ai.tool.call.id"))
             record.arguments = _tool_arguments(span)
             record.refusal = _refusal(span, record.error)
@@ -98,10 +98,10 @@ def _messages(span: SpanData, key: str) -> list[Any]:
 
 def _parts(messages: list[Any]) -> Iterator[dict[str, Any]]:
     for message in messages:
-        if isinstance(message, dict):
-            for part in message.get("parts") or ():
-                if isinstance(part, dict):
-                    yield part
+        parts = message.get("parts") if isinstance(message, dict) else None
+        for part in parts if isinstance(parts, list) else ():
+            if isinstance(part, dict):
+                yield part
 
 
 def _requests(span: SpanData) -> Iterator[ToolRequest]:
@@ -120,8 +120,8 @@ def _legacy_choice_requests(attrs: Any) -> Iterator[ToolRequest]:
             use = block.get("toolUse") if isinstance(block, dict) else None
             if isinstance(use, dict) and use.get("name"):
                 yield ToolRequest(str(use["name"]), use.get("input"), _str_or_none(use.get("toolUseId")))
-    elif isinstance(message, dict):  # OpenAI-style: {"tool_calls": [{"id", "function": {...}}]}
-        for call in message.get("tool_calls") or ():
+    elif isinstance(message, dict) and isinstance(message.get("tool_calls"), list):  # OpenAI-style
+        for call in message["tool_calls"]:
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict) and function.get("name"):
                 yield ToolRequest(str(function["name"]), function.get("arguments"), _str_or_none(call.get("id")))

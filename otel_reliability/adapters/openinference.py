@@ -52,9 +52,9 @@ def _read_run(span: SpanData, record: SpanRecord, agent_name: Any) -> None:
     attrs = span.attributes
     record.role = Role.AGENT_RUN
     record.agent_name = str(agent_name) if agent_name else None
-    record.run_key = attrs.get("agno.run.id")
-    record.node_id = attrs.get("graph.node.id")
-    record.node_parent_id = attrs.get("graph.node.parent_id")
+    record.run_key = _str(attrs.get("agno.run.id"))
+    record.node_id = _str(attrs.get("graph.node.id"))
+    record.node_parent_id = _str(attrs.get("graph.node.parent_id"))
     record.attributes = attrs
     output = attrs.get("output.value")
     record.output = output if isinstance(output, str) else None
@@ -63,7 +63,7 @@ def _read_run(span: SpanData, record: SpanRecord, agent_name: Any) -> None:
 def _read_tool(span: SpanData, record: SpanRecord) -> None:
     attrs = span.attributes
     record.role = Role.TOOL
-    record.tool_name = attrs.get("tool.name")
+    record.tool_name = _str(attrs.get("tool.name"))
     if record.tool_name is None and span.name.startswith(_HANDOFF_PREFIX):
         # openai-agents: the span names the target; its input is the source agent, not arguments
         record.handoff_to = span.name[len(_HANDOFF_PREFIX):]
@@ -122,7 +122,8 @@ def _read_dispatch(attrs: Any, record: SpanRecord) -> None:
     raw = attrs.get("input.value")
     if not isinstance(raw, str) or _DISPATCH_MARKER not in raw[:64]:
         return
-    call = (loads(raw) or {}).get("tool_call")
+    dispatch = loads(raw)
+    call = dispatch.get("tool_call") if isinstance(dispatch, dict) else None
     if not isinstance(call, dict) or not call.get("name"):
         return
     record.dispatched = ToolRequest(str(call["name"]), call.get("args"), _str(call.get("id")))

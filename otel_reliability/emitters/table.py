@@ -83,7 +83,7 @@ def render_results(results: Iterable[RunResult], console: Console | None = None)
         verdict = result.verdict
         problems = [f"{label}: {entry}" for label, name in _PROBLEMS for entry in getattr(verdict, name)]
         table.add_row(
-            trace_hex(result.trace_id)[:12] + "…",  # enough to find it; JSON output has the full id
+            trace_hex(result.trace_id),
             Text(result.agent),
             Text(result.expectation),
             verdict.eval_status,

@@ -2,8 +2,8 @@
 
 - ``from_readable_span`` — an OpenTelemetry SDK ``ReadableSpan`` (in-process).
 - ``decode_request`` / ``spans_from_request`` — an OTLP protobuf
-  ``ExportTraceServiceRequest`` (or ``TracesData``) already parsed; ``decode_protobuf``
-  parses the bytes first.
+  ``ExportTraceServiceRequest`` (or ``TracesData``) already parsed; ``parse_request`` parses
+  bytes (``TraceInputError`` when they are not one), ``decode_protobuf`` does both.
 - ``decode_json`` / ``spans_from_json`` — OTLP/JSON (hex ids, integer enums) and
   protobuf's own JSON mapping (base64 ids, enum names), snake_case keys too.
 - ``read_spans`` / ``decode_file`` / ``decode_bytes`` — trace files: one OTLP/JSON
@@ -59,6 +59,7 @@ from .otlp_proto import (  # noqa: E402
     attributes_from_proto,
     decode_protobuf,
     decode_request,
+    parse_request,
     span_from_proto,
     spans_from_request,
 )
@@ -75,6 +76,7 @@ __all__ = [
     "decode_protobuf",
     "decode_request",
     "from_readable_span",
+    "parse_request",
     "read_spans",
     "span_from_proto",
     "spans_from_json",

@@ -13,8 +13,9 @@ Formats, detected from the name and the content:
 - any of these gzip-compressed (detected by the gzip magic bytes).
 
 Every error message starts with the file name and names the place: ``line N`` for a
-file with several JSON objects, the JSON path (``resourceSpans[0].scopeSpans[0].spans[3]
-.spanId``), ``message N`` for a length-prefixed protobuf stream.
+file with several JSON objects (and any ``.jsonl`` / ``.ndjson`` file), the JSON path
+(``resourceSpans[0].scopeSpans[0].spans[3].spanId``), ``message N`` for a
+length-prefixed protobuf stream.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from .otlp_proto import decode_request, parse_request
 
 _PROTO_SUFFIXES = {".pb", ".binpb", ".protobuf", ".bin", ".proto", ".otlp"}
 _JSON_SUFFIXES = {".json", ".jsonl", ".ndjson", ".otlpjson"}
+_JSON_LINES_SUFFIXES = {".jsonl", ".ndjson"}
 _NON_WS = re.compile(r"[^ \t\r\n]")
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _OTHER_SIGNALS = {
@@ -86,7 +88,7 @@ def decode_bytes(data: bytes, name: str = "<input>") -> Decoded:
         return _decode_protobuf_file(data, name)
     if text is not None and (suffix in _JSON_SUFFIXES or _looks_like_json(text)):
         try:
-            return _decode_json_text(text, name)
+            return _decode_json_text(text, name, suffix)
         except TraceInputError:
             # Binary protobuf can happen to be valid UTF-8 starting with "\n{".
             if suffix not in _JSON_SUFFIXES and data[:1] == b"\n":
@@ -119,7 +121,7 @@ def _looks_like_json(text: str) -> bool:
 # ---------------------------------------------------------------- JSON
 
 
-def _decode_json_text(text: str, name: str) -> Decoded:
+def _decode_json_text(text: str, name: str, suffix: str) -> Decoded:
     objects: list[tuple[int, Any]] = []
     decoder = json.JSONDecoder()
     line = 1
@@ -144,7 +146,7 @@ def _decode_json_text(text: str, name: str) -> Decoded:
         raise TraceInputError(f"{name}: line {line}: invalid JSON: nested too deeply") from None
 
     decoded = Decoded()
-    several = len(objects) > 1
+    several = len(objects) > 1 or suffix in _JSON_LINES_SUFFIXES
     try:
         for line, obj in objects:
             place = f"line {line}: " if several else ""

@@ -1,0 +1,184 @@
+"""``ReliabilitySpanProcessor`` with the real SDK: forwarding, enrichment, bounds, and never raising."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import Status, StatusCode, set_span_in_context
+
+from otel_reliability import Expectation, ReliabilitySpanProcessor, expect
+from otel_reliability.stores import open_store
+
+
+class Harness:
+    def __init__(self, **options):
+        self.exporter = InMemorySpanExporter()
+        self.results = []
+        options.setdefault("store", None)
+        options.setdefault("on_result", self.results.append)
+        self.processor = ReliabilitySpanProcessor(SimpleSpanProcessor(self.exporter), **options)
+        self.provider = TracerProvider()
+        self.provider.add_span_processor(self.processor)
+        self.tracer = self.provider.get_tracer("test")
+
+    def agent_run(self, agent="calculator", calls=(("multiply", {"a": 10, "b": 5}, None),), attributes=None, member=None):
+        """One agent run: a model call requesting the calls, then their executions."""
+        with self.tracer.start_as_current_span(
+            f"invoke_agent {agent}",
+            attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent, **(attributes or {})},
+        ):
+            parts = [{"type": "tool_call", "id": f"call_{i}", "name": name, "arguments": args} for i, (name, args, _) in enumerate(calls)]
+            with self.tracer.start_as_current_span("chat model", attributes={
+                "gen_ai.operation.name": "chat",
+                "gen_ai.output.messages": json.dumps([{"role": "assistant", "parts": parts}]),
+            }):
+                pass
+            for i, (name, args, error) in enumerate(calls):
+                with self.tracer.start_as_current_span(f"execute_tool {name}", attributes={
+                    "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": name,
+                    "gen_ai.tool.call.id": f"call_{i}", "gen_ai.tool.call.arguments": json.dumps(args),
+                }) as tool_span:
+                    if error:
+                        tool_span.set_status(Status(StatusCode.ERROR, error))
+                    if member is not None and i == 0:
+                        member()
+
+    def settle(self):
+        self.processor.drain()
+        return self.exporter.get_finished_spans()
+
+
+def run_span(spans, agent="calculator"):
+    [span] = [s for s in spans if s.name == f"invoke_agent {agent}"]
+    return span
+
+
+def test_every_span_is_forwarded_and_the_run_span_carries_the_verdict():
+    harness = Harness(expectations=[Expectation(name="calc", expected_tool_calls=["multiply"])])
+    harness.agent_run()
+    spans = harness.settle()
+    assert sorted(s.name for s in spans) == ["chat model", "execute_tool multiply", "invoke_agent calculator"]
+    span = run_span(spans)
+    assert span.attributes["reliability.status"] == "PASSED"
+    assert span.attributes["reliability.expectation"] == "calc"
+    assert span.attributes["reliability.passed_tool_calls"] == ("multiply",)
+    assert span.attributes["gen_ai.agent.name"] == "calculator"  # the original attributes stay
+    [event] = [e for e in span.events if e.name == "gen_ai.evaluation.result"]
+    assert event.attributes["gen_ai.evaluation.score.label"] == "pass"
+
+
+def test_a_delegated_member_run_is_judged_only_as_part_of_its_top_level_run():
+    harness = Harness(expectations=[Expectation(name="team", expected_tool_calls=["ask_researcher", "lookup"])])
+    harness.agent_run(
+        agent="router",
+        calls=(("ask_researcher", {"q": "x"}, None),),
+        member=lambda: harness.agent_run(agent="researcher", calls=(("lookup", {"term": "x"}, None),)),
+    )
+    spans = harness.settle()
+    assert [(r.agent, r.verdict.eval_status) for r in harness.results] == [("router", "PASSED")]
+    assert "reliability.status" not in run_span(spans, "researcher").attributes
+    assert [(a.tool, a.agent) for a in harness.results[0].verdict.chain] == [("ask_researcher", "router"), ("lookup", "researcher")]
+
+
+def test_an_errored_call_fails_a_run_that_no_expectation_selects():
+    harness = Harness()
+    harness.agent_run(calls=(("multiply", {"a": 1}, "boom"),))
+    span = run_span(harness.settle())
+    assert span.attributes["reliability.status"] == "FAILED"
+    assert span.attributes["reliability.tool_calls.errored"] == 1
+
+
+def test_span_attribute_expectation_is_used_when_no_inline_one_applies():
+    harness = Harness()
+    harness.agent_run(attributes={"reliability.expect.tool_calls": ("divide",)})
+    span = run_span(harness.settle())
+    assert span.attributes["reliability.missing_tool_calls"] == ("divide",)
+    assert span.attributes["reliability.failed_tool_calls"] == ("multiply",)
+
+
+def test_inline_expect_beats_span_attributes():
+    harness = Harness()
+    with expect(tool_calls=["multiply"]) as check:
+        harness.agent_run(attributes={"reliability.expect.tool_calls": ("divide",)})
+    check.assert_passed()
+    assert check.result.expectation == "inline"
+
+
+def test_assert_passed_names_every_field_when_the_run_failed():
+    harness = Harness()
+    with expect(tool_calls=["divide"], arguments={"divide": {"a": 1}}) as check:
+        harness.agent_run()
+    with pytest.raises(AssertionError) as failure:
+        check.assert_passed()
+    message = str(failure.value)
+    assert message.startswith("ReliabilityEval failed: ")
+    for field in ("eval_status", "failed_tool_calls", "missing_tool_calls", "failed_argument_checks", "passed_tool_calls"):
+        assert field in message
+
+
+def test_verdicts_land_in_the_sqlite_store(tmp_path):
+    path = tmp_path / "results.db"
+    harness = Harness(store=str(path))
+    harness.agent_run()
+    harness.settle()
+    harness.processor.shutdown()
+    [stored] = open_store(path).query()
+    assert (stored.agent, stored.verdict.eval_status, stored.verdict.passed_tool_calls) == ("calculator", "PASSED", ["multiply"])
+
+
+def test_metrics_count_evaluations_and_tool_call_outcomes():
+    reader = InMemoryMetricReader()
+    harness = Harness(meter_provider=MeterProvider(metric_readers=[reader]))
+    harness.agent_run(calls=(("multiply", {"a": 1}, None), ("divide", {"a": 1}, "zero")))
+    harness.settle()
+    points = {
+        metric.name: [(dict(p.attributes), getattr(p, "value", None)) for p in metric.data.data_points]
+        for rm in reader.get_metrics_data().resource_metrics
+        for sm in rm.scope_metrics
+        for metric in sm.metrics
+    }
+    assert points["agent.reliability.evaluations"] == [
+        ({"gen_ai.agent.name": "calculator", "reliability.status": "FAILED", "reliability.expectation": "default"}, 1)
+    ]
+    outcomes = {(a["gen_ai.tool.name"], a["reliability.outcome"]): v for a, v in points["agent.reliability.tool_calls"]}
+    assert outcomes == {("multiply", "ok"): 1, ("divide", "error"): 1}
+
+
+def test_a_failing_callback_never_reaches_the_app():
+    def explode(result):
+        raise RuntimeError("callback bug")
+
+    harness = Harness(on_result=explode)
+    harness.agent_run()  # would raise here if the processor let it through
+    spans = harness.settle()
+    assert run_span(spans).attributes["reliability.status"] == "PASSED"
+
+
+def test_an_unreadable_span_is_still_forwarded_and_the_trace_still_judged():
+    harness = Harness()
+    with harness.tracer.start_as_current_span("invoke_agent calculator", attributes={
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "calculator",
+    }):
+        with harness.tracer.start_as_current_span("chat", attributes={
+            "gen_ai.operation.name": "chat", "gen_ai.output.messages": '[{"parts": 5}, "junk", {"parts": [7]}]',
+        }):
+            pass
+    spans = harness.settle()
+    assert len(spans) == 2
+    assert run_span(spans).attributes["reliability.tool_calls.total"] == 0
+
+
+def test_traces_beyond_the_buffer_bound_are_evicted_and_counted():
+    harness = Harness(max_traces=2)
+    roots = [harness.tracer.start_span("request") for _ in range(5)]
+    for root in roots:  # children end, their roots never do: the traces stay incomplete
+        harness.tracer.start_span("child", context=set_span_in_context(root)).end()
+    harness.settle()
+    assert harness.processor.stats.traces_evicted == 3
+    assert harness.processor.buffered_traces == 2
