@@ -4,8 +4,9 @@ Everything is real except the network: agno's ``OpenAIChat`` talks to an
 ``httpx.MockTransport`` that replays scripted chat-completions responses (tool calls,
 then a final text), and ``AgnoInstrumentor`` emits the OpenInference spans our
 ``ReliabilitySpanProcessor`` judges. For each scenario and configuration the same
-run's ``RunOutput`` also goes to ``agno.eval.reliability.ReliabilityEval``, and our
-verdict's seven Agno lists and status must equal agno's result.
+run's ``RunOutput`` also goes to ``agno.eval.reliability.ReliabilityEval``: our
+verdict's status and Agno's six lists must equal agno's result, and the seventh list
+we publish, ``order_violations`` (which agno does not have), must stay empty.
 
 Each run happens in a fresh, empty ``contextvars.Context``: the instrumentation leaks
 the ended team span into the caller's context after a non-streaming ``Team.run`` (see
@@ -35,6 +36,7 @@ from agno.agent import Agent
 from agno.db.in_memory import InMemoryDb
 from agno.eval.reliability import ReliabilityEval
 from agno.models.openai import OpenAIChat
+from agno.run.agent import RunOutput
 from agno.run.team import TeamRunOutput
 from agno.team import Team
 from agno.tools import tool
@@ -91,24 +93,26 @@ def scripted_model(*messages: dict[str, Any], asynchronous: bool = False) -> Ope
 
     def handler(request: httpx.Request) -> httpx.Response:
         assert request.url.path.endswith("/chat/completions"), request.url
-        requests.append(json.loads(request.content))
+        body = json.loads(request.content)
+        requests.append(body)
         assert remaining, "the agent asked the model more often than scripted"
         message = remaining.pop(0)
+        finish = "tool_calls" if message.get("tool_calls") else "stop"
+        head = {"id": f"chatcmpl-{next(_ids)}", "created": 1_700_000_000, "model": "gpt-4o-mini"}
+        usage = {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        if body.get("stream"):  # server-sent events, as the API streams them
+            return httpx.Response(
+                200,
+                content=_sse(head, message, finish, usage),
+                headers={"content-type": "text/event-stream"},
+            )
         return httpx.Response(
             200,
             json={
-                "id": f"chatcmpl-{next(_ids)}",
+                **head,
                 "object": "chat.completion",
-                "created": 1_700_000_000,
-                "model": "gpt-4o-mini",
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": message,
-                        "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+                "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+                "usage": usage,
             },
         )
 
@@ -119,6 +123,18 @@ def scripted_model(*messages: dict[str, Any], asynchronous: bool = False) -> Ope
     )
     model._scripted_requests = requests  # type: ignore[attr-defined]  # for assertions on what was sent
     return model
+
+
+def _sse(head: dict[str, Any], message: dict[str, Any], finish: str, usage: dict[str, int]) -> bytes:
+    chunk = {**head, "object": "chat.completion.chunk"}
+    deltas: list[dict[str, Any]] = [
+        {"role": "assistant", "tool_calls": [{"index": i, **call}]}
+        for i, call in enumerate(message.get("tool_calls") or ())
+    ] or [{"role": "assistant", "content": message.get("content")}]
+    events = [{**chunk, "choices": [{"index": 0, "delta": d, "finish_reason": None}]} for d in deltas]
+    events.append({**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+    events.append({**chunk, "choices": [], "usage": usage})
+    return ("".join(f"data: {json.dumps(e)}\n\n" for e in events) + "data: [DONE]\n\n").encode()
 
 
 # -- tools -------------------------------------------------------------------------
@@ -465,6 +481,7 @@ def test_verdict_equals_agno_reliability_eval(harness: Harness, scenario: Scenar
     expected = agno_verdict(output, config)
     assert expected["eval_status"] == config.status, f"agno itself says {expected}"
     assert ours(check.result) == expected
+    assert check.result.verdict.order_violations == []
 
     # The exported run span says the same.
     (span,) = harness.run_spans()
@@ -472,6 +489,7 @@ def test_verdict_equals_agno_reliability_eval(harness: Harness, scenario: Scenar
     assert attributes["reliability.status"] == expected["eval_status"]
     for name in AGNO_LISTS:
         assert list(attributes[f"reliability.{name}"]) == expected[name], name
+    assert attributes["reliability.order_violations"] == ()
     (event,) = [e for e in span.events if e.name == "gen_ai.evaluation.result"]
     assert event.attributes["gen_ai.evaluation.score.label"] == ("pass" if config.status == "PASSED" else "fail")
 
@@ -626,6 +644,41 @@ def test_async_agent_run(harness: Harness) -> None:
     )
     (span,) = harness.run_spans()
     assert span.name == "Calculator_Agent.arun"
+
+
+@pytest.mark.parametrize(
+    ("build", "config", "span_name"),
+    [
+        (single_tool, Config(["multiply"], expected_tool_call_arguments={"multiply": {"a": 10, "b": 5}}),
+         "Calculator_Agent.run"),
+        (tool_error, Config(["lookup_stock_price"]), "Stock_Agent.run"),
+        (team_delegation, Config(["delegate_task_to_member", "multiply"]), "Math_Team.run"),
+        (team_delegation, Config(["multiply"]), "Math_Team.run"),
+    ],
+    ids=["agent_single_tool", "agent_tool_error", "team_delegation", "team_delegation_strict"],
+)
+def test_streaming_run_equals_agno(harness: Harness, build, config: Config, span_name: str) -> None:
+    """``run(stream=True)``: server-sent events, ``invoke_stream`` spans, same verdict as agno."""
+    runner = build()
+
+    def run():
+        with expect(
+            tool_calls=config.expected_tool_calls, arguments=config.expected_tool_call_arguments
+        ) as check:
+            outputs = [
+                event
+                for event in runner.run("Please help.", stream=True, yield_run_output=True)
+                if isinstance(event, (RunOutput, TeamRunOutput))
+            ]
+        return check, outputs[-1]
+
+    check, output = isolated(run)
+    assert ours(check.result) == agno_verdict(output, config)
+    (span,) = harness.run_spans()
+    assert span.name == span_name
+    assert dict(span.attributes)["reliability.status"] == check.result.verdict.eval_status
+    names = {s.name for s in harness.exporter.get_finished_spans()}
+    assert "OpenAIChat.invoke_stream" in names and "OpenAIChat.invoke" not in names
 
 
 def test_assert_passed_message_lists_every_agno_field(harness: Harness) -> None:
