@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Sequence
 
 from .adapters import to_record
 from .assembly import assemble
@@ -56,12 +56,9 @@ class Engine:
                 return run, self.judge(run, inline)
         return None, None
 
-    def judge_records(
-        self, records: Iterable[SpanRecord], inline: Mapping[int, Expectation] | None = None
-    ) -> list[RunResult]:
+    def judge_records(self, records: Iterable[SpanRecord]) -> list[RunResult]:
         """Every top-level run in the records, judged, in start order."""
-        inline = inline or {}
-        return [self.judge(run, inline.get(run.span_id)) for run in assemble(records)]
+        return [self.judge(run) for run in assemble(records)]
 
     def judge_spans(self, spans: Iterable[SpanData]) -> list[RunResult]:
         return self.judge_records(to_record(span) for span in spans)

@@ -32,7 +32,7 @@ from .emitters.table import render_table
 from .engine import Engine
 from .expectations import DEFAULT_EXPECTATION, Expectation
 from .inline import active_check, register_processor
-from .model import Role, SpanRecord
+from .model import PENDING, Role, Run, SpanRecord
 from .results import RunResult
 from .sources.sdk import from_readable_span
 from .stores import ResultStore, open_store
@@ -230,7 +230,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         if run is None or result is None:
             return None
         self.stats.runs_judged += 1
-        if any(a.outcome == "pending" for a in run.own_attempts):
+        if run.pending:
             self._remember_paused(run, earlier + records)
         self._publish(result, watcher)
         return result
@@ -260,8 +260,8 @@ class ReliabilitySpanProcessor(SpanProcessor):
                 found.setdefault(earlier.span_id, earlier)
         return list(found.values())
 
-    def _remember_paused(self, run: Any, records: list[SpanRecord]) -> None:
-        keys = [f"call:{a.call_id}" for a in run.own_attempts if a.outcome == "pending" and a.call_id]
+    def _remember_paused(self, run: Run, records: list[SpanRecord]) -> None:
+        keys = [f"call:{a.call_id}" for a in run.own_attempts if a.outcome == PENDING and a.call_id]
         if run.run_key is not None:
             keys.append(f"run:{run.run_key}")
         for key in keys:

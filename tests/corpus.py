@@ -7,6 +7,17 @@ from pathlib import Path
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus"
 
+# agno's ReliabilityResult fields (its random run_id aside), in its declaration order
+AGNO_FIELDS = (
+    "eval_status",
+    "failed_tool_calls",
+    "passed_tool_calls",
+    "additional_tool_calls",
+    "missing_tool_calls",
+    "failed_argument_checks",
+    "passed_argument_checks",
+)
+
 
 def trace_files(framework: str | None = None) -> list[Path]:
     pattern = f"{framework}/*.json" if framework else "*/*.json"

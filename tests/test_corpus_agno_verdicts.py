@@ -19,17 +19,8 @@ from otel_reliability.cli import main
 from otel_reliability.results import span_hex
 from otel_reliability.sources import read_spans
 
-from .corpus import companion, scenario_id, trace_files
+from .corpus import AGNO_FIELDS, companion, scenario_id, trace_files
 
-AGNO_FIELDS = (
-    "eval_status",
-    "failed_tool_calls",
-    "passed_tool_calls",
-    "additional_tool_calls",
-    "missing_tool_calls",
-    "failed_argument_checks",
-    "passed_argument_checks",
-)
 
 CASES = [
     pytest.param(path, index, evaluation, id=f"{scenario_id(path)}#{index}")

@@ -49,14 +49,9 @@ from otel_reliability import ReliabilitySpanProcessor, expect
 from otel_reliability.results import RunResult
 from otel_reliability.stores import open_store
 
-AGNO_LISTS = (
-    "failed_tool_calls",
-    "passed_tool_calls",
-    "additional_tool_calls",
-    "missing_tool_calls",
-    "failed_argument_checks",
-    "passed_argument_checks",
-)
+from .corpus import AGNO_FIELDS
+
+AGNO_LISTS = AGNO_FIELDS[1:]
 ANNOTATION = "(requested but refused/errored — execution matching, new in 2.8.0)"
 
 

@@ -29,16 +29,9 @@ from otel_reliability.expectations import Expectation
 from otel_reliability.matcher import evaluate
 from otel_reliability.model import ERROR, OK, PENDING, REFUSED, Attempt, Run
 
+from .corpus import AGNO_FIELDS
+
 CASES = json.loads((Path(__file__).parent / "fixtures/conformance/agno_reliability_cases.json").read_text(encoding="utf-8"))
-AGNO_FIELDS = (
-    "eval_status",
-    "failed_tool_calls",
-    "passed_tool_calls",
-    "additional_tool_calls",
-    "missing_tool_calls",
-    "failed_argument_checks",
-    "passed_argument_checks",
-)
 PAUSE_FLAGS = ("requires_confirmation", "requires_user_input", "external_execution_required")
 
 
