@@ -92,8 +92,6 @@ class SpanRecord:
     # agent runs
     agent_name: str | None = None
     run_key: str | None = None  # identity that survives a continuation (agno.run.id)
-    node_id: str | None = None
-    node_parent_id: str | None = None
     attributes: Mapping[str, Any] | None = None  # run spans only: for expectation selectors
     output: str | None = None
     # tool executions

@@ -24,6 +24,15 @@ VERDICT_LISTS = (
 )
 """The verdict's name lists that §10 and §6 publish, in §10 order."""
 
+PROBLEM_LISTS = (
+    ("unexpected", "failed_tool_calls"),
+    ("missing", "missing_tool_calls"),
+    ("arguments", "failed_argument_checks"),
+    ("order", "order_violations"),
+    ("policy", "policy_violations"),
+)
+"""(label, verdict list) pairs that make a run fail, as reports summarise them."""
+
 DETAIL_LISTS = ("policy_violations", "errored_tool_calls", "refused_tool_calls", "pending_tool_calls")
 """The verdict's other name lists: kept by stores and assertion messages, not in §10."""
 

@@ -33,6 +33,11 @@ def _exception_message(span: SpanData) -> str | None:
     return None
 
 
+def str_or_none(value: Any) -> str | None:
+    """Attribute values may be any type; names and ids are compared as strings."""
+    return None if value is None else str(value)
+
+
 def loads(value: Any) -> Any:
     """Decode a JSON string attribute; anything that is not JSON comes back as None."""
     if not isinstance(value, str):

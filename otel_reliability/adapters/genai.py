@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterator
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from .common import error_text, loads, text_of
+from .common import error_text, loads, str_or_none, text_of
 
 RUN_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow", "invoke_swarm", "invoke_graph"})
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
@@ -36,14 +36,14 @@ class GenAIAdapter:
         record.error = error_text(span)
         if operation in RUN_OPERATIONS:
             record.role = Role.AGENT_RUN
-            record.agent_name = _str_or_none(attrs.get("gen_ai.agent.name")) or _name_after(span.name, operation)
+            record.agent_name = str_or_none(attrs.get("gen_ai.agent.name")) or _name_after(span.name, operation)
             record.attributes = attrs
             output = attrs.get("final_result")
             record.output = output if isinstance(output, str) else None
         elif operation == "execute_tool":
             record.role = Role.TOOL
-            record.tool_name = _str_or_none(attrs.get("gen_ai.tool.name")) or _name_after(span.name, operation)
-            record.call_id = _str_or_none(attrs.get("gen_ai.tool.call.id"))
+            record.tool_name = str_or_none(attrs.get("gen_ai.tool.name")) or _name_after(span.name, operation)
+            record.call_id = str_or_none(attrs.get("gen_ai.tool.call.id"))
             record.arguments = _tool_arguments(span)
             record.refusal = _refusal(span, record.error)
         elif operation in MODEL_OPERATIONS:
@@ -56,10 +56,6 @@ class GenAIAdapter:
 def _name_after(span_name: str, operation: str) -> str | None:
     prefix = operation + " "
     return span_name[len(prefix):] or None if span_name.startswith(prefix) else None
-
-
-def _str_or_none(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def _tool_arguments(span: SpanData) -> Any:
@@ -107,7 +103,7 @@ def _parts(messages: list[Any]) -> Iterator[dict[str, Any]]:
 def _requests(span: SpanData) -> Iterator[ToolRequest]:
     for part in _parts(_messages(span, "gen_ai.output.messages")):
         if part.get("type") == "tool_call" and part.get("name"):
-            yield ToolRequest(str(part["name"]), part.get("arguments"), _str_or_none(part.get("id")))
+            yield ToolRequest(str(part["name"]), part.get("arguments"), str_or_none(part.get("id")))
     for event in span.events:
         if event.name == "gen_ai.choice":
             yield from _legacy_choice_requests(event.attributes)
@@ -119,12 +115,12 @@ def _legacy_choice_requests(attrs: Any) -> Iterator[ToolRequest]:
         for block in message:
             use = block.get("toolUse") if isinstance(block, dict) else None
             if isinstance(use, dict) and use.get("name"):
-                yield ToolRequest(str(use["name"]), use.get("input"), _str_or_none(use.get("toolUseId")))
+                yield ToolRequest(str(use["name"]), use.get("input"), str_or_none(use.get("toolUseId")))
     elif isinstance(message, dict) and isinstance(message.get("tool_calls"), list):  # OpenAI-style
         for call in message["tool_calls"]:
             function = call.get("function") if isinstance(call, dict) else None
             if isinstance(function, dict) and function.get("name"):
-                yield ToolRequest(str(function["name"]), function.get("arguments"), _str_or_none(call.get("id")))
+                yield ToolRequest(str(function["name"]), function.get("arguments"), str_or_none(call.get("id")))
 
 
 def _responses(span: SpanData) -> Iterator[ToolResponse]:

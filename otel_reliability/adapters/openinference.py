@@ -14,7 +14,7 @@ import re
 from typing import Any
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from .common import error_text, loads, text_of
+from .common import error_text, loads, str_or_none, text_of
 
 _OUTPUT_CALL = re.compile(r"llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)$")
 _INPUT_MESSAGE = re.compile(r"llm\.input_messages\.(\d+)\.message\.(role|tool_call_id|content)$")
@@ -52,9 +52,7 @@ def _read_run(span: SpanData, record: SpanRecord, agent_name: Any) -> None:
     attrs = span.attributes
     record.role = Role.AGENT_RUN
     record.agent_name = str(agent_name) if agent_name else None
-    record.run_key = _str(attrs.get("agno.run.id"))
-    record.node_id = _str(attrs.get("graph.node.id"))
-    record.node_parent_id = _str(attrs.get("graph.node.parent_id"))
+    record.run_key = str_or_none(attrs.get("agno.run.id"))
     record.attributes = attrs
     output = attrs.get("output.value")
     record.output = output if isinstance(output, str) else None
@@ -63,7 +61,7 @@ def _read_run(span: SpanData, record: SpanRecord, agent_name: Any) -> None:
 def _read_tool(span: SpanData, record: SpanRecord) -> None:
     attrs = span.attributes
     record.role = Role.TOOL
-    record.tool_name = _str(attrs.get("tool.name"))
+    record.tool_name = str_or_none(attrs.get("tool.name"))
     if record.tool_name is None and span.name.startswith(_HANDOFF_PREFIX):
         # openai-agents: the span names the target; its input is the source agent, not arguments
         record.handoff_to = span.name[len(_HANDOFF_PREFIX):]
@@ -102,7 +100,7 @@ def _read_messages(attrs: Any, record: SpanRecord) -> None:
             if match:
                 inputs.setdefault(int(match[1]), {})[match[2]] = value
     record.requests = tuple(
-        ToolRequest(str(call["function.name"]), call.get("function.arguments"), _str(call.get("id")))
+        ToolRequest(str(call["function.name"]), call.get("function.arguments"), str_or_none(call.get("id")))
         for _, call in sorted(calls.items())
         if call.get("function.name")
     )
@@ -126,7 +124,7 @@ def _read_dispatch(attrs: Any, record: SpanRecord) -> None:
     call = dispatch.get("tool_call") if isinstance(dispatch, dict) else None
     if not isinstance(call, dict) or not call.get("name"):
         return
-    record.dispatched = ToolRequest(str(call["name"]), call.get("args"), _str(call.get("id")))
+    record.dispatched = ToolRequest(str(call["name"]), call.get("args"), str_or_none(call.get("id")))
     output = loads(attrs.get("output.value"))
     messages = output.get("messages") if isinstance(output, dict) else None
     responses = []
@@ -137,7 +135,3 @@ def _read_dispatch(attrs: Any, record: SpanRecord) -> None:
                 _response(str(data["tool_call_id"]), text_of(data.get("content")), error=data.get("status") == "error")
             )
     record.responses = tuple(responses)
-
-
-def _str(value: Any) -> str | None:
-    return None if value is None else str(value)

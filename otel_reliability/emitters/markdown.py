@@ -4,15 +4,7 @@ from __future__ import annotations
 
 from typing import Iterable
 
-from ..results import RunResult, trace_hex
-
-_PROBLEM_LISTS = (
-    ("unexpected", "failed_tool_calls"),
-    ("missing", "missing_tool_calls"),
-    ("arguments", "failed_argument_checks"),
-    ("order", "order_violations"),
-    ("policy", "policy_violations"),
-)
+from ..results import PROBLEM_LISTS, RunResult, trace_hex
 
 
 def results_markdown(results: Iterable[RunResult]) -> str:
@@ -34,7 +26,7 @@ def results_markdown(results: Iterable[RunResult]) -> str:
     for result in results:
         verdict = result.verdict
         problems = "; ".join(
-            f"{label}: {', '.join(getattr(verdict, field))}" for label, field in _PROBLEM_LISTS if getattr(verdict, field)
+            f"{label}: {', '.join(getattr(verdict, field))}" for label, field in PROBLEM_LISTS if getattr(verdict, field)
         )
         calls = ", ".join(f"{a.tool} ({a.outcome})" for a in verdict.chain)
         cells = [trace_hex(result.trace_id), result.agent, result.expectation, verdict.eval_status, f"{verdict.score:.2f}", calls, problems]

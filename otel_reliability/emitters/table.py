@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from otel_reliability.results import RunResult, span_hex, trace_hex
+from otel_reliability.results import PROBLEM_LISTS, RunResult, span_hex, trace_hex
 
 TITLE = "Reliability Summary"
 
@@ -23,13 +23,6 @@ _OPTIONAL_ROWS = (
     ("Passed Argument Checks", "passed_argument_checks"),
     ("Order Violations", "order_violations"),
     ("Policy Violations", "policy_violations"),
-)
-_PROBLEMS = (
-    ("unexpected", "failed_tool_calls"),
-    ("missing", "missing_tool_calls"),
-    ("arguments", "failed_argument_checks"),
-    ("order", "order_violations"),
-    ("policy", "policy_violations"),
 )
 
 
@@ -81,7 +74,7 @@ def render_results(results: Iterable[RunResult], console: Console | None = None)
     score = 0.0
     for result in results:
         verdict = result.verdict
-        problems = [f"{label}: {entry}" for label, name in _PROBLEMS for entry in getattr(verdict, name)]
+        problems = [f"{label}: {entry}" for label, name in PROBLEM_LISTS for entry in getattr(verdict, name)]
         table.add_row(
             trace_hex(result.trace_id),
             Text(result.agent),
