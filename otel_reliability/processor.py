@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import logging
 import os
-import queue
 import sys
 import threading
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -34,12 +33,14 @@ from .expectations import DEFAULT_EXPECTATION, Expectation
 from .inline import active_check, register_processor
 from .model import PENDING, Role, Run, SpanRecord
 from .results import RunResult
-from .sources.sdk import from_readable_span
+from .sources.sdk import attributes_view, from_readable_span
 from .stores import ResultStore, open_store
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_STORE = "otel-reliability.db"
+_WAKE_EVERY = 1024  # also wake the worker each time this many spans wait
+_IDLE_WAKE_SECONDS = 0.5  # and at least this often, so spans of unfinished runs get buffered
 _OPEN_END = sys.maxsize
 
 
@@ -103,9 +104,12 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._max_queue = max_queue
         self._max_paused = max_paused_runs
         self.stats = ProcessorStats()
-        # Written by app threads, drained by the worker: plain dict and SimpleQueue
-        # operations are atomic under the GIL, which keeps the app-thread path lock-free.
-        self._queue: queue.SimpleQueue = queue.SimpleQueue()
+        # Written by app threads, drained by the worker: dict and deque operations are
+        # atomic under the GIL, which keeps the app-thread path lock-free. The worker is
+        # woken only when a possible run span ends (or the backlog grows), not per span:
+        # waking a sleeping thread costs a system call.
+        self._backlog: deque = deque()
+        self._wake = threading.Event()
         self._open: dict[int, Span] = {}
         self._watchers: dict[int, Any] = {}
         # Worker-only state.
@@ -135,12 +139,15 @@ class ReliabilitySpanProcessor(SpanProcessor):
 
     def on_end(self, span: ReadableSpan) -> None:
         held = _may_be_run(span)
-        if self._queue.qsize() >= self._max_queue:
+        backlog = len(self._backlog)
+        if backlog >= self._max_queue:
             self._open.pop(span.context.span_id, None)
             self._count_drop("queue_full")
             held = False
         else:
-            self._queue.put((span, held))
+            self._backlog.append((span, held))
+            if held or backlog % _WAKE_EVERY == 0:
+                self._wake.set()
         if not held and self._next is not None:
             self._next.on_end(span)
 
@@ -154,7 +161,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
 
     def shutdown(self) -> None:
         if self._worker.is_alive():
-            self._queue.put(_Stop())
+            self._submit(_Stop())
             self._worker.join(timeout=30)
         if self._store is not None:
             self._store.close()
@@ -166,30 +173,39 @@ class ReliabilitySpanProcessor(SpanProcessor):
         if not self._worker.is_alive():
             return True
         done = threading.Event()
-        self._queue.put(done)
+        self._submit(done)
         return done.wait(timeout)
+
+    def _submit(self, marker: Any) -> None:
+        self._backlog.append((marker, False))
+        self._wake.set()
 
     # -- worker -------------------------------------------------------------------
 
     def _work(self) -> None:
         while True:
-            item = self._queue.get()
-            if isinstance(item, _Stop):
-                return
-            if isinstance(item, threading.Event):
-                item.set()
-                continue
-            span, held = item
-            forward: ReadableSpan | None = span if held else None
-            try:
-                forward = self._ingest(span, held)
-            except Exception:  # never let one bad span stop the worker
-                logger.exception("otel-reliability could not process span %r", getattr(span, "name", span))
-                self._count_drop("internal_error")
-            finally:
-                if forward is not None and self._next is not None:
-                    self._next.on_end(forward)
+            self._wake.wait(_IDLE_WAKE_SECONDS)
+            self._wake.clear()
+            while self._backlog:
+                item, held = self._backlog.popleft()
+                if isinstance(item, _Stop):
+                    return
+                if isinstance(item, threading.Event):
+                    item.set()
+                else:
+                    self._process(item, held)
             self._sweep()
+
+    def _process(self, span: ReadableSpan, held: bool) -> None:
+        forward: ReadableSpan | None = span if held else None
+        try:
+            forward = self._ingest(span, held)
+        except Exception:  # never let one bad span stop the worker
+            logger.exception("otel-reliability could not process span %r", getattr(span, "name", span))
+            self._count_drop("internal_error")
+        finally:
+            if forward is not None and self._next is not None:
+                self._next.on_end(forward)
 
     def _ingest(self, span: ReadableSpan, held: bool) -> ReadableSpan | None:
         """Buffer one ended span; judge it if it is a top-level run. Returns what to forward."""
@@ -323,7 +339,7 @@ class _Lookup:
 
 def _may_be_run(span: ReadableSpan) -> bool:
     """Cheap test for spans to hold back until judged: anything an adapter may call a run."""
-    attributes = span.attributes
+    attributes = attributes_view(span)
     if attributes.get("gen_ai.operation.name") in RUN_OPERATIONS:
         return True
     kind = attributes.get("openinference.span.kind")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 RAW_KEY = "_raw"
 
@@ -14,10 +15,6 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     >>> parse_arguments('{"a": 10}'), parse_arguments("/srv/x.txt")
     ({'a': 10}, {'_raw': '/srv/x.txt'})
     """
-    if raw is None:
-        return {}
-    if isinstance(raw, Mapping):
-        return dict(raw)
     if isinstance(raw, (bytes, bytearray)):
         raw = raw.decode("utf-8", "replace")
     if isinstance(raw, str):
@@ -27,8 +24,11 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
             value = json.loads(raw)
         except ValueError:
             return {RAW_KEY: raw}
-        if isinstance(value, dict):
-            return value
+        return value if isinstance(value, dict) else {RAW_KEY: raw}
+    if raw is None:
+        return {}
+    if isinstance(raw, Mapping):
+        return dict(raw)
     return {RAW_KEY: raw}
 
 

@@ -15,7 +15,7 @@ equal arguments in start order, the first unused execution winning. What is left
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from ..model import ERROR, OK, PENDING, REFUSED, Attempt, Role, SpanRecord, ToolRequest, ToolResponse
 from .arguments import is_raw, parse_arguments
@@ -25,21 +25,32 @@ from .arguments import is_raw, parse_arguments
 class _Request:
     request: ToolRequest
     issued_ns: int  # the end of the model call that asked for it
-    arguments: dict
+    _arguments: dict[str, Any] | None = None
+
+    @property
+    def arguments(self) -> dict[str, Any]:
+        # Parsed on first use: most requests pair by call id and never need it.
+        if self._arguments is None:
+            self._arguments = parse_arguments(self.request.arguments)
+        return self._arguments
 
 
 def attempts_of(owned: Sequence[SpanRecord], agent: str, path: tuple[str, ...], run_error: str | None) -> list[Attempt]:
     """The attempts of one run from the records it owns directly, in start order."""
     requests = _requests(owned)
     executions = sorted((r for r in owned if r.role is Role.TOOL), key=lambda r: r.start_ns)
-    pairs = _pair(requests, executions)
-    attempts = [_executed(execution, pairs.get(id(execution)), agent, path) for execution in executions]
+    arguments = [parse_arguments(e.arguments) for e in executions]
+    pairs = _pair(requests, executions, arguments)
+    attempts = [
+        _executed(execution, parsed, pairs.get(id(execution)), agent, path)
+        for execution, parsed in zip(executions, arguments)
+    ]
     paired = {id(request) for request in pairs.values()}
-    answers = _answers(owned)
-    failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
-    for request in requests:
-        if id(request) not in paired:
-            attempts.append(_unexecuted(request, answers, agent, path, run_error, failures))
+    unexecuted = [request for request in requests if id(request) not in paired]
+    if unexecuted:
+        answers = _answers(owned)
+        failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
+        attempts.extend(_unexecuted(request, answers, agent, path, run_error, failures) for request in unexecuted)
     attempts.sort(key=lambda a: a.start_ns)
     return attempts
 
@@ -53,12 +64,12 @@ def _requests(owned: Sequence[SpanRecord]) -> list[_Request]:
                 if request.call_id in seen_ids:
                     continue
                 seen_ids.add(request.call_id)
-            out.append(_Request(request, record.end_ns, parse_arguments(request.arguments)))
+            out.append(_Request(request, record.end_ns))
     return out
 
 
-def _pair(requests: list[_Request], executions: list[SpanRecord]) -> dict[int, _Request]:
-    """Map id(execution) → the request it carried out."""
+def _pair(requests: list[_Request], executions: list[SpanRecord], arguments: list[dict[str, Any]]) -> dict[int, _Request]:
+    """Map id(execution) → the request it carried out; ``arguments`` are the executions' parsed arguments."""
     pairs: dict[int, _Request] = {}
     by_call_id = {e.call_id: e for e in executions if e.call_id is not None}
     pending = []
@@ -68,15 +79,14 @@ def _pair(requests: list[_Request], executions: list[SpanRecord]) -> dict[int, _
             pairs[id(execution)] = request
         else:
             pending.append(request)
-    parsed = {id(e): parse_arguments(e.arguments) for e in executions}
     unmatched = []
     for request in pending:
-        for execution in executions:
+        for execution, parsed in zip(executions, arguments):
             if (
                 id(execution) not in pairs
                 and execution.tool_name == request.request.name
                 and (execution.call_id is None or request.request.call_id is None)
-                and parsed[id(execution)] == request.arguments
+                and parsed == request.arguments
             ):
                 pairs[id(execution)] = request
                 break
@@ -92,8 +102,9 @@ def _pair(requests: list[_Request], executions: list[SpanRecord]) -> dict[int, _
     return pairs
 
 
-def _executed(execution: SpanRecord, request: _Request | None, agent: str, path: tuple[str, ...]) -> Attempt:
-    arguments = parse_arguments(execution.arguments)
+def _executed(
+    execution: SpanRecord, arguments: dict[str, Any], request: _Request | None, agent: str, path: tuple[str, ...]
+) -> Attempt:
     if request is not None and (execution.arguments is None or is_raw(arguments)) and request.arguments:
         arguments = request.arguments
     if execution.refusal is not None:

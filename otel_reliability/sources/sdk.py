@@ -21,6 +21,7 @@ from opentelemetry.trace import StatusCode
 from ..model import STATUS_ERROR, STATUS_OK, STATUS_UNSET, EventData, SpanData
 
 _FAST_TYPES = frozenset({Span, ReadableSpan})
+_EMPTY: Mapping[str, Any] = {}
 _ERROR = StatusCode.ERROR
 _OK = StatusCode.OK
 
@@ -33,6 +34,20 @@ def _copy(attributes: Mapping[str, Any] | None) -> dict[str, Any]:
     except AttributeError:
         return dict(attributes)
     return copied if isinstance(copied, dict) else dict(attributes)
+
+
+def attributes_view(span: Any) -> Mapping[str, Any]:
+    """The span's attributes for reading only, without a copy where the SDK allows.
+
+    ``BoundedAttributes.get`` raises and catches ``KeyError`` for every missing key;
+    its plain storage dict answers the same question about ten times faster.
+    """
+    if type(span) in _FAST_TYPES:
+        attributes = getattr(span, "_attributes", None)
+        storage = getattr(attributes, "_dict", attributes)
+        if type(storage) is dict:
+            return storage
+    return span.attributes or _EMPTY
 
 
 def _events(events: Any) -> tuple[EventData, ...]:
