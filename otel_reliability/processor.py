@@ -31,7 +31,8 @@ from .emitters.table import render_table
 from .engine import Engine
 from .expectations import DEFAULT_EXPECTATION, Expectation
 from .inline import active_check, register_processor
-from .model import PENDING, Role, Run, SpanRecord
+from .continuations import PausedRuns
+from .model import Role, SpanRecord
 from .results import RunResult
 from .sources.sdk import attributes_view, from_readable_span
 from .stores import ResultStore, open_store
@@ -102,7 +103,6 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._max_spans_per_trace = max_spans_per_trace
         self._ttl = trace_ttl_seconds
         self._max_queue = max_queue
-        self._max_paused = max_paused_runs
         self.stats = ProcessorStats()
         # Written by app threads, drained by the worker: dict and deque operations are
         # atomic under the GIL, which keeps the app-thread path lock-free. The worker is
@@ -114,7 +114,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._watchers: dict[int, Any] = {}
         # Worker-only state.
         self._traces: OrderedDict[int, _Trace] = OrderedDict()
-        self._paused: OrderedDict[str, list[SpanRecord]] = OrderedDict()
+        self._paused = PausedRuns(max_paused_runs)
         self._last_sweep = time.monotonic()
         self._metrics.register_buffered(lambda: self.buffered_traces)
         self._worker = threading.Thread(target=self._work, name="otel-reliability", daemon=True)
@@ -235,7 +235,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
 
     def _judge(self, record: SpanRecord, trace: _Trace, watcher: Any) -> RunResult | None:
         records = list(trace.records.values())
-        earlier = self._paused_predecessors(record, records)
+        earlier = self._paused.predecessors(records, [record.run_key])
         inline = watcher.expectation if watcher is not None else None
         try:
             run, result = self._engine.judge_run(earlier + records, record.span_id, inline)
@@ -246,8 +246,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         if run is None or result is None:
             return None
         self.stats.runs_judged += 1
-        if run.pending:
-            self._remember_paused(run, earlier + records)
+        self._paused.remember(run, earlier + records)
         self._publish(result, watcher)
         return result
 
@@ -263,28 +262,6 @@ class ReliabilitySpanProcessor(SpanProcessor):
                 action()
             except Exception:
                 logger.exception("otel-reliability %s failed for run %x", name, result.run_span_id)
-
-    def _paused_predecessors(self, record: SpanRecord, records: list[SpanRecord]) -> list[SpanRecord]:
-        if not self._paused:
-            return []
-        keys = [f"call:{r.call_id}" for rec in records for r in rec.responses]
-        if record.run_key is not None:
-            keys.append(f"run:{record.run_key}")
-        found: dict[int, SpanRecord] = {}
-        for key in keys:
-            for earlier in self._paused.get(key, ()):
-                found.setdefault(earlier.span_id, earlier)
-        return list(found.values())
-
-    def _remember_paused(self, run: Run, records: list[SpanRecord]) -> None:
-        keys = [f"call:{a.call_id}" for a in run.own_attempts if a.outcome == PENDING and a.call_id]
-        if run.run_key is not None:
-            keys.append(f"run:{run.run_key}")
-        for key in keys:
-            self._paused[key] = records
-            self._paused.move_to_end(key)
-        while len(self._paused) > self._max_paused:
-            self._paused.popitem(last=False)
 
     def _evict_overflow(self) -> None:
         while len(self._traces) > self._max_traces:

@@ -1,0 +1,51 @@
+"""Runs that ended waiting on a human, kept so that the run resuming them can join them.
+
+agno's ``continue_run`` and pydantic-ai's deferred tool results resume a paused run in
+a new trace. Assembly joins the two when it sees both (``assembly`` decides how);
+this bounded memory is what lets a front door hand it the paused run's records when
+only the resuming trace is at hand.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Iterable
+
+from .model import PENDING, Run, SpanRecord
+
+
+class PausedRuns:
+    """Records of the most recent runs that ended with pending calls (least recent dropped first).
+
+    >>> PausedRuns().predecessors([], run_keys=[])
+    []
+    """
+
+    def __init__(self, capacity: int = 1_000) -> None:
+        self._capacity = capacity
+        self._by_key: OrderedDict[str, list[SpanRecord]] = OrderedDict()
+
+    def predecessors(self, records: Iterable[SpanRecord], run_keys: Iterable[str | None]) -> list[SpanRecord]:
+        """Records of paused runs that ``records`` may resume: same run identity, or an answer to a pending call."""
+        if not self._by_key:
+            return []
+        keys = [f"call:{response.call_id}" for record in records for response in record.responses]
+        keys += [f"run:{key}" for key in run_keys if key is not None]
+        found: dict[int, SpanRecord] = {}
+        for key in keys:
+            for earlier in self._by_key.get(key, ()):
+                found.setdefault(earlier.span_id, earlier)
+        return list(found.values())
+
+    def remember(self, run: Run, records: list[SpanRecord]) -> None:
+        """Keep ``records`` if ``run`` ended with pending calls."""
+        keys = [f"call:{a.call_id}" for a in run.own_attempts if a.outcome == PENDING and a.call_id]
+        if not keys:
+            return
+        if run.run_key is not None:
+            keys.append(f"run:{run.run_key}")
+        for key in keys:
+            self._by_key[key] = records
+            self._by_key.move_to_end(key)
+        while len(self._by_key) > self._capacity:
+            self._by_key.popitem(last=False)
