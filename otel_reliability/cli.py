@@ -18,6 +18,7 @@ from .emitters.markdown import results_markdown
 from .emitters.table import render_results
 from .engine import Engine
 from .expectations import ExpectationError
+from .receiver.cli import register as register_serve
 from .results import RunResult, results_document
 from .sources import TraceInputError, read_spans
 
@@ -68,6 +69,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo.add_argument("--store", default="otel-reliability-demo.db", metavar="PATH", help="SQLite file for the verdicts")
     demo.set_defaults(run=_demo)
+    register_serve(commands)
     return parser
 
 

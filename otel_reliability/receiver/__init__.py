@@ -1,0 +1,1 @@
+"""The standalone OTLP receiver: the second front door to the engine (SPEC §8)."""

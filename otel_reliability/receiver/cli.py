@@ -1,0 +1,99 @@
+"""``otel-reliability serve``: run the receiver until SIGTERM or SIGINT.
+
+On a stop signal the servers stop taking requests (gRPC lets calls in flight finish
+for up to 5 s), every buffered trace that holds a run span is judged as it stands —
+quiet or not — and the store is closed. Traces with no run span yet are dropped:
+nothing in them can be judged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+import threading
+
+from ..expectations import ExpectationError
+from .config import ConfigError, ReceiverConfig, load_config
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    fields = ReceiverConfig.model_fields
+    settings = "\n".join(f"  {name}: {field.description}" for name, field in fields.items())
+    serve = commands.add_parser(
+        "serve",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog="settings (config file keys; environment OTEL_RELIABILITY_<KEY in upper case>):\n" + settings,
+        help="run the OTLP receiver: judge every agent run in the traces it receives",
+        description="Receive OTLP traces over gRPC and HTTP, judge each agent run once its trace is "
+        "complete, keep the verdicts and serve them. Settings: defaults < --config file < "
+        "OTEL_RELIABILITY_<SETTING> environment variables < flags.",
+    )
+    serve.add_argument("--config", metavar="FILE", help="YAML file of settings (any of the flags below, by name)")
+    serve.add_argument("--grpc-endpoint", metavar="HOST:PORT", help=fields["grpc_endpoint"].description + " (default 0.0.0.0:4317)")
+    serve.add_argument("--http-endpoint", metavar="HOST:PORT", help=fields["http_endpoint"].description + " (default 0.0.0.0:4318)")
+    serve.add_argument("--store", metavar="PATH", help=fields["store"].description + " (default otel-reliability.db)")
+    serve.add_argument("--expectations", action="append", metavar="FILE", help=fields["expectations"].description + "; repeatable")
+    serve.add_argument("--decision-wait", type=float, metavar="SECONDS", help=fields["decision_wait"].description + " (default 2)")
+    serve.add_argument("--auth-token", metavar="TOKEN", help=fields["auth_token"].description)
+    serve.add_argument("--tls-cert", metavar="FILE", help=fields["tls_cert"].description)
+    serve.add_argument("--tls-key", metavar="FILE", help=fields["tls_key"].description)
+    serve.set_defaults(run=_serve)
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from .grpc_server import start_grpc
+    from .http_server import HttpServer
+    from .service import ReceiverService
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    overrides = {
+        "grpc_endpoint": args.grpc_endpoint,
+        "http_endpoint": args.http_endpoint,
+        "store": args.store,
+        "expectations": args.expectations,
+        "decision_wait": args.decision_wait,
+        "auth_token": args.auth_token,
+        "tls_cert": args.tls_cert,
+        "tls_key": args.tls_key,
+    }
+    try:
+        config = load_config(args.config, overrides)
+        service = ReceiverService(config)
+    except (ConfigError, ExpectationError, OSError) as exc:
+        print(f"otel-reliability serve: {exc}", file=sys.stderr)
+        return 2
+    servers: list = []
+    try:
+        if config.grpc_endpoint:
+            servers.append(_GrpcHandle(start_grpc(service, config)))
+        if config.http_endpoint:
+            http = HttpServer(service, config)
+            http.start()
+            servers.append(http)
+    except (OSError, ValueError) as exc:
+        for server in servers:
+            server.stop()
+        print(f"otel-reliability serve: {exc}", file=sys.stderr)
+        return 2
+    service.start()
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
+    logging.getLogger(__name__).info(
+        "receiving OTLP on grpc=%s http=%s; verdicts in %s", config.grpc_endpoint, config.http_endpoint, config.store
+    )
+    stopping.wait()
+    for server in servers:
+        server.stop()
+    service.stop()
+    return 0
+
+
+class _GrpcHandle:
+    def __init__(self, server) -> None:
+        self._server = server
+
+    def stop(self) -> None:
+        self._server.stop(grace=5).wait()

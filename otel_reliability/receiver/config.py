@@ -1,0 +1,98 @@
+"""The receiver's settings: defaults, then a YAML file, then ``OTEL_RELIABILITY_*`` environment
+variables, then command-line flags — each overriding the one before.
+
+```yaml
+grpc_endpoint: 0.0.0.0:4317
+http_endpoint: 0.0.0.0:4318
+store: otel-reliability.db
+expectations: [expectations.yaml]
+decision_wait: 2.0
+```
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+
+class ConfigError(ValueError):
+    """Settings that cannot be used; the message names the setting and where it came from."""
+
+
+class ReceiverConfig(BaseModel):
+    """Every setting of ``otel-reliability serve``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    grpc_endpoint: str | None = Field("0.0.0.0:4317", description="HOST:PORT for OTLP/gRPC; empty to disable")
+    http_endpoint: str | None = Field(
+        "0.0.0.0:4318", description="HOST:PORT for OTLP/HTTP and the results API, /metrics, /healthz"
+    )
+    store: str = Field("otel-reliability.db", description="results store: a SQLite file (.jsonl for JSON Lines)")
+    expectations: list[str] = Field(default_factory=list, description="expectation files (YAML, TOML, JSON)")
+    decision_wait: float = Field(2.0, gt=0, description="seconds a trace must be quiet before it is judged")
+    late_window: float = Field(30.0, ge=0, description="seconds after judging in which a late span re-judges the trace")
+    trace_ttl: float = Field(300.0, gt=0, description="seconds an incomplete trace (no run span yet) is kept")
+    max_traces: int = Field(50_000, ge=1, description="traces buffered at most; the least recent are evicted")
+    max_spans_per_trace: int = Field(10_000, ge=1, description="spans kept per trace; more are rejected")
+    max_buffered_spans: int = Field(
+        1_000_000, ge=1, description="spans buffered in all; beyond it requests get RESOURCE_EXHAUSTED / HTTP 503"
+    )
+    max_request_bytes: int = Field(16 * 1024 * 1024, ge=1024, description="largest request body accepted")
+    max_decompressed_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="largest payload after gunzip")
+    auth_token: str | None = Field(None, description="bearer token required on every OTLP and API request")
+    tls_cert: str | None = Field(None, description="PEM certificate file: serve gRPC and HTTP over TLS")
+    tls_key: str | None = Field(None, description="PEM private key file for tls_cert")
+    retry_after: int = Field(5, ge=1, description="seconds clients are told to wait when the receiver is full")
+
+    @field_validator("grpc_endpoint", "http_endpoint")
+    @classmethod
+    def _host_port(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        host, sep, port = value.rpartition(":")
+        if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+            raise ValueError(f"expected HOST:PORT, got {value!r}")
+        return value
+
+    def model_post_init(self, _context: Any) -> None:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ConfigError("tls_cert and tls_key must be given together")
+        for name in ("tls_cert", "tls_key"):
+            path = getattr(self, name)
+            if path is not None and not os.access(path, os.R_OK):
+                raise ConfigError(f"{name}: cannot read {path}")
+
+
+ENV_PREFIX = "OTEL_RELIABILITY_"
+
+
+def load_config(path: str | Path | None, overrides: Mapping[str, Any], environ: Mapping[str, str] = os.environ) -> ReceiverConfig:
+    """Defaults < file < environment < ``overrides`` (flags given on the command line)."""
+    values: dict[str, Any] = {}
+    if path is not None:
+        try:
+            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from exc
+        except yaml.YAMLError as exc:
+            raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"{path}: expected a mapping of settings at the top level")
+        values.update(loaded)
+    for name, field in ReceiverConfig.model_fields.items():
+        raw = environ.get(ENV_PREFIX + name.upper())
+        if raw is not None:
+            values[name] = [p for p in raw.split(",") if p] if field.annotation == list[str] else raw
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    try:
+        return ReceiverConfig.model_validate(values)
+    except ValidationError as exc:
+        where = f" (from {path}, the environment or flags)" if path else " (from the environment or flags)"
+        details = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(details + where) from exc

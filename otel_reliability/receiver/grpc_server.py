@@ -1,0 +1,87 @@
+"""OTLP/gRPC: ``TraceService/Export`` in front of ``ReceiverService``."""
+
+from __future__ import annotations
+
+import hmac
+import time
+from concurrent import futures
+
+import grpc
+from google.protobuf.duration_pb2 import Duration
+from google.rpc import code_pb2, error_details_pb2, status_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+from ..sources import TraceInputError, decode_request
+from .config import ReceiverConfig
+from .service import Overloaded, ReceiverService
+
+
+class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
+    def __init__(self, service: ReceiverService) -> None:
+        self._service = service
+        token = service.config.auth_token
+        self._expected_auth = f"Bearer {token}" if token else None
+
+    def Export(self, request, context):  # noqa: N802 - the gRPC method name
+        started = time.perf_counter()
+        try:
+            if self._expected_auth is not None:
+                given = dict(context.invocation_metadata()).get("authorization", "")
+                if not hmac.compare_digest(given.encode(), self._expected_auth.encode()):
+                    context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+            try:
+                decoded = decode_request(request)
+            except TraceInputError as exc:
+                context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
+            try:
+                accepted = self._service.accept(decoded)
+            except Overloaded as exc:
+                _abort_with_retry(context, exc)
+            response = trace_service_pb2.ExportTraceServiceResponse()
+            if accepted.rejected_spans:
+                response.partial_success.rejected_spans = accepted.rejected_spans
+                response.partial_success.error_message = accepted.message
+            return response
+        finally:
+            self._service.request_duration.record(time.perf_counter() - started, {"rpc.system": "grpc"})
+
+
+def _abort_with_retry(context: grpc.ServicerContext, exc: Overloaded) -> None:
+    """RESOURCE_EXHAUSTED with RetryInfo, which OTLP exporters read as "retry after"."""
+    retry = error_details_pb2.RetryInfo(retry_delay=Duration(seconds=exc.retry_after))
+    status = status_pb2.Status(code=code_pb2.RESOURCE_EXHAUSTED, message=str(exc))
+    status.details.add().Pack(retry)
+    context.abort_with_status(_RichStatus(status))
+
+
+class _RichStatus(grpc.Status):
+    def __init__(self, status: status_pb2.Status) -> None:
+        self.code = grpc.StatusCode.RESOURCE_EXHAUSTED
+        self.details = status.message
+        self.trailing_metadata = (("grpc-status-details-bin", status.SerializeToString()),)
+
+
+def start_grpc(service: ReceiverService, config: ReceiverConfig) -> grpc.Server:
+    """Start the gRPC server on ``config.grpc_endpoint``; raises ``OSError`` when the port is taken."""
+    server = grpc.server(
+        futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="otel-reliability-grpc"),
+        options=[
+            ("grpc.max_receive_message_length", config.max_request_bytes),
+            ("grpc.so_reuseport", 0),
+        ],
+        maximum_concurrent_rpcs=64,
+    )
+    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_TraceService(service), server)
+    try:
+        if config.tls_cert:
+            with open(config.tls_cert, "rb") as cert, open(config.tls_key, "rb") as key:
+                credentials = grpc.ssl_server_credentials([(key.read(), cert.read())])
+            port = server.add_secure_port(config.grpc_endpoint, credentials)
+        else:
+            port = server.add_insecure_port(config.grpc_endpoint)
+    except RuntimeError:  # grpcio reports a port it cannot bind this way
+        port = 0
+    if port == 0:
+        raise OSError(f"cannot listen on {config.grpc_endpoint} for OTLP/gRPC (port in use?)")
+    server.start()
+    return server

@@ -1,0 +1,203 @@
+"""OTLP/HTTP (``POST /v1/traces``) and the results API, on aiohttp (the fastest stack measured here).
+
+Routes: ``POST /v1/traces``; ``GET /api/v1/results`` (same JSON as ``eval --format json``);
+``GET /metrics`` (Prometheus); ``GET /healthz``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import ssl
+import threading
+import time
+from datetime import datetime
+from typing import Any
+
+from aiohttp import web
+from google.rpc import status_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
+
+from ..results import results_document
+from .config import ReceiverConfig
+from .intake import JSON, PROTOBUF, IntakeError, decode_body
+from .service import Overloaded, ReceiverService
+
+_OPEN_PATHS = ("/healthz", "/metrics")
+
+
+def build_app(service: ReceiverService) -> web.Application:
+    config = service.config
+    app = web.Application(client_max_size=config.max_request_bytes, middlewares=[_auth(config.auth_token)])
+    app["service"] = service
+    app.router.add_post("/v1/traces", _export)
+    app.router.add_get("/api/v1/results", _results)
+    app.router.add_get("/metrics", _metrics)
+    app.router.add_get("/healthz", _healthz)
+    return app
+
+
+def _auth(token: str | None):
+    expected = f"Bearer {token}".encode() if token else None
+
+    @web.middleware
+    async def check(request: web.Request, handler):
+        if expected is not None and request.path not in _OPEN_PATHS:
+            given = request.headers.get("Authorization", "").encode()
+            if not hmac.compare_digest(given, expected):
+                raise web.HTTPUnauthorized(
+                    text="missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"}
+                )
+        return await handler(request)
+
+    return check
+
+
+async def _export(request: web.Request) -> web.Response:
+    service: ReceiverService = request.app["service"]
+    started = time.perf_counter()
+    protobuf = request.content_type == PROTOBUF
+    try:
+        body = await request.read()
+        decoded = decode_body(
+            body,
+            request.headers.get("Content-Type", ""),
+            request.headers.get("Content-Encoding", ""),
+            service.config.max_decompressed_bytes,
+        )
+        accepted = service.accept(decoded)
+    except web.HTTPRequestEntityTooLarge:
+        return _status(413, f"request body exceeds the limit of {service.config.max_request_bytes} bytes", protobuf)
+    except IntakeError as exc:
+        return _status(exc.status, exc.message, protobuf)
+    except Overloaded as exc:
+        return _status(503, str(exc), protobuf, headers={"Retry-After": str(exc.retry_after)})
+    finally:
+        service.request_duration.record(time.perf_counter() - started, {"rpc.system": "http"})
+    response = trace_service_pb2.ExportTraceServiceResponse()
+    if accepted.rejected_spans:
+        response.partial_success.rejected_spans = accepted.rejected_spans
+        response.partial_success.error_message = accepted.message
+    if protobuf:
+        return web.Response(body=response.SerializeToString(), content_type=PROTOBUF)
+    partial = (
+        {"partialSuccess": {"rejectedSpans": str(accepted.rejected_spans), "errorMessage": accepted.message}}
+        if accepted.rejected_spans
+        else {}
+    )
+    return web.json_response(partial)
+
+
+def _status(code: int, message: str, protobuf: bool, headers: dict[str, str] | None = None) -> web.Response:
+    """An error as the OTLP spec wants it: a ``google.rpc.Status`` in the request's encoding."""
+    if protobuf:
+        body = status_pb2.Status(code=_GRPC_CODE.get(code, 2), message=message).SerializeToString()
+        return web.Response(status=code, body=body, content_type=PROTOBUF, headers=headers)
+    return web.json_response({"code": _GRPC_CODE.get(code, 2), "message": message}, status=code, headers=headers)
+
+
+_GRPC_CODE = {400: 3, 401: 16, 413: 8, 415: 3, 429: 8, 503: 14}
+
+
+async def _results(request: web.Request) -> web.Response:
+    service: ReceiverService = request.app["service"]
+    try:
+        query = _results_query(request.query)
+    except ValueError as exc:
+        return web.json_response({"error": str(exc)}, status=400)
+    results = await asyncio.get_running_loop().run_in_executor(None, lambda: service.store.query(**query))
+    return web.json_response(results_document(results), dumps=lambda d: json.dumps(d, ensure_ascii=False))
+
+
+def _results_query(params: Any) -> dict[str, Any]:
+    unknown = sorted(set(params) - {"trace_id", "agent", "status", "since", "limit"})
+    if unknown:
+        raise ValueError(f"unknown query parameter(s): {', '.join(unknown)}")
+    query: dict[str, Any] = {"agent": params.get("agent")}
+    if "trace_id" in params:
+        trace_id = params["trace_id"].lower()
+        if len(trace_id) != 32 or any(c not in "0123456789abcdef" for c in trace_id):
+            raise ValueError(f"trace_id must be 32 hex digits, got {params['trace_id']!r}")
+        query["trace_id"] = trace_id
+    if "status" in params:
+        if params["status"].upper() not in ("PASSED", "FAILED"):
+            raise ValueError(f"status must be PASSED or FAILED, got {params['status']!r}")
+        query["status"] = params["status"].upper()
+    if "since" in params:
+        query["since"] = _instant(params["since"])
+    if "limit" in params:
+        if not params["limit"].isdigit() or not 1 <= int(params["limit"]) <= 10_000:
+            raise ValueError(f"limit must be a whole number from 1 to 10000, got {params['limit']!r}")
+        query["limit"] = int(params["limit"])
+    return query
+
+
+def _instant(text: str) -> float:
+    """Unix seconds, or an ISO 8601 time (``2026-11-30T12:00:00Z``)."""
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        raise ValueError(f"since must be unix seconds or an ISO 8601 time, got {text!r}") from None
+
+
+async def _metrics(request: web.Request) -> web.Response:
+    service: ReceiverService = request.app["service"]
+    body = await asyncio.get_running_loop().run_in_executor(None, service.metrics_text)
+    return web.Response(body=body, headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
+
+
+async def _healthz(request: web.Request) -> web.Response:
+    return web.json_response({"status": "ok"})
+
+
+class HttpServer:
+    """aiohttp on its own thread and event loop."""
+
+    def __init__(self, service: ReceiverService, config: ReceiverConfig) -> None:
+        host, _, port = config.http_endpoint.rpartition(":")
+        self._host, self._port = host.strip("[]"), int(port)
+        self._app = build_app(service)
+        self._ssl = _ssl_context(config)
+        self._loop = asyncio.new_event_loop()
+        self._runner = web.AppRunner(self._app, access_log=None)
+        self._started = threading.Event()
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._serve, name="otel-reliability-http", daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+        self._started.wait()
+        if self._error is not None:
+            raise OSError(f"cannot listen on {self._host}:{self._port} for OTLP/HTTP: {self._error}")
+
+    def stop(self) -> None:
+        if self._loop.is_running():
+            asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
+            self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(timeout=10)
+
+    def _serve(self) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._runner.setup())
+            site = web.TCPSite(self._runner, self._host, self._port, ssl_context=self._ssl)
+            self._loop.run_until_complete(site.start())
+        except OSError as exc:
+            self._error = exc
+            self._started.set()
+            return
+        self._started.set()
+        self._loop.run_forever()
+
+
+def _ssl_context(config: ReceiverConfig) -> ssl.SSLContext | None:
+    if not config.tls_cert:
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    context.load_cert_chain(config.tls_cert, config.tls_key)
+    return context

@@ -1,0 +1,67 @@
+"""OTLP payloads in: content types, gzip within limits, and the statuses the OTLP spec asks for.
+
+Shared by the gRPC and HTTP servers so that both answer the same input the same way.
+"""
+
+from __future__ import annotations
+
+import zlib
+from dataclasses import dataclass
+
+from ..sources import Decoded, TraceInputError, decode_json, decode_protobuf
+
+PROTOBUF = "application/x-protobuf"
+JSON = "application/json"
+
+
+@dataclass(slots=True)
+class IntakeError(Exception):
+    """A payload refused as a whole; ``status`` is the HTTP status, ``grpc_code`` the gRPC one."""
+
+    status: int
+    grpc_code: str
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+
+def too_large(what: str, limit: int) -> IntakeError:
+    return IntakeError(413, "RESOURCE_EXHAUSTED", f"{what} exceeds the limit of {limit} bytes")
+
+
+def inflate(body: bytes, limit: int) -> bytes:
+    """gunzip ``body``, refusing to produce more than ``limit`` bytes (a gzip bomb stops there)."""
+    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    try:
+        out = inflater.decompress(body, limit + 1)
+        if len(out) > limit or inflater.unconsumed_tail:
+            raise too_large("decompressed payload", limit)
+        out += inflater.flush()
+    except zlib.error as exc:
+        raise IntakeError(400, "INVALID_ARGUMENT", f"gzip body is corrupt: {exc}") from exc
+    if len(out) > limit:
+        raise too_large("decompressed payload", limit)
+    if not inflater.eof:
+        raise IntakeError(400, "INVALID_ARGUMENT", "gzip body is truncated")
+    return out
+
+
+def decode_body(body: bytes, content_type: str, content_encoding: str, max_decompressed: int) -> Decoded:
+    """Decode an OTLP/HTTP body: ``application/x-protobuf`` or ``application/json``, optionally gzip."""
+    media_type = content_type.split(";", 1)[0].strip().lower()
+    if media_type not in (PROTOBUF, JSON):
+        raise IntakeError(
+            415, "INVALID_ARGUMENT", f"unsupported content type {content_type!r}: use {PROTOBUF} or {JSON}"
+        )
+    encoding = content_encoding.strip().lower()
+    if encoding == "gzip":
+        body = inflate(body, max_decompressed)
+    elif encoding not in ("", "identity"):
+        raise IntakeError(415, "INVALID_ARGUMENT", f"unsupported content encoding {content_encoding!r}: use gzip")
+    elif len(body) > max_decompressed:
+        raise too_large("payload", max_decompressed)
+    try:
+        return decode_protobuf(body) if media_type == PROTOBUF else decode_json(body)
+    except TraceInputError as exc:
+        raise IntakeError(400, "INVALID_ARGUMENT", str(exc)) from exc

@@ -1,0 +1,162 @@
+"""The receiver's core: accepts decoded spans, judges completed traces, keeps the verdicts.
+
+Both servers call ``accept``; a judge thread asks ``TraceCompletion`` which traces are
+due and runs them through the same engine as the span processor and ``eval``.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+from opentelemetry.exporter.prometheus import PrometheusMetricReader
+from opentelemetry.sdk.metrics import MeterProvider
+from prometheus_client import CollectorRegistry, generate_latest
+
+from ..adapters import to_record
+from ..assembly import assemble
+from ..continuations import PausedRuns
+from ..emitters.metrics import ReliabilityMetrics
+from ..engine import Engine
+from ..expectations import ExpectationError
+from ..model import Role
+from ..results import RunResult
+from ..sources import Decoded
+from ..stores import open_store
+from .completion import DueTrace, TraceCompletion
+from .config import ReceiverConfig
+
+logger = logging.getLogger(__name__)
+
+
+class Overloaded(Exception):
+    """The buffer is full: the client should retry after ``retry_after`` seconds."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(f"receiver buffer is full; retry after {retry_after} s")
+        self.retry_after = retry_after
+
+
+@dataclass(slots=True)
+class Accepted:
+    rejected_spans: int
+    message: str
+
+
+class ReceiverService:
+    """Intake, trace completion and judging; the servers are thin edges around it."""
+
+    def __init__(self, config: ReceiverConfig) -> None:
+        self.config = config
+        self.engine = Engine(config.expectations)
+        self.store = open_store(config.store)
+        self.registry = CollectorRegistry()
+        self.meter_provider = MeterProvider(metric_readers=[PrometheusMetricReader(registry=self.registry)])
+        self.metrics = ReliabilityMetrics(self.meter_provider)
+        meter = self.meter_provider.get_meter("otel_reliability.receiver")
+        self._received = meter.create_counter(
+            "agent.reliability.spans.received", unit="{span}", description="Spans accepted by the receiver"
+        )
+        self.request_duration = meter.create_histogram(
+            "agent.reliability.receiver.request.duration",
+            unit="s",
+            description="Time to handle one OTLP request",
+            explicit_bucket_boundaries_advisory=[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+        )
+        self._completion = TraceCompletion(
+            decision_wait=config.decision_wait,
+            late_window=config.late_window,
+            ttl=config.trace_ttl,
+            max_traces=config.max_traces,
+            max_spans_per_trace=config.max_spans_per_trace,
+        )
+        self.metrics.register_buffered(lambda: len(self._completion))
+        self._paused = PausedRuns()
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._evicted_reported = 0
+        self._judge_thread = threading.Thread(target=self._judge_loop, name="otel-reliability-judge", daemon=True)
+
+    def start(self) -> None:
+        self._judge_thread.start()
+
+    def stop(self) -> None:
+        """Judge what has a run span, whether or not it went quiet; flush and close the store."""
+        self._stop.set()
+        if self._judge_thread.is_alive():
+            self._judge_thread.join(timeout=30)
+        with self._lock:
+            remaining = self._completion.drain()
+        for due in remaining:
+            self._judge(due)
+        self.store.close()
+        self.meter_provider.shutdown()
+
+    def accept(self, decoded: Decoded) -> Accepted:
+        """Buffer the decoded spans of one request; raises ``Overloaded`` when full."""
+        records = [to_record(span) for span in decoded.spans]
+        with self._lock:
+            if self._completion.buffered_spans + len(records) > self.config.max_buffered_spans:
+                self.metrics.spans_dropped(len(records), "overloaded")
+                raise Overloaded(self.config.retry_after)
+            refused = self._completion.add(records, time.monotonic())
+        reasons = decoded.rejected + refused
+        if decoded.rejected:
+            self.metrics.spans_dropped(len(decoded.rejected), "invalid")
+        if refused:
+            self.metrics.spans_dropped(len(refused), "trace_full")
+        self._received.add(len(records) - len(refused))
+        return Accepted(len(reasons), _summary(reasons))
+
+    def metrics_text(self) -> bytes:
+        return generate_latest(self.registry)
+
+    def judge_due(self) -> None:
+        now = time.monotonic()
+        with self._lock:
+            due = self._completion.due(now)
+            self._completion.expire(now)
+            evicted = self._completion.stats.traces_evicted
+        if evicted > self._evicted_reported:
+            self.metrics.traces_evicted(evicted - self._evicted_reported)
+            self._evicted_reported = evicted
+        for trace in due:
+            self._judge(trace)
+
+    def _judge_loop(self) -> None:
+        tick = min(0.1, self.config.decision_wait / 4)
+        while not self._stop.wait(tick):
+            try:
+                self.judge_due()
+            except Exception:  # keep judging the next traces whatever one of them did
+                logger.exception("otel-reliability receiver failed while judging")
+
+    def _judge(self, due: DueTrace) -> list[RunResult]:
+        keys = [r.run_key for r in due.records if r.role is Role.AGENT_RUN]
+        earlier = self._paused.predecessors(due.records, keys)
+        own = {r.span_id for r in due.records}
+        results = []
+        for run in assemble(earlier + due.records):
+            if run.span_id not in own:
+                continue
+            try:
+                result = self.engine.judge(run)
+            except ExpectationError as exc:
+                logger.warning("receiver could not judge run %r: %s", run.span_name, exc)
+                continue
+            self._paused.remember(run, earlier + due.records)
+            self.store.add(result)
+            self.metrics.record(result)
+            if due.late:
+                self.metrics.late_evaluation()
+            results.append(result)
+        return results
+
+
+def _summary(reasons: list[str]) -> str:
+    if not reasons:
+        return ""
+    more = f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else ""
+    return "; ".join(reasons[:3]) + more
