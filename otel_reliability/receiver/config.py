@@ -49,6 +49,18 @@ class ReceiverConfig(BaseModel):
     tls_cert: str | None = Field(None, description="PEM certificate file: serve gRPC and HTTP over TLS")
     tls_key: str | None = Field(None, description="PEM private key file for tls_cert")
     retry_after: int = Field(5, ge=1, description="seconds clients are told to wait when the receiver is full")
+    forward_endpoint: str | None = Field(
+        None, description="OTLP/HTTP URL (…/v1/traces) that receives every span, run spans with their verdict"
+    )
+    forward_headers: dict[str, str] = Field(default_factory=dict, description="headers sent with forwarded requests")
+    forward_queue_size: int = Field(1_000, ge=1, description="forwarded requests queued at most; more are counted and dropped")
+
+    @field_validator("forward_endpoint")
+    @classmethod
+    def _url(cls, value: str | None) -> str | None:
+        if value and not value.startswith(("http://", "https://")):
+            raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
+        return value or None
 
     @field_validator("grpc_endpoint", "http_endpoint")
     @classmethod

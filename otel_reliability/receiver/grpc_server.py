@@ -13,6 +13,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_serv
 
 from ..sources import TraceInputError, decode_request
 from .config import ReceiverConfig
+from .intake import Payload
 from .service import Overloaded, ReceiverService
 
 
@@ -30,11 +31,11 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
                 if not hmac.compare_digest(given.encode(), self._expected_auth.encode()):
                     context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
             try:
-                decoded = decode_request(request)
+                payload = Payload(decode_request(request), request=request)
             except TraceInputError as exc:
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
             try:
-                accepted = self._service.accept(decoded)
+                accepted = self._service.accept(payload)
             except Overloaded as exc:
                 _abort_with_retry(context, exc)
             response = trace_service_pb2.ExportTraceServiceResponse()

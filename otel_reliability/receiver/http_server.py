@@ -60,13 +60,13 @@ async def _export(request: web.Request) -> web.Response:
     protobuf = request.content_type == PROTOBUF
     try:
         body = await request.read()
-        decoded = decode_body(
+        payload = decode_body(
             body,
             request.headers.get("Content-Type", ""),
             request.headers.get("Content-Encoding", ""),
             service.config.max_decompressed_bytes,
         )
-        accepted = service.accept(decoded)
+        accepted = service.accept(payload)
     except web.HTTPRequestEntityTooLarge:
         return _status(413, f"request body exceeds the limit of {service.config.max_request_bytes} bytes", protobuf)
     except IntakeError as exc:

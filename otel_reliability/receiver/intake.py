@@ -5,10 +5,14 @@ Shared by the gRPC and HTTP servers so that both answer the same input the same 
 
 from __future__ import annotations
 
+import json
 import zlib
 from dataclasses import dataclass
 
-from ..sources import Decoded, TraceInputError, decode_json, decode_protobuf
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from ..sources import Decoded, TraceInputError, decode_json, decode_request, parse_request
+from .forwarding import request_from_json
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
@@ -47,7 +51,22 @@ def inflate(body: bytes, limit: int) -> bytes:
     return out
 
 
-def decode_body(body: bytes, content_type: str, content_encoding: str, max_decompressed: int) -> Decoded:
+@dataclass(slots=True)
+class Payload:
+    """One request's spans, and the request itself for forwarding."""
+
+    decoded: Decoded
+    request: ExportTraceServiceRequest | None = None  # protobuf bodies arrive parsed
+    json_body: bytes | None = None
+
+    def as_request(self) -> ExportTraceServiceRequest:
+        """The request as protobuf; a JSON body is converted only when asked (forwarding)."""
+        if self.request is None:
+            self.request = request_from_json(json.loads(self.json_body or b"{}"))
+        return self.request
+
+
+def decode_body(body: bytes, content_type: str, content_encoding: str, max_decompressed: int) -> Payload:
     """Decode an OTLP/HTTP body: ``application/x-protobuf`` or ``application/json``, optionally gzip."""
     media_type = content_type.split(";", 1)[0].strip().lower()
     if media_type not in (PROTOBUF, JSON):
@@ -62,6 +81,9 @@ def decode_body(body: bytes, content_type: str, content_encoding: str, max_decom
     elif len(body) > max_decompressed:
         raise too_large("payload", max_decompressed)
     try:
-        return decode_protobuf(body) if media_type == PROTOBUF else decode_json(body)
+        if media_type == PROTOBUF:
+            request = parse_request(body)
+            return Payload(decode_request(request), request=request)
+        return Payload(decode_json(body), json_body=body)
     except TraceInputError as exc:
         raise IntakeError(400, "INVALID_ARGUMENT", str(exc)) from exc

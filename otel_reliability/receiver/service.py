@@ -23,10 +23,11 @@ from ..engine import Engine
 from ..expectations import ExpectationError
 from ..model import Role
 from ..results import RunResult
-from ..sources import Decoded
 from ..stores import open_store
 from .completion import DueTrace, TraceCompletion
 from .config import ReceiverConfig
+from .forwarding import Forwarder, enrich, request_of, split_run_spans
+from .intake import Payload
 
 logger = logging.getLogger(__name__)
 
@@ -74,12 +75,20 @@ class ReceiverService:
         )
         self.metrics.register_buffered(lambda: len(self._completion))
         self._paused = PausedRuns()
+        self.forwarder = (
+            Forwarder(config.forward_endpoint, config.forward_headers, config.forward_queue_size)
+            if config.forward_endpoint
+            else None
+        )
+        self._held: dict[int, list] = {}  # trace id → run spans waiting for their verdict
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._evicted_reported = 0
         self._judge_thread = threading.Thread(target=self._judge_loop, name="otel-reliability-judge", daemon=True)
 
     def start(self) -> None:
+        if self.forwarder is not None:
+            self.forwarder.start()
         self._judge_thread.start()
 
     def stop(self) -> None:
@@ -91,17 +100,26 @@ class ReceiverService:
             remaining = self._completion.drain()
         for due in remaining:
             self._judge(due)
+        if self.forwarder is not None:
+            with self._lock:
+                unjudged = [held for spans in self._held.values() for held in spans]
+                self._held.clear()
+            self.forwarder.submit(request_of(unjudged))
+            self.forwarder.stop()
         self.store.close()
         self.meter_provider.shutdown()
 
-    def accept(self, decoded: Decoded) -> Accepted:
+    def accept(self, payload: Payload) -> Accepted:
         """Buffer the decoded spans of one request; raises ``Overloaded`` when full."""
+        decoded = payload.decoded
         records = [to_record(span) for span in decoded.spans]
         with self._lock:
             if self._completion.buffered_spans + len(records) > self.config.max_buffered_spans:
                 self.metrics.spans_dropped(len(records), "overloaded")
                 raise Overloaded(self.config.retry_after)
             refused = self._completion.add(records, time.monotonic())
+            if self.forwarder is not None:
+                self._forward_holding_runs(payload, records)
         reasons = decoded.rejected + refused
         if decoded.rejected:
             self.metrics.spans_dropped(len(decoded.rejected), "invalid")
@@ -113,17 +131,40 @@ class ReceiverService:
     def metrics_text(self) -> bytes:
         return generate_latest(self.registry)
 
+    def _forward_holding_runs(self, payload: Payload, records: list) -> None:
+        runs = {(r.trace_id, r.span_id) for r in records if r.role is Role.AGENT_RUN}
+        request = payload.as_request()
+        for held in split_run_spans(request, lambda trace_id, span_id: (trace_id, span_id) in runs):
+            trace_id = int.from_bytes(held.scope_spans[0].spans[0].trace_id, "big")
+            self._held.setdefault(trace_id, []).append(held)
+        self.forwarder.submit(request)
+
+    def _release(self, trace_id: int, results: list[RunResult]) -> None:
+        """Forward a trace's held run spans, each with its verdict when it has one."""
+        with self._lock:
+            held = self._held.pop(trace_id, [])
+        by_span = {result.run_span_id: result for result in results}
+        for wrapper in held:
+            result = by_span.get(int.from_bytes(wrapper.scope_spans[0].spans[0].span_id, "big"))
+            if result is not None:
+                enrich(wrapper, result)
+        if held:
+            self.forwarder.submit(request_of(held))
+
     def judge_due(self) -> None:
         now = time.monotonic()
         with self._lock:
             due = self._completion.due(now)
-            self._completion.expire(now)
+            expired = self._completion.expire(now)
             evicted = self._completion.stats.traces_evicted
         if evicted > self._evicted_reported:
             self.metrics.traces_evicted(evicted - self._evicted_reported)
             self._evicted_reported = evicted
         for trace in due:
             self._judge(trace)
+        if self.forwarder is not None:
+            for trace in expired:
+                self._release(trace.trace_id, [])
 
     def _judge_loop(self) -> None:
         tick = min(0.1, self.config.decision_wait / 4)
@@ -152,6 +193,8 @@ class ReceiverService:
             if due.late:
                 self.metrics.late_evaluation()
             results.append(result)
+        if self.forwarder is not None:
+            self._release(due.trace_id, results)
         return results
 
 

@@ -1,0 +1,136 @@
+"""The receiver forwards every span downstream, run spans carrying their verdict."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+from otel_reliability.receiver.config import ReceiverConfig
+from otel_reliability.receiver.intake import decode_body
+from otel_reliability.receiver.service import ReceiverService
+
+from .corpus import CORPUS
+
+TEAM = CORPUS / "agno" / "team_nested.json"
+
+
+class Downstream:
+    """A real OTLP/HTTP endpoint that keeps what it is sent; answers 503 for the first ``busy`` posts."""
+
+    def __init__(self, busy: int = 0) -> None:
+        self.requests: list[ExportTraceServiceRequest] = []
+        self.busy = busy
+        downstream = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self):  # noqa: N802
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                if downstream.busy:
+                    downstream.busy -= 1
+                    self.send_response(503)
+                    self.send_header("Retry-After", "0")
+                    self.end_headers()
+                    return
+                downstream.requests.append(ExportTraceServiceRequest.FromString(body))
+                self.send_response(200)
+                self.end_headers()
+
+            def log_message(self, *args):
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        self.url = f"http://127.0.0.1:{self.server.server_port}/v1/traces"
+
+    def spans(self):
+        """Every span received, by span id (a retried or repeated span counts once)."""
+        return {
+            span.span_id: span
+            for request in self.requests
+            for resource in request.resource_spans
+            for scope in resource.scope_spans
+            for span in scope.spans
+        }
+
+    def named(self, name):
+        [span] = [s for s in self.spans().values() if s.name == name]
+        return span
+
+
+@pytest.fixture
+def downstream():
+    server = Downstream()
+    yield server
+    server.server.shutdown()
+
+
+def receiver(tmp_path, url) -> ReceiverService:
+    config = ReceiverConfig(
+        grpc_endpoint=None, http_endpoint=None, store=str(tmp_path / "r.db"), decision_wait=0.05, forward_endpoint=url
+    )
+    return ReceiverService(config)
+
+
+def send(service: ReceiverService, path, content_type="application/json") -> None:
+    body = path.read_bytes()
+    if content_type == "application/x-protobuf":
+        from otel_reliability.receiver.forwarding import request_from_json
+
+        body = request_from_json(json.loads(body)).SerializeToString()
+    service.accept(decode_body(gzip.compress(body), content_type, "gzip", 10**8))
+
+
+def settle(service: ReceiverService, until) -> None:
+    deadline = time.monotonic() + 10
+    while not until() and time.monotonic() < deadline:
+        service.judge_due()
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("content_type", ["application/json", "application/x-protobuf"])
+def test_every_span_is_forwarded_and_only_the_top_level_run_span_carries_the_verdict(tmp_path, downstream, content_type):
+    service = receiver(tmp_path, downstream.url)
+    service.start()
+    send(service, TEAM, content_type)
+    settle(service, lambda: len(downstream.spans()) == 12)
+    service.stop()
+    assert len(downstream.spans()) == 12
+    run = downstream.named("Outer_Team.run")
+    attributes = {kv.key: kv.value for kv in run.attributes}
+    assert attributes["reliability.status"].string_value == "PASSED"
+    assert [v.string_value for v in attributes["reliability.passed_tool_calls"].array_value.values] == [
+        "delegate_task_to_member", "delegate_task_to_member", "multiply",
+    ]
+    assert [e.name for e in run.events] == ["gen_ai.evaluation.result"]
+    assert run.trace_id.hex() == "0000a6e0000000000000000000000001"
+    member = {kv.key for kv in downstream.named("Inner_Math_Team.run").attributes}
+    assert "reliability.status" not in member and "agno.run.id" in member
+
+
+def test_a_busy_downstream_is_retried_until_it_takes_the_spans(tmp_path):
+    busy = Downstream(busy=2)
+    service = receiver(tmp_path, busy.url)
+    service.start()
+    send(service, TEAM)
+    settle(service, lambda: len(busy.spans()) == 12)
+    service.stop()
+    busy.server.shutdown()
+    assert len(busy.spans()) == 12
+    assert service.forwarder.dropped_requests == 0
+
+
+def test_shutdown_judges_a_trace_that_never_went_quiet_before_forwarding_it(tmp_path, downstream):
+    service = receiver(tmp_path, downstream.url)
+    service.config.decision_wait = 3600  # never quiet long enough before the stop
+    service.start()
+    send(service, TEAM)
+    service.stop()  # judges what it holds, then forwards
+    run = downstream.named("Outer_Team.run")
+    assert "reliability.status" in {kv.key for kv in run.attributes}
+    assert len(downstream.spans()) == 12

@@ -1,0 +1,91 @@
+"""When the receiver judges a trace: run span present, quiet for decision_wait; late spans re-judge."""
+
+from __future__ import annotations
+
+import pytest
+
+from otel_reliability.model import Role, SpanRecord
+from otel_reliability.receiver.completion import TraceCompletion
+
+
+def record(trace_id: int, span_id: int, run: bool = False) -> SpanRecord:
+    return SpanRecord(trace_id, span_id, 0 if run else 1, "s", 0, 1, role=Role.AGENT_RUN if run else Role.TOOL)
+
+
+def due_ids(buffer: TraceCompletion, now: float) -> list[tuple[int, int, bool]]:
+    return [(d.trace_id, len(d.records), d.late) for d in buffer.due(now)]
+
+
+@pytest.mark.parametrize(
+    "arrivals",
+    [
+        pytest.param([[1], [2], [3]], id="run-span-first"),
+        pytest.param([[2], [3], [1]], id="run-span-last"),
+        pytest.param([[2], [1], [3]], id="run-span-in-the-middle"),
+        pytest.param([[3, 1, 2]], id="one-request"),
+    ],
+)
+def test_a_trace_split_across_requests_is_judged_once_when_quiet(arrivals):
+    buffer = TraceCompletion(decision_wait=2.0)
+    for t, span_ids in enumerate(arrivals):
+        buffer.add([record(7, s, run=(s == 1)) for s in span_ids], now=float(t))
+        assert buffer.due(now=float(t)) == []  # never while spans keep coming
+    last = float(len(arrivals) - 1)
+    assert due_ids(buffer, last + 1.9) == []
+    assert due_ids(buffer, last + 2.0) == [(7, 3, False)]
+    assert due_ids(buffer, last + 10) == []
+
+
+def test_a_trace_without_a_run_span_is_never_due_and_expires_after_its_ttl():
+    buffer = TraceCompletion(decision_wait=1.0, ttl=5.0)
+    buffer.add([record(7, 2)], now=0.0)
+    assert buffer.due(now=4.0) == []
+    assert [d.trace_id for d in buffer.expire(now=5.0)] == [7]
+    assert (len(buffer), buffer.stats.traces_expired_unjudged, buffer.buffered_spans) == (0, 1, 0)
+
+
+def test_a_late_span_within_the_window_makes_the_trace_due_again_as_late():
+    buffer = TraceCompletion(decision_wait=1.0, late_window=10.0)
+    buffer.add([record(7, 1, run=True)], now=0.0)
+    assert due_ids(buffer, 1.0) == [(7, 1, False)]
+    buffer.add([record(7, 2)], now=3.0)
+    assert due_ids(buffer, 4.0) == [(7, 2, True)]
+    assert buffer.stats.late_spans == 1
+
+
+def test_a_judged_trace_is_forgotten_after_the_late_window():
+    buffer = TraceCompletion(decision_wait=1.0, late_window=10.0)
+    buffer.add([record(7, 1, run=True)], now=0.0)
+    buffer.due(now=1.0)
+    assert buffer.expire(now=10.0) == []  # judged traces leave silently
+    assert len(buffer) == 0
+
+
+def test_interleaved_traces_are_judged_independently():
+    buffer = TraceCompletion(decision_wait=1.0)
+    buffer.add([record(1, 1, run=True), record(2, 5)], now=0.0)
+    buffer.add([record(2, 4, run=True)], now=0.5)
+    assert due_ids(buffer, 1.0) == [(1, 1, False)]
+    assert due_ids(buffer, 1.5) == [(2, 2, False)]
+
+
+def test_a_repeated_span_from_a_retried_export_is_kept_once():
+    buffer = TraceCompletion(decision_wait=1.0)
+    buffer.add([record(7, 1, run=True), record(7, 2)], now=0.0)
+    buffer.add([record(7, 2)], now=0.1)
+    assert due_ids(buffer, 1.1) == [(7, 2, False)]
+    assert buffer.buffered_spans == 2
+
+
+def test_bounds_evict_the_oldest_trace_and_reject_spans_beyond_a_trace_limit():
+    buffer = TraceCompletion(max_traces=2, max_spans_per_trace=2)
+    buffer.add([record(1, 1), record(2, 1), record(3, 1)], now=0.0)
+    assert (len(buffer), buffer.stats.traces_evicted) == (2, 1)
+    rejected = buffer.add([record(3, 2), record(3, 3)], now=0.0)
+    assert len(rejected) == 1 and "max_spans_per_trace" in rejected[0]
+
+
+def test_drain_hands_over_every_trace_with_a_run_span_for_shutdown():
+    buffer = TraceCompletion(decision_wait=100.0)
+    buffer.add([record(1, 1, run=True), record(2, 3)], now=0.0)
+    assert [d.trace_id for d in buffer.drain()] == [1]
