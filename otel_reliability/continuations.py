@@ -31,10 +31,10 @@ class PausedRuns:
             return []
         keys = [f"call:{response.call_id}" for record in records for response in record.responses]
         keys += [f"run:{key}" for key in run_keys if key is not None]
-        found: dict[int, SpanRecord] = {}
+        found: dict[tuple[int, int], SpanRecord] = {}
         for key in keys:
             for earlier in self._by_key.get(key, ()):
-                found.setdefault(earlier.span_id, earlier)
+                found.setdefault((earlier.trace_id, earlier.span_id), earlier)
         return list(found.values())
 
     def remember(self, run: Run, records: list[SpanRecord]) -> None:

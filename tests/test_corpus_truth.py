@@ -6,6 +6,8 @@ tell"); none of those scenarios is in this sample, so every file here must match
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from otel_reliability.adapters import to_record
@@ -63,4 +65,15 @@ def test_a_resumed_run_joins_the_run_it_resumes_and_resolves_its_pending_call():
     assert [(a.tool, a.outcome) for a in paused.chain()] == [("delete_file", "pending")]
     assert [(a.tool, a.outcome, a.error) for a in resumed.chain()] == [
         ("delete_file", "refused", "Deleting system files is not allowed")
+    ]
+
+
+def test_traces_that_reuse_span_ids_are_assembled_apart():
+    path = next(p for p in TRUTH_FILES if scenario_id(p) == "pydantic_ai/single_tool")
+    spans = read_spans(path)
+    copies = [dataclasses.replace(span, trace_id=span.trace_id + 1) for span in spans]
+    runs = assemble(to_record(s) for s in spans + copies)
+    assert [(run.trace_id - spans[0].trace_id, [a.tool for a in run.chain()]) for run in runs] == [
+        (0, ["multiply"]),
+        (1, ["multiply"]),
     ]

@@ -16,6 +16,13 @@ from .attempts import attempts_of
 from .ownership import enclosing_run, inherit_dispatched_call_id
 
 
+_Key = tuple[int, int]
+
+
+def _key(record: SpanRecord) -> _Key:
+    return record.trace_id, record.span_id
+
+
 def assemble(records: Iterable[SpanRecord]) -> list[Run]:
     """Every top-level run in the records, in start order.
 
@@ -23,25 +30,29 @@ def assemble(records: Iterable[SpanRecord]) -> list[Run]:
     []
     """
     records = list(records)
-    by_id = {record.span_id: record for record in records}
-    owned: dict[int, list[SpanRecord]] = defaultdict(list)
-    members: dict[int, list[SpanRecord]] = defaultdict(list)
+    traces: dict[int, dict[int, SpanRecord]] = defaultdict(dict)  # span ids are unique only within a trace
+    for record in records:
+        traces[record.trace_id][record.span_id] = record
+    owned: dict[_Key, list[SpanRecord]] = defaultdict(list)
+    members: dict[_Key, list[SpanRecord]] = defaultdict(list)
     top_level: list[SpanRecord] = []
     for record in records:
+        spans = traces[record.trace_id]
         if record.role is Role.TOOL:
-            inherit_dispatched_call_id(record, by_id)
-        owner = enclosing_run(record, by_id)
+            inherit_dispatched_call_id(record, spans)
+        owner = enclosing_run(record, spans)
         if record.role is Role.AGENT_RUN:
-            (members[owner.span_id] if owner is not None else top_level).append(record)
+            (members[_key(owner)] if owner is not None else top_level).append(record)
         elif owner is not None:
-            owned[owner.span_id].append(record)
+            owned[_key(owner)].append(record)
     return _runs_with_continuations(top_level, owned, members)
+
 
 
 def _runs_with_continuations(
     top_level: list[SpanRecord],
-    owned: dict[int, list[SpanRecord]],
-    members: dict[int, list[SpanRecord]],
+    owned: dict[_Key, list[SpanRecord]],
+    members: dict[_Key, list[SpanRecord]],
 ) -> list[Run]:
     """One run per top-level run span; a continuation carries its predecessors' evidence.
 
@@ -55,7 +66,7 @@ def _runs_with_continuations(
     for record in sorted(top_level, key=lambda r: r.start_ns):
         chain = by_key.get(record.run_key) if record.run_key is not None else None
         if chain is None:
-            answered = (resp.call_id for r in owned.get(record.span_id, ()) for resp in r.responses)
+            answered = (resp.call_id for r in owned.get(_key(record), ()) for resp in r.responses)
             chain = next((by_pending_call[c] for c in answered if c in by_pending_call), None)
         chain = (chain or []) + [record]
         run = _build(chain, owned, members, ())
@@ -70,16 +81,16 @@ def _runs_with_continuations(
 
 def _build(
     group: list[SpanRecord],
-    owned: dict[int, list[SpanRecord]],
-    members: dict[int, list[SpanRecord]],
+    owned: dict[_Key, list[SpanRecord]],
+    members: dict[_Key, list[SpanRecord]],
     parent_path: tuple[str, ...],
 ) -> Run:
     latest = group[-1]
-    member_records = sorted((m for r in group for m in members.get(r.span_id, ())), key=lambda r: r.start_ns)
+    member_records = sorted((m for r in group for m in members.get(_key(r), ())), key=lambda r: r.start_ns)
     name = _agent_name(latest, member_records)
     path = parent_path + (name,)
     run_error = next((r.error for r in reversed(group) if r.error is not None), None)
-    own = [record for r in group for record in owned.get(r.span_id, ())]
+    own = [record for r in group for record in owned.get(_key(r), ())]
     run = Run(
         trace_id=latest.trace_id,
         span_id=latest.span_id,

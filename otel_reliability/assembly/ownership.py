@@ -17,7 +17,7 @@ MAX_DEPTH = 1024
 
 
 def enclosing_run(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> SpanRecord | None:
-    """The nearest ancestor agent run whose [start, end] contains ``record``."""
+    """The nearest ancestor agent run whose [start, end] contains ``record``; ``by_id`` holds its trace's spans."""
     parent = by_id.get(record.parent_id)
     for _ in range(MAX_DEPTH):
         if parent is None:
