@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hmac
+import ssl
 import time
 from concurrent import futures
 
@@ -11,7 +12,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
-from ..sources import TraceInputError, decode_request
+from ..sources import TraceInputError, decode_request, parse_request
 from .config import ReceiverConfig
 from .intake import Payload
 from .service import Overloaded, ReceiverService
@@ -31,6 +32,7 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
                 if not hmac.compare_digest(given.encode(), self._expected_auth.encode()):
                     context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
             try:
+                request = parse_request(request)  # raw bytes: see start_grpc
                 payload = Payload(decode_request(request), request=request)
             except TraceInputError as exc:
                 context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
@@ -72,7 +74,16 @@ def start_grpc(service: ReceiverService, config: ReceiverConfig) -> grpc.Server:
         ],
         maximum_concurrent_rpcs=64,
     )
-    trace_service_pb2_grpc.add_TraceServiceServicer_to_server(_TraceService(service), server)
+    # Export takes the raw bytes and parses them itself: grpcio answers a request it cannot
+    # deserialize with INTERNAL, where OTLP asks for INVALID_ARGUMENT and a message.
+    export = grpc.unary_unary_rpc_method_handler(
+        _TraceService(service).Export,
+        response_serializer=trace_service_pb2.ExportTraceServiceResponse.SerializeToString,
+    )
+    service_name = "opentelemetry.proto.collector.trace.v1.TraceService"
+    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service_name, {"Export": export}),))
+    if config.tls_cert:
+        _check_tls_pair(config.tls_cert, config.tls_key)  # grpcio would report a bad pair as a port in use
     try:
         if config.tls_cert:
             with open(config.tls_cert, "rb") as cert, open(config.tls_key, "rb") as key:
@@ -86,3 +97,10 @@ def start_grpc(service: ReceiverService, config: ReceiverConfig) -> grpc.Server:
         raise OSError(f"cannot listen on {config.grpc_endpoint} for OTLP/gRPC (port in use?)")
     server.start()
     return server
+
+
+def _check_tls_pair(cert: str, key: str) -> None:
+    try:
+        ssl.create_default_context(ssl.Purpose.CLIENT_AUTH).load_cert_chain(cert, key)
+    except ssl.SSLError as exc:
+        raise OSError(f"{cert} and {key} are not a PEM certificate and its private key ({exc.reason or exc})") from None

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from aiohttp import web
+from aiohttp.web_protocol import RequestPayloadError
 from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
@@ -69,6 +70,8 @@ async def _export(request: web.Request) -> web.Response:
         accepted = service.accept(payload)
     except web.HTTPRequestEntityTooLarge:
         return _status(413, f"request body exceeds the limit of {service.config.max_request_bytes} bytes", protobuf)
+    except (ConnectionResetError, RequestPayloadError) as exc:  # the body ended early or its framing is broken
+        return _status(400, f"request body is incomplete: {exc}", protobuf)
     except IntakeError as exc:
         return _status(exc.status, exc.message, protobuf)
     except Overloaded as exc:
@@ -164,7 +167,9 @@ class HttpServer:
         self._app = build_app(service)
         self._ssl = _ssl_context(config)
         self._loop = asyncio.new_event_loop()
-        self._runner = web.AppRunner(self._app, access_log=None)
+        # auto_decompress=False: else aiohttp gunzips bodies itself, limited only by
+        # client_max_size, and intake.inflate then refuses every gzip body as corrupt.
+        self._runner = web.AppRunner(self._app, access_log=None, auto_decompress=False)
         self._started = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._serve, name="otel-reliability-http", daemon=True)
