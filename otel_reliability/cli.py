@@ -18,7 +18,10 @@ from .emitters.markdown import results_markdown
 from .emitters.table import render_results
 from .engine import Engine
 from .expectations import ExpectationError
+from .bfcl.cli import register as register_bfcl
 from .receiver.cli import register as register_serve
+from .reports.cli import register as register_report
+from .reputation.cli import register as register_reputation
 from .results import RunResult, results_document
 from .sources import TraceInputError, read_spans
 
@@ -70,6 +73,9 @@ def _parser() -> argparse.ArgumentParser:
     demo.add_argument("--store", default="otel-reliability-demo.db", metavar="PATH", help="SQLite file for the verdicts")
     demo.set_defaults(run=_demo)
     register_serve(commands)
+    register_reputation(commands)
+    register_bfcl(commands)
+    register_report(commands)
     return parser
 
 

@@ -12,6 +12,7 @@ A file holds ``{"expectations": [...]}`` in YAML, TOML or JSON::
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence, Union
@@ -19,7 +20,7 @@ from typing import Any, Literal, Mapping, Sequence, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-ArgumentMode = Literal["subset", "exact", "ignore"]
+ArgumentMode = Literal["subset", "exact", "bfcl", "ignore"]
 ChainStep = Union[str, list[str]]
 FailOn = Literal["error", "refused", "pending"]
 
@@ -48,6 +49,39 @@ class Match(BaseModel):
         return True
 
 
+class ExpectedOutput(BaseModel):
+    """Facts the run's final output (as its span records it) must state.
+
+    Each fact is one piece of ``sidq`` (factual consistency) evidence for the agent's
+    reputation; the verdict itself does not look at them. A single string may stand
+    for a one-item list.
+
+    >>> ExpectedOutput(contains="25°C", regex=[r"\\bsunny\\b"]).contains
+    ['25°C']
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    contains: list[str] = Field(default_factory=list)
+    regex: list[str] = Field(default_factory=list)
+    equals: str | None = None
+
+    @field_validator("contains", "regex", mode="before")
+    @classmethod
+    def _one_or_many(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("regex")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"regex {pattern!r} does not compile: {exc}") from exc
+        return patterns
+
+
 class Expectation(BaseModel):
     """One named expectation; the defaults reproduce Agno's ReliabilityEval exactly.
 
@@ -72,6 +106,7 @@ class Expectation(BaseModel):
     max_tool_calls: int | None = Field(default=None, ge=0)
     max_errors: int | None = Field(default=None, ge=0)
     fail_on: list[FailOn] = Field(default_factory=list)
+    expected_output: ExpectedOutput | None = None  # reputation evidence only (SPEC §7)
 
     @field_validator("expected_chain")
     @classmethod

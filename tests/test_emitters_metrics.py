@@ -170,3 +170,18 @@ def test_buffered_gauge_reports_nothing_until_a_callback_is_registered(reader):
 def test_cap_must_be_positive():
     with pytest.raises(ValueError, match="max_label_values"):
         ReliabilityMetrics(MeterProvider(), max_label_values=0)
+
+
+def test_a_batch_counts_the_same_as_recording_one_by_one():
+    results = [
+        run("calc", [("calc", "add", OK), ("calc", "div", ERROR)]),
+        run("calc", [("calc", "add", OK)], eval_status="FAILED", failed_tool_calls=["add"]),
+        run("web", [("web", "fetch", REFUSED)], expectation="other"),
+    ]
+    single, batched = InMemoryMetricReader(), InMemoryMetricReader()
+    one_by_one = metrics_on(single)
+    for result in results:
+        one_by_one.record(result)
+    metrics_on(batched).record_many(results)
+    for name in ("agent.reliability.evaluations", "agent.reliability.tool_calls"):
+        assert points(batched, name) == points(single, name)

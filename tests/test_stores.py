@@ -195,3 +195,16 @@ def test_a_second_process_writing_the_same_file_loses_nothing(path):
     assert len(store.query(limit=None)) == 2 * count
     assert len(store.query(agent="other", limit=None)) == count
     store.close()
+
+
+def test_a_batch_keeps_the_same_results_as_adding_one_by_one(path, tmp_path):
+    batch = [result(1, at=1.0), result(2, status="FAILED", at=2.0), result(1, status="FAILED", at=3.0)]
+    one_by_one = open_store(tmp_path / ("single" + path.suffix))
+    for item in batch:
+        one_by_one.add(item)
+    batched = open_store(path)
+    batched.add_many(batch)
+    assert batched.query() == one_by_one.query()
+    assert [r.verdict.eval_status for r in batched.query(trace_id=1)] == ["FAILED"]
+    batched.close()
+    one_by_one.close()

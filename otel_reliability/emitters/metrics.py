@@ -106,20 +106,26 @@ class ReliabilityMetrics:
 
     def record(self, result: RunResult) -> None:
         """Count one verdict: the evaluation, its score, and its tool calls."""
-        verdict = result.verdict
-        agent = self._agent(result.agent)
-        self._evaluations.add(
-            1, {AGENT: agent, STATUS: verdict.eval_status, EXPECTATION: self._expectation(result.expectation)}
-        )
-        self._score.record(verdict.score, {AGENT: agent})
-        counts: Counter[tuple[str, str, str]] = Counter()  # one add per label set: the SDK's add is the cost
-        caller: dict[str, str] = {}
-        for attempt in verdict.chain:
-            caller[attempt.tool] = attempt.agent or result.agent
-            counts[caller[attempt.tool], attempt.tool, attempt.outcome] += 1
-        for tool in chain(verdict.failed_tool_calls, verdict.additional_tool_calls):
-            counts[caller.get(tool, result.agent), tool, UNEXPECTED] += 1
-        for (who, tool, outcome), count in counts.items():
+        self.record_many([result])
+
+    def record_many(self, results: Iterable[RunResult]) -> None:
+        """Count many verdicts with one instrument call per label set: the SDK's ``add`` is the cost."""
+        evaluations: Counter[tuple[str, str, str]] = Counter()
+        calls: Counter[tuple[str, str, str]] = Counter()
+        for result in results:
+            verdict = result.verdict
+            agent = self._agent(result.agent)
+            evaluations[agent, verdict.eval_status, self._expectation(result.expectation)] += 1
+            self._score.record(verdict.score, {AGENT: agent})
+            caller: dict[str, str] = {}
+            for attempt in verdict.chain:
+                caller[attempt.tool] = attempt.agent or result.agent
+                calls[caller[attempt.tool], attempt.tool, attempt.outcome] += 1
+            for tool in chain(verdict.failed_tool_calls, verdict.additional_tool_calls):
+                calls[caller.get(tool, result.agent), tool, UNEXPECTED] += 1
+        for (agent, status, expectation), count in evaluations.items():
+            self._evaluations.add(count, {AGENT: agent, STATUS: status, EXPECTATION: expectation})
+        for (who, tool, outcome), count in calls.items():
             self._tool_calls.add(count, {AGENT: self._agent(who), TOOL: self._tool(tool), OUTCOME: outcome})
 
     def register_buffered(self, callback: Callable[[], int]) -> None:

@@ -49,6 +49,10 @@ class ReceiverConfig(BaseModel):
     tls_cert: str | None = Field(None, description="PEM certificate file: serve gRPC and HTTP over TLS")
     tls_key: str | None = Field(None, description="PEM private key file for tls_cert")
     retry_after: int = Field(5, ge=1, description="seconds clients are told to wait when the receiver is full")
+    reputation: bool = Field(True, description="keep each agent's reputation standing (served at /api/v1/reputation)")
+    reputation_store: str | None = Field(
+        None, description="where standings live: the results store by default, or a postgresql:// URL to share them"
+    )
     forward_endpoint: str | None = Field(
         None, description="OTLP/HTTP URL (…/v1/traces) that receives every span, run spans with their verdict"
     )

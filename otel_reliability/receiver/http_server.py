@@ -1,6 +1,7 @@
 """OTLP/HTTP (``POST /v1/traces``) and the results API, on aiohttp (the fastest stack measured here).
 
 Routes: ``POST /v1/traces``; ``GET /api/v1/results`` (same JSON as ``eval --format json``);
+``GET /api/v1/reputation`` (each agent's standing);
 ``GET /metrics`` (Prometheus); ``GET /healthz``.
 """
 
@@ -20,6 +21,7 @@ from aiohttp.web_protocol import RequestPayloadError
 from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from ..reputation import standings_document
 from ..results import results_document
 from .config import ReceiverConfig
 from .intake import JSON, PROTOBUF, IntakeError, decode_body
@@ -34,6 +36,7 @@ def build_app(service: ReceiverService) -> web.Application:
     app["service"] = service
     app.router.add_post("/v1/traces", _export)
     app.router.add_get("/api/v1/results", _results)
+    app.router.add_get("/api/v1/reputation", _reputation)
     app.router.add_get("/metrics", _metrics)
     app.router.add_get("/healthz", _healthz)
     return app
@@ -146,6 +149,14 @@ def _instant(text: str) -> float:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except ValueError:
         raise ValueError(f"since must be unix seconds or an ISO 8601 time, got {text!r}") from None
+
+
+async def _reputation(request: web.Request) -> web.Response:
+    service: ReceiverService = request.app["service"]
+    if service.reputation is None:
+        return web.json_response({"error": "reputation is turned off (setting `reputation: false`)"}, status=404)
+    standings = await asyncio.get_running_loop().run_in_executor(None, service.reputation.standings)
+    return web.json_response(standings_document(standings), dumps=lambda d: json.dumps(d, ensure_ascii=False))
 
 
 async def _metrics(request: web.Request) -> web.Response:

@@ -22,6 +22,7 @@ from ..emitters.metrics import ReliabilityMetrics
 from ..engine import Engine
 from ..expectations import ExpectationError
 from ..model import Role
+from ..reputation import Reputation
 from ..results import RunResult
 from ..stores import open_store
 from .completion import DueTrace, TraceCompletion
@@ -38,6 +39,13 @@ class Overloaded(Exception):
     def __init__(self, retry_after: int) -> None:
         super().__init__(f"receiver buffer is full; retry after {retry_after} s")
         self.retry_after = retry_after
+
+
+@dataclass(slots=True)
+class _Judged:
+    result: RunResult
+    output: str | None
+    late: bool
 
 
 @dataclass(slots=True)
@@ -75,6 +83,12 @@ class ReceiverService:
         )
         self.metrics.register_buffered(lambda: len(self._completion))
         self._paused = PausedRuns()
+        self.reputation = (
+            Reputation(config.reputation_store or config.store, meter_provider=self.meter_provider,
+                       expectations=self.engine.expectations)
+            if config.reputation
+            else None
+        )
         self.forwarder = (
             Forwarder(config.forward_endpoint, config.forward_headers, config.forward_queue_size)
             if config.forward_endpoint
@@ -98,8 +112,7 @@ class ReceiverService:
             self._judge_thread.join(timeout=30)
         with self._lock:
             remaining = self._completion.drain()
-        for due in remaining:
-            self._judge(due)
+        self._publish([judged for due in remaining for judged in self._judge(due)])
         if self.forwarder is not None:
             with self._lock:
                 unjudged = [held for spans in self._held.values() for held in spans]
@@ -107,6 +120,8 @@ class ReceiverService:
             self.forwarder.submit(request_of(unjudged))
             self.forwarder.stop()
         self.store.close()
+        if self.reputation is not None:
+            self.reputation.close()
         self.meter_provider.shutdown()
 
     def accept(self, payload: Payload) -> Accepted:
@@ -160,8 +175,7 @@ class ReceiverService:
         if evicted > self._evicted_reported:
             self.metrics.traces_evicted(evicted - self._evicted_reported)
             self._evicted_reported = evicted
-        for trace in due:
-            self._judge(trace)
+        self._publish([judged for trace in due for judged in self._judge(trace)])
         if self.forwarder is not None:
             for trace in expired:
                 self._release(trace.trace_id, [])
@@ -174,28 +188,36 @@ class ReceiverService:
             except Exception:  # keep judging the next traces whatever one of them did
                 logger.exception("otel-reliability receiver failed while judging")
 
-    def _judge(self, due: DueTrace) -> list[RunResult]:
+    def _judge(self, due: DueTrace) -> list[_Judged]:
         keys = [r.run_key for r in due.records if r.role is Role.AGENT_RUN]
         earlier = self._paused.predecessors(due.records, keys)
-        own = {r.span_id for r in due.records}
-        results = []
+        judged = []
         for run in assemble(earlier + due.records):
-            if run.span_id not in own:
-                continue
+            if run.trace_id != due.trace_id:
+                continue  # a paused predecessor from another trace: judged when it ended
             try:
                 result = self.engine.judge(run)
             except ExpectationError as exc:
                 logger.warning("receiver could not judge run %r: %s", run.span_name, exc)
                 continue
             self._paused.remember(run, earlier + due.records)
-            self.store.add(result)
-            self.metrics.record(result)
-            if due.late:
-                self.metrics.late_evaluation()
-            results.append(result)
+            judged.append(_Judged(result, run.output, due.late))
         if self.forwarder is not None:
-            self._release(due.trace_id, results)
-        return results
+            self._release(due.trace_id, [j.result for j in judged])
+        return judged
+
+    def _publish(self, judged: list[_Judged]) -> None:
+        """Keep and count a tick's verdicts together: one transaction, one add per label set."""
+        if not judged:
+            return
+        results = [j.result for j in judged]
+        self.store.add_many(results)
+        self.metrics.record_many(results)
+        late = sum(j.late for j in judged)
+        if late:
+            self.metrics.late_evaluation(late)
+        if self.reputation is not None:
+            self.reputation.record_many([(j.result, j.output) for j in judged])
 
 
 def _summary(reasons: list[str]) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Protocol
+from typing import Iterable, Protocol
 
 from otel_reliability.results import RunResult
 
@@ -19,6 +19,10 @@ _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 class ResultStore(Protocol):
     def add(self, result: RunResult) -> None:
         """Keep ``result``, superseding an earlier verdict for the same run."""
+        ...
+
+    def add_many(self, results: Iterable[RunResult]) -> None:
+        """Keep several results at once (one transaction where the store has them)."""
         ...
 
     def query(

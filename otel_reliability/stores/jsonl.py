@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
+from typing import Iterable
 
 from otel_reliability.results import RunResult
 from otel_reliability.stores import normalise_trace_id
@@ -33,9 +34,12 @@ class JsonLinesStore:
         self._file = open(self._path, "ab", buffering=0)
 
     def add(self, result: RunResult) -> None:
-        line = json.dumps(result.to_record(), default=str).encode("utf-8") + b"\n"
+        self.add_many([result])
+
+    def add_many(self, results: Iterable[RunResult]) -> None:
+        lines = b"".join(json.dumps(r.to_record(), default=str).encode("utf-8") + b"\n" for r in results)
         with self._lock:
-            self._file.write(line)
+            self._file.write(lines)
 
     def query(
         self,

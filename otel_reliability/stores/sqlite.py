@@ -11,7 +11,7 @@ import json
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from otel_reliability.results import RunResult, span_hex, trace_hex
 from otel_reliability.stores import normalise_trace_id
@@ -64,18 +64,33 @@ class SQLiteStore:
         self._db.executescript(_SCHEMA)
 
     def add(self, result: RunResult) -> None:
-        row = (
-            trace_hex(result.trace_id),
-            span_hex(result.run_span_id),
-            result.agent,
-            result.expectation,
-            result.verdict.eval_status,
-            result.verdict.score,
-            result.evaluated_at,
-            json.dumps(result.to_record(), default=str),
-        )
+        self.add_many([result])
+
+    def add_many(self, results: Iterable[RunResult]) -> None:
+        rows = [
+            (
+                trace_hex(result.trace_id),
+                span_hex(result.run_span_id),
+                result.agent,
+                result.expectation,
+                result.verdict.eval_status,
+                result.verdict.score,
+                result.evaluated_at,
+                json.dumps(result.to_record(), default=str),
+            )
+            for result in results
+        ]
         with self._lock:
-            self._db.execute(_UPSERT, row)
+            if len(rows) == 1:
+                self._db.execute(_UPSERT, rows[0])
+                return
+            self._db.execute("BEGIN IMMEDIATE")  # one commit for the batch, not one per verdict
+            try:
+                self._db.executemany(_UPSERT, rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
 
     def query(
         self,

@@ -1,0 +1,87 @@
+"""``otel-reliability report``: a five-part report of stored or exported verdicts.
+
+``register(subparsers)`` adds the command to the main parser (it sets ``run`` to a
+function ``(args) -> exit code``, the main CLI's convention). Sources, any mix:
+
+- a results store the processor or the receiver wrote (SQLite, or ``.jsonl``);
+- a JSON document from ``eval --format json`` or ``GET /api/v1/results``.
+
+Exit codes: 0 every run passed, 1 some run failed, 2 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+from otel_reliability.expectations import ExpectationError, load_expectations
+from otel_reliability.reports import format_for, render, verdict_report
+from otel_reliability.results import RunResult
+from otel_reliability.stores import open_store
+
+__all__ = ["register", "load_results"]
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    report = subparsers.add_parser(
+        "report",
+        help="five-part report (Markdown or HTML) of verdicts from a results store or an eval JSON document",
+        description="Render verdicts as the BFCL article's five-part report, one group per expectation.",
+    )
+    report.add_argument("sources", nargs="+", metavar="SOURCE",
+                        help="results store (SQLite, or .jsonl) or JSON from 'eval --format json' / GET /api/v1/results")
+    report.add_argument("--output", metavar="FILE", help="write here (.html/.htm for HTML) instead of standard output")
+    report.add_argument("--format", choices=("markdown", "html"), help="default: from --output's name, else markdown")
+    report.add_argument("--expectations", action="append", default=[], metavar="FILE",
+                        help="the expectation files that judged the runs, to show what was expected")
+    report.add_argument("--agent", metavar="NAME", help="agent name for the overview (default: the agents in the runs)")
+    report.add_argument("--threshold", type=float, default=0.8, help="pass rate below which an expectation is called out")
+    report.set_defaults(run=_report)
+    return report
+
+
+def load_results(source: str | Path) -> list[RunResult]:
+    """Every verdict in a results store or an ``eval --format json`` document."""
+    path = Path(source)
+    if not path.is_file():
+        raise ValueError(f"{path}: no such file")
+    if path.suffix.lower() == ".json":
+        try:
+            document = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}: not JSON: {exc.msg}") from exc
+        items = document.get("results") if isinstance(document, dict) else document
+        if not isinstance(items, list):
+            raise ValueError(f"{path}: expected {{\"results\": [...]}} as 'eval --format json' writes it")
+        try:
+            return [RunResult.from_json(item) for item in items]
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"{path}: not a verdict: {exc}") from exc
+    try:
+        store = open_store(path)
+        try:
+            return list(reversed(store.query(limit=None)))  # oldest first
+        finally:
+            store.close()
+    except (sqlite3.DatabaseError, json.JSONDecodeError, KeyError) as exc:
+        raise ValueError(f"{path}: not a results store: {exc}") from exc
+
+
+def _report(args: argparse.Namespace) -> int:
+    try:
+        results = [result for source in args.sources for result in load_results(source)]
+        expectations = load_expectations(args.expectations)
+    except (ValueError, ExpectationError) as exc:
+        print(f"otel-reliability: {exc}", file=sys.stderr)
+        return 2
+    fmt = args.format or (format_for(args.output) if args.output else "markdown")
+    text = render(verdict_report(results, agent=args.agent, expectations=expectations, threshold=args.threshold), fmt)
+    if args.output:
+        Path(args.output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0 if all(r.passed for r in results) else 1

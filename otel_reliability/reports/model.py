@@ -1,0 +1,88 @@
+"""What a report says, independent of how it is rendered.
+
+The five parts of the BFCL report article (SPEC §9): overview (agent, groups,
+accuracy, correct/total), per-group metrics, per-sample details (id, question,
+prediction, expected, verdict), a visualisation, and recommendations. A *group* is
+a BFCL category, or an expectation when the report covers verdicts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+__all__ = ["GroupRow", "Report", "SampleRow", "PARTS", "plural_label"]
+
+PARTS = (
+    ("overview", "Overview"),
+    ("metrics", "Metrics"),
+    ("samples", "Sample details"),
+    ("chart", "Accuracy chart"),
+    ("recommendations", "Recommendations"),
+)
+"""(anchor, heading) of the five parts, in order: both renderers use them."""
+
+
+@dataclass(slots=True)
+class GroupRow:
+    """One category (or expectation): how many passed, and why the others failed."""
+
+    name: str
+    correct: int
+    total: int
+    failures: dict[str, int] = field(default_factory=dict)  # reason → count, most frequent first
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.total if self.total else 0.0
+
+
+@dataclass(slots=True)
+class SampleRow:
+    """One sample (or run): its id, the request, what the agent did, what was expected, the verdict."""
+
+    id: str
+    group: str
+    question: str
+    prediction: str
+    expected: str
+    passed: bool
+    verdict: str  # "correct", or the reason it failed
+
+
+@dataclass(slots=True)
+class Report:
+    title: str
+    agent: str
+    group_label: str  # "Category" or "Expectation"
+    unit: str  # "sample" or "run"
+    groups: list[GroupRow]
+    samples: list[SampleRow]
+    recommendations: list[str]
+    threshold: float = 0.8
+    generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    notes: list[str] = field(default_factory=list)  # extra overview lines, e.g. the judge mode
+
+    @property
+    def correct(self) -> int:
+        return sum(g.correct for g in self.groups)
+
+    @property
+    def total(self) -> int:
+        return sum(g.total for g in self.groups)
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct / self.total if self.total else 0.0
+
+
+def plural_label(report: Report) -> str:
+    """The group label as the overview writes it: "Category", or "Categories" for several.
+
+    >>> plural_label(Report("t", "a", "Category", "sample", [], [], []))
+    'Categories'
+    """
+    label = report.group_label
+    if len(report.groups) == 1:
+        return label
+    return label[:-1] + "ies" if label.endswith("y") else label + "s"

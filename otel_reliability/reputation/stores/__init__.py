@@ -1,0 +1,84 @@
+"""Where standings are kept: one module per store behind the ``StandingStore`` protocol.
+
+``open_standings("otel-reliability.db")`` opens SQLite (the default; the same file the
+results store uses, in tables of its own), ``open_standings("postgresql://…")``
+PostgreSQL through psycopg 3. Every update is one transaction that serialises on the
+agent: two processes appending to the same store lose nothing, and the standings
+equal what replaying the evaluations one by one, in the store's sequence order, gives.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Protocol, Sequence
+
+from otel_reliability.reputation.config import ReputationConfig
+from otel_reliability.reputation.evidence import Evidence
+from otel_reliability.reputation.standing import Entry, Standing, WindowEntry
+
+_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+POSTGRES_SCHEMES = ("postgresql", "postgres")
+
+
+class StandingStore(Protocol):
+    config: ReputationConfig
+
+    def append(self, entry: Entry) -> Standing:
+        """Append one evaluation, evict what falls out of the window, return the new standing."""
+        ...
+
+    def append_many(self, entries: Sequence[Entry]) -> dict[str, Standing]:
+        """Append evaluations in order in one transaction; returns each agent's new standing."""
+        ...
+
+    def amend(
+        self, agent: str, trace_id: int | None, run_span_id: int | None, evidence: Sequence[Evidence], evaluated_at: float
+    ) -> Standing:
+        """Add evidence to the run's evaluation while it is in the window, else append it as an evaluation."""
+        ...
+
+    def standing(self, agent: str) -> Standing | None: ...
+
+    def standings(self) -> list[Standing]:
+        """Every agent's standing, by agent name."""
+        ...
+
+    def window(self, agent: str, limit: int | None = None) -> list[WindowEntry]:
+        """The evaluations in the agent's window, newest first."""
+        ...
+
+    def close(self) -> None: ...
+
+
+def is_postgres(spec: str | Path) -> bool:
+    """Whether a store spec names PostgreSQL.
+
+    >>> is_postgres("postgresql://localhost/reliability"), is_postgres("otel-reliability.db")
+    (True, False)
+    """
+    scheme = _SCHEME.match(str(spec))
+    return scheme is not None and scheme.group(1).lower() in POSTGRES_SCHEMES
+
+
+def open_standings(spec: str | Path, config: ReputationConfig | None = None) -> StandingStore:
+    """Open the standings in ``spec``: a ``postgresql://`` URL, or a SQLite file path.
+
+    >>> open_standings("redis://cache/0")
+    Traceback (most recent call last):
+    ...
+    ValueError: reputation store scheme 'redis' is not supported; give a SQLite file path or a postgresql:// URL
+    """
+    config = config or ReputationConfig()
+    scheme = _SCHEME.match(str(spec))
+    if scheme and not is_postgres(spec):
+        raise ValueError(
+            f"reputation store scheme {scheme.group(1)!r} is not supported; give a SQLite file path or a postgresql:// URL"
+        )
+    if scheme:
+        from otel_reliability.reputation.stores.postgres import PostgresStandings
+
+        return PostgresStandings(str(spec), config)
+    from otel_reliability.reputation.stores.sqlite import SQLiteStandings
+
+    return SQLiteStandings(spec, config)

@@ -1,0 +1,42 @@
+"""Standings in a SQLite file (WAL), by default the file the results store uses.
+
+``BEGIN IMMEDIATE`` takes the database's write lock at the start of each update, so
+updates from several processes queue behind each other (a busy timeout makes them
+wait rather than fail) and none is lost.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from otel_reliability.reputation.config import ReputationConfig
+from otel_reliability.reputation.stores.sql import SQLStandings, evaluations_ddl
+
+BUSY_TIMEOUT_S = 60.0
+
+_DDL = evaluations_ddl("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL", "INTEGER")
+
+
+class SQLiteStandings(SQLStandings):
+    """Standings in a SQLite file (``":memory:"`` for a throwaway one).
+
+    >>> from otel_reliability.reputation.evidence import Evidence
+    >>> from otel_reliability.reputation.standing import Entry
+    >>> store = SQLiteStandings(":memory:", ReputationConfig(missing_dimension="renormalize"))
+    >>> store.append(Entry("calc", (Evidence("isnad", "matcher", True, "met"),), 1.0)).grade.value
+    'Thiqah'
+    """
+
+    _begin = "BEGIN IMMEDIATE"
+
+    def __init__(self, path: str | Path, config: ReputationConfig | None = None) -> None:
+        super().__init__(config or ReputationConfig())
+        if str(path) != ":memory:":
+            Path(path).parent.mkdir(parents=True, exist_ok=True)
+        self._connection = sqlite3.connect(
+            str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
+        )
+        self._connection.execute("PRAGMA journal_mode=WAL")
+        self._connection.execute("PRAGMA synchronous=NORMAL")
+        self._connection.executescript(_DDL)
