@@ -1,4 +1,4 @@
-"""The receiver forwards every span downstream, run spans carrying their verdict."""
+"""The receiver forwards every span downstream, run spans carrying their verdict, and can push its metrics."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from otel_reliability.receiver.config import ReceiverConfig
@@ -25,6 +26,7 @@ class Downstream:
 
     def __init__(self, busy: int = 0) -> None:
         self.requests: list[ExportTraceServiceRequest] = []
+        self.metrics: list[ExportMetricsServiceRequest] = []
         self.busy = busy
         downstream = self
 
@@ -37,7 +39,10 @@ class Downstream:
                     self.send_header("Retry-After", "0")
                     self.end_headers()
                     return
-                downstream.requests.append(ExportTraceServiceRequest.FromString(body))
+                if self.path.endswith("/v1/metrics"):
+                    downstream.metrics.append(ExportMetricsServiceRequest.FromString(body))
+                else:
+                    downstream.requests.append(ExportTraceServiceRequest.FromString(body))
                 self.send_response(200)
                 self.end_headers()
 
@@ -134,3 +139,30 @@ def test_shutdown_judges_a_trace_that_never_went_quiet_before_forwarding_it(tmp_
     run = downstream.named("Outer_Team.run")
     assert "reliability.status" in {kv.key for kv in run.attributes}
     assert len(downstream.spans()) == 12
+
+
+def test_metrics_are_pushed_over_otlp_when_an_endpoint_is_configured(tmp_path, downstream):
+    config = ReceiverConfig(
+        grpc_endpoint=None,
+        http_endpoint=None,
+        store=str(tmp_path / "r.db"),
+        decision_wait=0.05,
+        metrics_endpoint=downstream.url.replace("/v1/traces", "/v1/metrics"),
+        metrics_interval=0.2,
+    )
+    service = ReceiverService(config)
+    service.start()
+    send(service, TEAM)
+    settle(service, lambda: "agent.reliability.evaluations" in _names(downstream))
+    service.stop()
+    assert {"agent.reliability.evaluations", "agent.reliability.spans.received"} <= _names(downstream)
+
+
+def _names(downstream) -> set[str]:
+    return {
+        metric.name
+        for request in downstream.metrics
+        for resource in request.resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+    }

@@ -53,13 +53,17 @@ class ReceiverConfig(BaseModel):
     reputation_store: str | None = Field(
         None, description="where standings live: the results store by default, or a postgresql:// URL to share them"
     )
+    metrics_endpoint: str | None = Field(
+        None, description="OTLP/HTTP URL (…/v1/metrics) the metrics are also pushed to, every metrics_interval seconds"
+    )
+    metrics_interval: float = Field(15.0, gt=0, description="seconds between metric pushes to metrics_endpoint")
     forward_endpoint: str | None = Field(
         None, description="OTLP/HTTP URL (…/v1/traces) that receives every span, run spans with their verdict"
     )
     forward_headers: dict[str, str] = Field(default_factory=dict, description="headers sent with forwarded requests")
     forward_queue_size: int = Field(1_000, ge=1, description="forwarded requests queued at most; more are counted and dropped")
 
-    @field_validator("forward_endpoint")
+    @field_validator("forward_endpoint", "metrics_endpoint")
     @classmethod
     def _url(cls, value: str | None) -> str | None:
         if value and not value.startswith(("http://", "https://")):

@@ -62,7 +62,18 @@ class ReceiverService:
         self.engine = Engine(config.expectations)
         self.store = open_store(config.store)
         self.registry = CollectorRegistry()
-        self.meter_provider = MeterProvider(metric_readers=[PrometheusMetricReader(registry=self.registry)])
+        readers = [PrometheusMetricReader(registry=self.registry)]
+        if config.metrics_endpoint:
+            from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+            from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+
+            readers.append(
+                PeriodicExportingMetricReader(
+                    OTLPMetricExporter(endpoint=config.metrics_endpoint),
+                    export_interval_millis=int(config.metrics_interval * 1000),
+                )
+            )
+        self.meter_provider = MeterProvider(metric_readers=readers)
         self.metrics = ReliabilityMetrics(self.meter_provider)
         meter = self.meter_provider.get_meter("otel_reliability.receiver")
         self._received = meter.create_counter(
