@@ -324,17 +324,19 @@ def _may_be_run(span: ReadableSpan) -> bool:
 
 
 def _enriched(span: ReadableSpan, result: RunResult) -> ReadableSpan:
-    attributes = dict(span.attributes)
-    attributes.update(verdict_attributes(result))
     name, event_attributes = evaluation_event(result)
-    events = (*span.events, Event(name, event_attributes, timestamp=span.end_time))
+    return with_additions(span, verdict_attributes(result), [Event(name, event_attributes, timestamp=span.end_time)])
+
+
+def with_additions(span: ReadableSpan, attributes: dict[str, Any], events: Sequence[Event] = ()) -> ReadableSpan:
+    """A copy of an ended span with more attributes and events: the span itself can no longer change."""
     return ReadableSpan(
         name=span.name,
         context=span.context,
         parent=span.parent,
         resource=span.resource,
-        attributes=attributes,
-        events=events,
+        attributes={**(span.attributes or {}), **attributes},
+        events=(*span.events, *events),
         links=span.links,
         kind=span.kind,
         status=span.status,

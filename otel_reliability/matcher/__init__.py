@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from otel_reliability.expectations import Expectation
 from otel_reliability.matcher import agents, agno, order, policies
-from otel_reliability.matcher.wording import plural
+from otel_reliability.matcher.wording import name_problems, plural
 from otel_reliability.model import ERROR, PENDING, REFUSED, Run, Verdict
 
 __all__ = ["evaluate", "explain"]
@@ -117,14 +117,5 @@ def explain(verdict: Verdict) -> str:
         calls += f" ({', '.join(troubles)})"
     if verdict.passed:
         return f"Expectation '{verdict.expectation}' passed: {calls}, all checks passed."
-    reasons = [
-        f"{label} {', '.join(dict.fromkeys(entries))}"
-        for label, entries in (
-            ("missing", verdict.missing_tool_calls),
-            ("unexpected", verdict.failed_tool_calls),
-            ("argument check failed for", verdict.failed_argument_checks),
-        )
-        if entries
-    ]
-    reasons += verdict.order_violations + verdict.policy_violations
+    reasons = name_problems(verdict) + verdict.order_violations + verdict.policy_violations
     return f"Expectation '{verdict.expectation}' failed with score {verdict.score:.2f} over {calls}: {'; '.join(reasons)}."

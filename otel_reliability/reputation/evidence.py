@@ -30,6 +30,7 @@ from typing import Any, Collection, Iterable, Mapping
 
 from otel_reliability.expectations import Expectation
 from otel_reliability.matcher.policies import check_policies
+from otel_reliability.matcher.wording import name_problems
 from otel_reliability.model import ERROR, PENDING, REFUSED, Attempt
 from otel_reliability.results import RunResult
 
@@ -124,15 +125,7 @@ def run_evidence(
     items: list[Evidence] = []
 
     if _has_chain_checks(result, expectation):
-        problems = [
-            f"{label} {', '.join(dict.fromkeys(entries))}"
-            for label, entries in (
-                ("missing", verdict.missing_tool_calls),
-                ("unexpected", verdict.failed_tool_calls),
-                ("argument check failed for", verdict.failed_argument_checks),
-            )
-            if entries
-        ]
+        problems = name_problems(verdict)
         if problems:
             detail = f"expectation '{result.expectation}': " + "; ".join(problems)
         else:

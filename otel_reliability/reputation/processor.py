@@ -36,6 +36,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from otel_reliability.adapters import to_record
 from otel_reliability.adapters.genai import RUN_OPERATIONS
 from otel_reliability.emitters.span_attributes import EVALUATION_EVENT
+from otel_reliability.processor import with_additions
 from otel_reliability.reputation.evidence import Evidence
 from otel_reliability.reputation.policy import PermissionDenied
 from otel_reliability.reputation.tracker import DENIED, DENIED_REASON, GRADE_ATTRIBUTE
@@ -203,7 +204,7 @@ class ReputationSpanProcessor(SpanProcessor):
         self._reputation.metrics.denied(agent, tool)
         logger.info("otel-reliability: %s", PermissionDenied(decision))
         marks = {DENIED: True, DENIED_REASON: decision.reason, GRADE_ATTRIBUTE: decision.grade.value}
-        return _with_attributes(span, marks)
+        return with_additions(span, marks)
 
 
 def _span_id(span: Any) -> int:
@@ -247,22 +248,3 @@ def _tool_name(attributes: Any) -> str | None:
     else:
         return None
     return value if isinstance(value, str) and value else None
-
-
-def _with_attributes(span: ReadableSpan, extra: dict[str, Any]) -> ReadableSpan:
-    attributes = dict(span.attributes or {})
-    attributes.update(extra)
-    return ReadableSpan(
-        name=span.name,
-        context=span.context,
-        parent=span.parent,
-        resource=span.resource,
-        attributes=attributes,
-        events=span.events,
-        links=span.links,
-        kind=span.kind,
-        status=span.status,
-        start_time=span.start_time,
-        end_time=span.end_time,
-        instrumentation_scope=span.instrumentation_scope,
-    )
