@@ -66,7 +66,7 @@ def render_results(results: Iterable[RunResult], console: Console | None = None)
     True
     """
     table = Table(title=TITLE, show_header=True, header_style="bold magenta")
-    table.add_column("Trace", no_wrap=True)
+    table.add_column("Trace", overflow="fold")
     for column in ("Agent", "Expectation", "Status", "Score", "Calls"):
         table.add_column(column)
     table.add_column("Problems", overflow="fold")

@@ -43,9 +43,13 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _serve(args: argparse.Namespace) -> int:
-    from .grpc_server import start_grpc
-    from .http_server import HttpServer
-    from .service import ReceiverService
+    try:
+        from .grpc_server import start_grpc
+        from .http_server import HttpServer
+        from .service import ReceiverService
+    except ImportError as exc:
+        print(f"otel-reliability serve: the receiver needs pip install 'otel-reliability[receiver]' ({exc})", file=sys.stderr)
+        return 2
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     overrides = {
