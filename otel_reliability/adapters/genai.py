@@ -80,16 +80,26 @@ def _refusal(span: SpanData, error: str | None) -> str | None:
     return None
 
 
-def _messages(span: SpanData, key: str) -> list[Any]:
-    value = loads(span.attributes.get(key))
+def _messages(span: SpanData, key: str, part_type: str) -> list[Any]:
+    """The span's messages under ``key``; [] when none can hold a part of ``part_type``."""
+    value = _loads_mentioning(span.attributes.get(key), part_type)
     if isinstance(value, list):
         return value
     for event in span.events:
         if event.name == DETAILS_EVENT and key in event.attributes:
-            value = loads(event.attributes[key])
+            value = _loads_mentioning(event.attributes[key], part_type)
             if isinstance(value, list):
                 return value
     return []
+
+
+def _loads_mentioning(value: Any, part_type: str) -> Any:
+    # Message histories are the largest attributes a span carries, and most hold no part
+    # of the type asked for: a substring search is far cheaper than decoding them. A JSON
+    # text can spell the type only literally or with \u escapes (tool\u005fcall).
+    if isinstance(value, str) and part_type not in value and "\\u" not in value:
+        return None
+    return loads(value)
 
 
 def _parts(messages: list[Any]) -> Iterator[dict[str, Any]]:
@@ -101,7 +111,7 @@ def _parts(messages: list[Any]) -> Iterator[dict[str, Any]]:
 
 
 def _requests(span: SpanData) -> Iterator[ToolRequest]:
-    for part in _parts(_messages(span, "gen_ai.output.messages")):
+    for part in _parts(_messages(span, "gen_ai.output.messages", "tool_call")):
         if part.get("type") == "tool_call" and part.get("name"):
             yield ToolRequest(str(part["name"]), part.get("arguments"), str_or_none(part.get("id")))
     for event in span.events:
@@ -124,7 +134,7 @@ def _legacy_choice_requests(attrs: Any) -> Iterator[ToolRequest]:
 
 
 def _responses(span: SpanData) -> Iterator[ToolResponse]:
-    for part in _parts(_messages(span, "gen_ai.input.messages")):
+    for part in _parts(_messages(span, "gen_ai.input.messages", "tool_call_response")):
         if part.get("type") == "tool_call_response" and part.get("id") is not None:
             result = part["response"] if "response" in part else part.get("result")
             yield ToolResponse(str(part["id"]), text_of(result), refusal=True)
