@@ -166,3 +166,61 @@ def _names(downstream) -> set[str]:
         for scope in resource.scope_metrics
         for metric in scope.metrics
     }
+
+
+def _send_spans(service: ReceiverService, keep) -> None:
+    from otel_reliability.receiver.forwarding import request_from_json
+
+    request = request_from_json(json.loads(TEAM.read_bytes()))
+    for resource in request.resource_spans:
+        for scope in resource.scope_spans:
+            spans = [s for s in scope.spans if keep(s)]
+            del scope.spans[:]
+            scope.spans.extend(spans)
+    service.accept(decode_body(request.SerializeToString(), "application/x-protobuf", "", 10**8))
+
+
+def _late_evaluations(service: ReceiverService) -> float:
+    lines = service.metrics_text().decode().splitlines()
+    return sum(float(line.rsplit(" ", 1)[1]) for line in lines if line.startswith("agent_reliability_evaluations_late_total{"))
+
+
+def _strings(span, key):
+    [value] = [kv.value for kv in span.attributes if kv.key == key]
+    return [v.string_value for v in value.array_value.values] if value.HasField("array_value") else value.string_value
+
+
+@pytest.mark.parametrize(
+    ("late_span", "carrier_expected"),
+    [pytest.param("multiply", True, id="late-tool-span-changes-the-verdict"),
+     pytest.param("OpenAIChat.invoke", False, id="late-span-leaves-the-verdict-as-it-was")],
+)
+def test_a_superseding_verdict_reaches_downstream_on_a_carrier_span_linked_to_the_run(
+    tmp_path, downstream, late_span, carrier_expected
+):
+    service = receiver(tmp_path, downstream.url)
+    service.config.late_window = 60
+    late_id = next(
+        s["spanId"] for rs in json.loads(TEAM.read_bytes())["resourceSpans"] for ss in rs["scopeSpans"]
+        for s in ss["spans"] if s["name"] == late_span
+    )
+    service.start()
+    _send_spans(service, lambda s: s.span_id.hex() != late_id)
+    settle(service, lambda: len(downstream.spans()) == 11)
+    first = _strings(downstream.named("Outer_Team.run"), "reliability.passed_tool_calls")
+    _send_spans(service, lambda s: s.span_id.hex() == late_id)
+    settle(service, lambda: _late_evaluations(service) == 1 and len(downstream.spans()) >= 12)
+    service.stop()
+    carriers = [s for s in downstream.spans().values() if s.name == "tool_call_reliability"]
+    run = downstream.named("Outer_Team.run")
+    assert _strings(run, "reliability.passed_tool_calls") == first  # the run span itself went out once
+    if not carrier_expected:
+        assert carriers == []
+        return
+    [carrier] = carriers
+    assert (carrier.trace_id, carrier.parent_span_id) == (run.trace_id, run.span_id)
+    assert [(link.trace_id, link.span_id) for link in carrier.links] == [(run.trace_id, run.span_id)]
+    assert _strings(carrier, "openinference.span.kind") == "EVALUATOR"
+    assert "multiply" in _strings(carrier, "reliability.passed_tool_calls")
+    assert "multiply" not in first
+    assert [e.name for e in carrier.events] == ["gen_ai.evaluation.result"]

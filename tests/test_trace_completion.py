@@ -89,3 +89,31 @@ def test_drain_hands_over_every_trace_with_a_run_span_for_shutdown():
     buffer = TraceCompletion(decision_wait=100.0)
     buffer.add([record(1, 1, run=True), record(2, 3)], now=0.0)
     assert [d.trace_id for d in buffer.drain()] == [1]
+
+
+@pytest.mark.parametrize(
+    ("first_has_run", "left_unjudged"),
+    [pytest.param(True, [2, 3], id="judged-trace-is-oldest"), pytest.param(False, [3], id="unjudged-trace-is-oldest")],
+)
+def test_overflow_evicts_the_least_recently_arrived_trace_judged_or_not(first_has_run, left_unjudged):
+    buffer = TraceCompletion(decision_wait=0.5, max_traces=2)
+    buffer.add([record(1, 1, run=first_has_run)], now=0.0)
+    buffer.due(now=1.0)
+    buffer.add([record(2, 1, run=not first_has_run)], now=2.0)
+    buffer.due(now=3.0)
+    buffer.add([record(3, 1)], now=4.0)  # trace 1 arrived first: it goes
+    assert (len(buffer), buffer.stats.traces_evicted) == (2, 1)
+    assert [d.trace_id for d in buffer.expire(now=1000.0)] == left_unjudged
+
+
+def test_expiry_reaches_every_trace_past_its_window_whatever_arrived_after_it():
+    buffer = TraceCompletion(decision_wait=1.0, late_window=10.0, ttl=100.0)
+    buffer.add([record(1, 1, run=True)], now=0.0)  # judged at 1, forgotten at 10
+    buffer.add([record(2, 1)], now=1.0)  # never runs: expires unjudged at 101
+    buffer.add([record(3, 1, run=True)], now=2.0)  # judged at 3, forgotten at 12
+    assert [d.trace_id for d in buffer.due(now=3.0)] == [1, 3]
+    buffer.add([record(1, 2)], now=5.0)  # late: trace 1 now stays until 15
+    assert buffer.expire(now=12.0) == [] and len(buffer) == 2
+    assert [d.trace_id for d in buffer.due(now=12.0)] == [1]
+    assert buffer.expire(now=15.0) == [] and len(buffer) == 1
+    assert [d.trace_id for d in buffer.expire(now=101.0)] == [2] and len(buffer) == 0

@@ -24,7 +24,6 @@ class _Trace:
     last_arrival: float = 0.0
     has_run: bool = False
     judged: bool = False
-    changed: bool = False  # spans arrived since the trace was last judged
 
 
 @dataclass(slots=True)
@@ -45,6 +44,11 @@ class CompletionStats:
 class TraceCompletion:
     """The receiver's trace buffer.
 
+    Every question a tick asks costs what it answers, not what is buffered: traces sit
+    in queues ordered by last arrival (arrival times only grow, so a trace that gets a
+    span moves to the back), and ``due`` and ``expire`` stop at the first trace that is
+    too recent.
+
     >>> buffer = TraceCompletion(decision_wait=2.0)
     >>> buffer.due(now=0.0)
     []
@@ -64,35 +68,45 @@ class TraceCompletion:
         self.max_traces = max_traces
         self.max_spans_per_trace = max_spans_per_trace
         self.stats = CompletionStats()
-        self._traces: OrderedDict[int, _Trace] = OrderedDict()
+        self._open: OrderedDict[int, _Trace] = OrderedDict()  # never judged; leave after ttl
+        self._judged: OrderedDict[int, _Trace] = OrderedDict()  # leave after late_window
+        self._waiting: OrderedDict[int, _Trace] = OrderedDict()  # have a run span and unjudged spans
         self.buffered_spans = 0
 
     def __len__(self) -> int:
-        return len(self._traces)
+        return len(self._open) + len(self._judged)
 
     def add(self, records: list[SpanRecord], now: float) -> list[str]:
         """Buffer records; returns one reason per record that could not be kept."""
         rejected = []
         for record in records:
-            trace = self._traces.get(record.trace_id)
+            trace_id = record.trace_id
+            queue = self._open
+            trace = queue.get(trace_id)
             if trace is None:
-                trace = self._traces[record.trace_id] = _Trace()
-            else:
-                self._traces.move_to_end(record.trace_id)
+                queue = self._judged
+                trace = queue.get(trace_id)
+                if trace is None:
+                    queue = self._open
+                    trace = queue[trace_id] = _Trace()
             if record.span_id in trace.records:
                 continue  # a retried export: the span is already here
             if len(trace.records) >= self.max_spans_per_trace:
                 rejected.append(
-                    f"trace {record.trace_id:032x} already holds {self.max_spans_per_trace} spans (max_spans_per_trace)"
+                    f"trace {trace_id:032x} already holds {self.max_spans_per_trace} spans (max_spans_per_trace)"
                 )
                 continue
             trace.records[record.span_id] = record
             self.buffered_spans += 1
             trace.last_arrival = now
-            trace.has_run = trace.has_run or record.role is Role.AGENT_RUN
+            queue.move_to_end(trace_id)
             if trace.judged:
                 self.stats.late_spans += 1
-            trace.changed = True
+            if record.role is Role.AGENT_RUN:
+                trace.has_run = True
+            if trace.has_run:
+                self._waiting[trace_id] = trace
+                self._waiting.move_to_end(trace_id)
         self.stats.spans_rejected += len(rejected)
         self._evict_overflow()
         return rejected
@@ -100,41 +114,53 @@ class TraceCompletion:
     def due(self, now: float) -> list[DueTrace]:
         """Traces to judge now; each is reported once per quiet period with new spans."""
         ready = []
-        for trace_id, trace in self._traces.items():
-            if trace.has_run and trace.changed and now - trace.last_arrival >= self.decision_wait:
-                ready.append(DueTrace(trace_id, list(trace.records.values()), trace.judged))
-                trace.changed = False
+        waiting = self._waiting
+        while waiting:
+            trace_id, trace = next(iter(waiting.items()))
+            if now - trace.last_arrival < self.decision_wait:
+                break
+            del waiting[trace_id]
+            ready.append(DueTrace(trace_id, list(trace.records.values()), trace.judged))
+            if not trace.judged:
                 trace.judged = True
+                del self._open[trace_id]
+                self._judged[trace_id] = trace  # its last arrival is later than any judged before it
         return ready
 
     def expire(self, now: float) -> list[DueTrace]:
         """Drop traces past their window; returns those never judged (their spans are lost to judging)."""
         unjudged = []
-        for trace_id in list(self._traces):
-            trace = self._traces[trace_id]
-            horizon = self.late_window if trace.judged else self.ttl
-            if now - trace.last_arrival < horizon:
-                continue
-            del self._traces[trace_id]
-            self.buffered_spans -= len(trace.records)
-            if not trace.judged:
-                self.stats.traces_expired_unjudged += 1
-                unjudged.append(DueTrace(trace_id, list(trace.records.values()), False))
+        for queue, horizon in ((self._open, self.ttl), (self._judged, self.late_window)):
+            while queue:
+                trace_id, trace = next(iter(queue.items()))
+                if now - trace.last_arrival < horizon:
+                    break
+                self._forget(trace_id, queue)
+                if not trace.judged:
+                    self.stats.traces_expired_unjudged += 1
+                    unjudged.append(DueTrace(trace_id, list(trace.records.values()), False))
         return unjudged
 
     def drain(self) -> list[DueTrace]:
         """Everything still unjudged, for shutdown: judged as it stands."""
-        pending = [
-            DueTrace(trace_id, list(trace.records.values()), trace.judged)
-            for trace_id, trace in self._traces.items()
-            if trace.has_run and trace.changed
-        ]
-        for due in pending:
-            self._traces[due.trace_id].changed = False
+        pending = [DueTrace(trace_id, list(trace.records.values()), trace.judged) for trace_id, trace in self._waiting.items()]
+        self._waiting.clear()
         return pending
 
+    def _forget(self, trace_id: int, queue: OrderedDict[int, _Trace]) -> None:
+        trace = queue.pop(trace_id)
+        self._waiting.pop(trace_id, None)
+        self.buffered_spans -= len(trace.records)
+
     def _evict_overflow(self) -> None:
-        while len(self._traces) > self.max_traces:
-            _, trace = self._traces.popitem(last=False)
-            self.buffered_spans -= len(trace.records)
+        while len(self) > self.max_traces:
+            # The least recently arrived trace of either queue goes first.
+            open_first = next(iter(self._open.values()), None)
+            judged_first = next(iter(self._judged.values()), None)
+            older = (
+                self._open
+                if judged_first is None or (open_first is not None and open_first.last_arrival <= judged_first.last_arrival)
+                else self._judged
+            )
+            self._forget(next(iter(older)), older)
             self.stats.traces_evicted += 1

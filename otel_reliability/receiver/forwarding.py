@@ -2,7 +2,9 @@
 
 Run spans are held back until their trace is judged, then sent with the SPEC §6
 attributes and the ``gen_ai.evaluation.result`` event added; every other span is sent
-as it arrives. Requests wait in a bounded queue and are retried with backoff (and
+as it arrives. A verdict that supersedes one already sent (a late span re-judged the
+trace) cannot change the run span downstream any more: it travels on an ``EVALUATOR``
+carrier span, a child of the run span linked to it (the OpenInference post-hoc pattern). Requests wait in a bounded queue and are retried with backoff (and
 ``Retry-After`` when the downstream is busy); what the queue cannot take is counted.
 """
 
@@ -11,6 +13,7 @@ from __future__ import annotations
 import base64
 import logging
 import queue
+import random
 import threading
 import time
 import urllib.error
@@ -19,7 +22,8 @@ from typing import Any, Iterable
 
 from google.protobuf import json_format
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
-from opentelemetry.proto.common.v1.common_pb2 import AnyValue, KeyValue
+from opentelemetry.proto.common.v1.common_pb2 import AnyValue, InstrumentationScope, KeyValue
+from opentelemetry.proto.resource.v1.resource_pb2 import Resource
 from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Span
 
 from ..emitters.span_attributes import evaluation_event, verdict_attributes
@@ -136,6 +140,33 @@ def enrich(held: ResourceSpans, result: RunResult) -> None:
     span.attributes.extend(_key_values(verdict_attributes(result).items()))
     name, attributes = evaluation_event(result)
     span.events.add(time_unix_nano=span.end_time_unix_nano, name=name).attributes.extend(_key_values(attributes.items()))
+
+
+CARRIER_SPAN_NAME = "tool_call_reliability"
+_CARRIER_RESOURCE = Resource(attributes=[KeyValue(key="service.name", value=AnyValue(string_value="otel-reliability"))])
+_CARRIER_SCOPE = InstrumentationScope(name="otel_reliability.receiver")
+
+
+def evaluation_carrier(result: RunResult, now_ns: int) -> ResourceSpans:
+    """An ``EVALUATOR`` span carrying ``result`` for a run span that was already forwarded."""
+    run_trace_id = result.trace_id.to_bytes(16, "big")
+    run_span_id = result.run_span_id.to_bytes(8, "big")
+    span = Span(
+        trace_id=run_trace_id,
+        span_id=(random.getrandbits(64) or 1).to_bytes(8, "big"),
+        parent_span_id=run_span_id,
+        name=CARRIER_SPAN_NAME,
+        kind=Span.SPAN_KIND_INTERNAL,
+        start_time_unix_nano=now_ns,
+        end_time_unix_nano=now_ns,
+    )
+    span.links.add(trace_id=run_trace_id, span_id=run_span_id)
+    span.attributes.extend(_key_values([("openinference.span.kind", "EVALUATOR"), *verdict_attributes(result).items()]))
+    name, attributes = evaluation_event(result)
+    span.events.add(time_unix_nano=now_ns, name=name).attributes.extend(_key_values(attributes.items()))
+    wrapper = ResourceSpans(resource=_CARRIER_RESOURCE)
+    wrapper.scope_spans.add(scope=_CARRIER_SCOPE).spans.append(span)
+    return wrapper
 
 
 def request_of(resource_spans: Iterable[ResourceSpans]) -> ExportTraceServiceRequest:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
@@ -19,6 +20,7 @@ from ..adapters import to_record
 from ..assembly import assemble
 from ..continuations import PausedRuns
 from ..emitters.metrics import ReliabilityMetrics
+from ..emitters.span_attributes import verdict_attributes
 from ..engine import Engine
 from ..expectations import ExpectationError
 from ..model import Role
@@ -27,7 +29,7 @@ from ..results import RunResult
 from ..stores import open_store
 from .completion import DueTrace, TraceCompletion
 from .config import ReceiverConfig
-from .forwarding import Forwarder, enrich, request_of, split_run_spans
+from .forwarding import Forwarder, enrich, evaluation_carrier, request_of, split_run_spans
 from .intake import Payload
 
 logger = logging.getLogger(__name__)
@@ -106,6 +108,8 @@ class ReceiverService:
             else None
         )
         self._held: dict[int, list] = {}  # trace id → run spans waiting for their verdict
+        # (trace id, run span id) → a digest of the verdict downstream last received
+        self._forwarded: OrderedDict[tuple[int, int], int] = OrderedDict()
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._evicted_reported = 0
@@ -166,16 +170,33 @@ class ReceiverService:
         self.forwarder.submit(request)
 
     def _release(self, trace_id: int, results: list[RunResult]) -> None:
-        """Forward a trace's held run spans, each with its verdict when it has one."""
+        """Forward a trace's held run spans, each with its verdict when it has one; a changed
+        verdict for a run span sent earlier goes on a carrier span."""
         with self._lock:
             held = self._held.pop(trace_id, [])
         by_span = {result.run_span_id: result for result in results}
+        out = []
         for wrapper in held:
-            result = by_span.get(int.from_bytes(wrapper.scope_spans[0].spans[0].span_id, "big"))
+            result = by_span.pop(int.from_bytes(wrapper.scope_spans[0].spans[0].span_id, "big"), None)
             if result is not None:
                 enrich(wrapper, result)
-        if held:
-            self.forwarder.submit(request_of(held))
+                self._remember_forwarded(result)
+            out.append(wrapper)
+        now_ns = time.time_ns()
+        for result in by_span.values():  # their run spans went downstream with an earlier verdict
+            key = (result.trace_id, result.run_span_id)
+            if self._forwarded.get(key) != _comparable(result):
+                out.append(evaluation_carrier(result, now_ns))
+                self._remember_forwarded(result)
+        if out:
+            self.forwarder.submit(request_of(out))
+
+    def _remember_forwarded(self, result: RunResult) -> None:
+        key = (result.trace_id, result.run_span_id)
+        self._forwarded[key] = _comparable(result)
+        self._forwarded.move_to_end(key)
+        while len(self._forwarded) > self.config.max_traces:
+            self._forwarded.popitem(last=False)
 
     def judge_due(self) -> None:
         now = time.monotonic()
@@ -229,6 +250,11 @@ class ReceiverService:
             self.metrics.late_evaluation(late)
         if self.reputation is not None:
             self.reputation.record_many([(j.result, j.output) for j in judged])
+
+
+def _comparable(result: RunResult) -> int:
+    """A digest of what downstream sees of a verdict: a superseding verdict equal to it is not re-sent."""
+    return hash(tuple(sorted(verdict_attributes(result).items())))
 
 
 def _summary(reasons: list[str]) -> str:
