@@ -8,6 +8,7 @@ the same whichever encoding the spans arrived in.
 
 from __future__ import annotations
 
+from sys import intern
 from typing import Any, Iterable
 
 from google.protobuf.message import DecodeError
@@ -59,13 +60,16 @@ def attributes_from_proto(key_values: Iterable[Any]) -> dict[str, Any]:
     return out
 
 
-def _span(s: Any) -> SpanData:
+def _span(s: Any, trace_ids: dict[bytes, int]) -> SpanData:
     raw = s.trace_id
-    if len(raw) != 16:
-        raise _Bad("traceId", _length_reason(raw, 16))
-    trace_id = int.from_bytes(raw, "big")
-    if not trace_id:
-        raise _Bad("traceId", "all-zero trace id is invalid")
+    trace_id = trace_ids.get(raw)
+    if trace_id is None:
+        if len(raw) != 16:
+            raise _Bad("traceId", _length_reason(raw, 16))
+        trace_id = int.from_bytes(raw, "big")
+        if not trace_id:
+            raise _Bad("traceId", "all-zero trace id is invalid")
+        trace_ids[raw] = trace_id  # one int per trace, however many of its spans stay buffered
     raw = s.span_id
     if len(raw) != 8:
         raise _Bad("spanId", _length_reason(raw, 8))
@@ -88,7 +92,7 @@ def _span(s: Any) -> SpanData:
         trace_id,
         span_id,
         parent_id,
-        s.name,
+        intern(s.name),  # names repeat across spans ("execute_tool get_weather"): buffer one copy
         s.start_time_unix_nano,
         s.end_time_unix_nano,
         attributes_from_proto(s.attributes),
@@ -110,7 +114,7 @@ def _length_reason(raw: bytes, n: int, *, empty_ok: bool = False) -> str:
 def span_from_proto(span: Any) -> SpanData:
     """One protobuf ``Span`` → ``SpanData``; ``TraceInputError`` names the bad field."""
     try:
-        return _span(span)
+        return _span(span, {})
     except _Bad as bad:
         raise TraceInputError(f"span.{bad.field}: {bad.reason}") from None
 
@@ -123,12 +127,13 @@ def decode_request(request: Any) -> Decoded:
     """
     spans: list[SpanData] = []
     rejected: list[str] = []
+    trace_ids: dict[bytes, int] = {}
     append = spans.append
     for i, resource_spans in enumerate(request.resource_spans):
         for j, scope_spans in enumerate(resource_spans.scope_spans):
             for k, s in enumerate(scope_spans.spans):
                 try:
-                    append(_span(s))
+                    append(_span(s, trace_ids))
                 except _Bad as bad:
                     rejected.append(f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}].{bad.field}: {bad.reason}")
     return Decoded(spans, rejected)
