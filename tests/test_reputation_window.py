@@ -230,3 +230,71 @@ def test_a_batch_gives_the_same_standings_as_appending_one_by_one(open_store):
         window = [[e.to_json() for e in w.evidence] for w in batched.window(got.agent)]
         assert window == [[e.to_json() for e in w.evidence] for w in one_by_one.window(got.agent)]
     assert batched.append_many([]) == {}
+
+
+# -- superseding verdicts (a run re-judged after a late span) ------------------------------------
+
+
+@dataclass(frozen=True)
+class Supersede:
+    id: str
+    runs: list[tuple[int, str, bool]]  # (run number, chain signature, passed) appended in order
+    superseding: tuple[int, str, bool]  # the re-judged run's new verdict
+    window: list[tuple[int, bool | None]]  # (run number, its dabt item) oldest first, afterwards
+    passed_evaluations: int
+    case_signature_after: str  # what the next run of the case is compared with
+
+
+SUPERSEDES = [
+    Supersede("the_new_verdict_replaces_the_old", [(0, "A", True), (1, "B", False)], (1, "A", True),
+              [(0, None), (1, True)], 2, "A"),
+    Supersede("stability_compares_with_the_run_before_not_with_the_superseded_verdict",
+              [(0, "A", True), (1, "A", True)], (1, "B", True), [(0, None), (1, False)], 2, "B"),
+    Supersede("a_later_run_of_the_case_keeps_its_signature",
+              [(0, "A", True), (1, "B", False), (2, "C", True)], (1, "A", True),
+              [(0, None), (2, False), (1, True)], 3, "C"),
+    Supersede("a_run_never_recorded_is_appended", [(0, "A", True)], (5, "A", False),
+              [(0, None), (5, True)], 1, "A"),
+]
+
+
+@pytest.mark.parametrize("batched", [False, True], ids=["append", "append_many"])
+@pytest.mark.parametrize("case", SUPERSEDES, ids=lambda c: c.id)
+def test_a_superseding_verdict_replaces_the_runs_entry(open_store, case: Supersede, batched):
+    store = open_store(ReputationConfig(window=10))
+
+    def run(i, signature, passed, **extra):
+        return entry("forecaster", chain(passed), i, passed=passed, case="weather", signature=signature, **extra)
+
+    for i, signature, passed in case.runs:
+        store.append(run(i, signature, passed))
+    new = run(*case.superseding, supersedes=True)
+    standing = store.append_many([new])["forecaster"] if batched else store.append(new)
+    recorded = [
+        (w.run_span_id - 1000, next((e.passed for e in w.evidence if e.dimension == "dabt"), None))
+        for w in reversed(store.window("forecaster"))
+    ]
+    assert recorded == case.window
+    total = len({i for i, _, _ in case.runs} | {case.superseding[0]})
+    assert (standing.evaluations, standing.total_evaluations, standing.passed_evaluations) == (
+        total, total, case.passed_evaluations)
+    after = store.append(run(9, case.case_signature_after, True))
+    assert [e.passed for e in store.window("forecaster", 1)[0].evidence if e.dimension == "dabt"] == [True]
+    assert after.total_evaluations == total + 1
+
+
+def test_a_store_from_before_superseding_gains_the_column_and_keeps_its_entries(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    store = open_standings(str(path), ReputationConfig())
+    store.append(entry("forecaster", chain(True), 0))
+    store.close()
+    with sqlite3.connect(path) as db:  # the table as the first release created it
+        db.execute("ALTER TABLE reputation_evaluations DROP COLUMN previous_signature")
+    store = open_standings(str(path), ReputationConfig())
+    try:
+        standing = store.append(entry("forecaster", chain(False), 0, supersedes=True))
+        assert (standing.evaluations, standing.total_evaluations, standing.score) == (1, 1, 0.0)
+    finally:
+        store.close()

@@ -249,7 +249,8 @@ class ReceiverService:
         if late:
             self.metrics.late_evaluation(late)
         if self.reputation is not None:
-            self.reputation.record_many([(j.result, j.output) for j in judged])
+            self.reputation.record_many([(j.result, j.output) for j in judged if not j.late])
+            self.reputation.record_many([(j.result, j.output) for j in judged if j.late], supersede=True)
 
 
 def _comparable(result: RunResult) -> int:

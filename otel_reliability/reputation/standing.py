@@ -35,6 +35,9 @@ class Entry:
     passed: bool | None = None  # the verdict's status; None for evidence that came without one
     case: str | None = None
     signature: str | None = None
+    # A re-judged run (a late span arrived): replace the entry of the same agent, trace
+    # and run span instead of adding one, so that a run counts once.
+    supersedes: bool = False
 
 
 @dataclass(slots=True, frozen=True)

@@ -118,16 +118,22 @@ class Reputation:
         entry = self._entry(result, output, expectation, external, denied_span_ids)
         return self._remember(self._store.append(entry))
 
-    def record_many(self, verdicts: Iterable[RunResult | tuple[RunResult, str | None]]) -> dict[str, Standing]:
+    def record_many(
+        self, verdicts: Iterable[RunResult | tuple[RunResult, str | None]], *, supersede: bool = False
+    ) -> dict[str, Standing]:
         """Record many verdicts (each alone or with its run's output) in one transaction.
 
         The same standings as ``record`` one by one, at a fraction of the round trips:
-        for receivers that judge many runs at once. Returns each agent's new standing.
+        for receivers that judge many runs at once. With ``supersede`` each verdict
+        replaces the one recorded for the same agent and run (a run re-judged after a
+        late span counts once). Returns each agent's new standing.
         """
         entries = []
         for item in verdicts:
             result, output = item if isinstance(item, tuple) else (item, None)
-            entries.append(self._entry(result, output, None, (), ()))
+            entry = self._entry(result, output, None, (), ())
+            entry.supersedes = supersede
+            entries.append(entry)
         standings = self._store.append_many(entries)
         for standing in standings.values():
             self._remember(standing)

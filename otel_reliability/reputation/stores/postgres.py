@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from otel_reliability.reputation.config import ReputationConfig
-from otel_reliability.reputation.stores.sql import SQLStandings, evaluations_ddl
+from otel_reliability.reputation.stores.sql import ADDED_COLUMNS, SQLStandings, evaluations_ddl
 
 _DDL = evaluations_ddl("BIGSERIAL PRIMARY KEY", "DOUBLE PRECISION", "BOOLEAN")
 _DDL_LOCK = 0x6F74656C72657075  # any constant: the advisory lock that serialises table creation
@@ -37,5 +37,7 @@ class PostgresStandings(SQLStandings):
         try:
             for statement in filter(str.strip, _DDL.split(";")):
                 self._connection.execute(statement)
+            for table, column, kind in ADDED_COLUMNS:
+                self._connection.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
         finally:
             self._connection.execute("SELECT pg_advisory_unlock(%s)", (_DDL_LOCK,))

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import threading
 from contextlib import nullcontext
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 from otel_reliability.reputation.config import ReputationConfig
@@ -55,7 +56,11 @@ class SQLStandings:
     def append(self, entry: Entry) -> Standing:
         with self._lock, self._batch(), self._transaction():
             total, passed, previous = self._lock_agent(entry.agent, entry.case)
-            self._insert(entry, previous)
+            update_case = True
+            if entry.supersedes and (replaced := self._take_superseded(entry)) is not None:
+                total, passed = total - 1, passed - replaced.passed
+                previous, update_case = replaced.previous_signature, replaced.latest_of_case
+            self._insert(entry, previous, update_case)
             self._evict(entry.agent)
             return self._refresh(entry.agent, total + 1, passed + (entry.passed is True), entry.evaluated_at)
 
@@ -86,18 +91,24 @@ class SQLStandings:
             signatures = {pair: (None if (row := cursor.fetchone()) is None else row[0]) for pair, cursor in zip(cases, reads)}
             last_at: dict[str, float] = {}
             rows = []
+            changed: set[tuple[str, str]] = set()
             for entry in entries:
                 key = (entry.agent, entry.case)
-                rows.append(_row(entry, signatures.get(key)))
-                if entry.case is not None and entry.signature is not None:
+                previous, update_case = signatures.get(key), True
+                if entry.supersedes and (replaced := self._take_superseded(entry)) is not None:
+                    counters[entry.agent][0] -= 1
+                    counters[entry.agent][1] -= replaced.passed
+                    previous, update_case = replaced.previous_signature, replaced.latest_of_case
+                rows.append(_row(entry, previous))
+                if update_case and entry.case is not None and entry.signature is not None:
                     signatures[key] = entry.signature
+                    changed.add((entry.agent, entry.case))
                 counters[entry.agent][0] += 1
                 counters[entry.agent][1] += entry.passed is True
                 last_at[entry.agent] = entry.evaluated_at
             self._connection.cursor().executemany(self._sql(_INSERT_EVALUATION), rows)
-            final = {(e.agent, e.case): e.signature for e in entries if e.case is not None and e.signature is not None}
-            for (agent, case), signature in sorted(final.items()):
-                self._run(_UPSERT_SIGNATURE, (agent, case, signature))
+            for agent, case in sorted(changed):
+                self._run(_UPSERT_SIGNATURE, (agent, case, signatures[(agent, case)]))
             for agent in agents:
                 self._evict(agent)
             return {agent: self._refresh(agent, *counters[agent], last_at[agent]) for agent in agents}
@@ -187,11 +198,32 @@ class SQLStandings:
         previous = signature.fetchone()
         return int(total), int(passed), None if previous is None else previous[0]
 
-    def _insert(self, entry: Entry, previous: str | None) -> None:
+    def _insert(self, entry: Entry, previous: str | None, update_case: bool = True) -> None:
         """Insert the evaluation (with its stability item, given the case's previous signature)."""
-        if entry.case is not None and entry.signature is not None:
+        if update_case and entry.case is not None and entry.signature is not None:
             self._run(_UPSERT_SIGNATURE, (entry.agent, entry.case, entry.signature))
         self._run(_INSERT_EVALUATION, _row(entry, previous))
+
+    def _take_superseded(self, entry: Entry) -> _Replaced | None:
+        """Delete the entry ``entry`` supersedes (same agent, trace and run span), if still in the window."""
+        if entry.trace_id is None or entry.run_span_id is None:
+            return None
+        row = self._one(
+            "SELECT seq, passed, previous_signature FROM reputation_evaluations "
+            "WHERE agent = ? AND trace_id = ? AND run_span_id = ? ORDER BY seq DESC LIMIT 1",
+            (entry.agent, trace_hex(entry.trace_id), span_hex(entry.run_span_id)),
+        )
+        if row is None:
+            return None
+        seq, passed, previous = row
+        later = None
+        if entry.case is not None:  # a later run of the same case left the signature its successors compare with
+            later = self._one(
+                "SELECT seq FROM reputation_evaluations WHERE agent = ? AND expectation = ? AND seq > ? LIMIT 1",
+                (entry.agent, entry.case, seq),
+            )
+        self._run("DELETE FROM reputation_evaluations WHERE seq = ?", (seq,))
+        return _Replaced(int(bool(passed)), previous, later is None)
 
     def _evict(self, agent: str) -> None:
         """Delete the agent's evaluations older than its newest N."""
@@ -258,9 +290,16 @@ _UPSERT_SIGNATURE = (
 )
 _INSERT_EVALUATION = (
     "INSERT INTO reputation_evaluations "
-    f"(agent, trace_id, run_span_id, expectation, evaluated_at, passed, {_TALLIES}, evidence) "
-    f"VALUES (?, ?, ?, ?, ?, ?, {', '.join('?' for _ in TALLY_COLUMNS)}, ?)"
+    f"(agent, trace_id, run_span_id, expectation, evaluated_at, passed, {_TALLIES}, evidence, previous_signature) "
+    f"VALUES (?, ?, ?, ?, ?, ?, {', '.join('?' for _ in TALLY_COLUMNS)}, ?, ?)"
 )
+
+
+@dataclass(slots=True)
+class _Replaced:
+    passed: int  # 1 when the superseded verdict passed
+    previous_signature: str | None  # what the superseded entry's stability item compared with
+    latest_of_case: bool  # no later run of its case: the superseding signature becomes the case's
 
 
 def _row(entry: Entry, previous: str | None) -> tuple[Any, ...]:
@@ -279,6 +318,7 @@ def _row(entry: Entry, previous: str | None) -> tuple[Any, ...]:
         entry.passed,
         *_tally_values(tally(evidence)),
         _evidence_json(evidence),
+        previous,
     )
 
 
@@ -307,6 +347,10 @@ def _evidence_json(evidence: Sequence[Evidence]) -> str:
     return json.dumps([e.to_json() for e in evidence], ensure_ascii=False)
 
 
+# Columns added since the first release: (table, column, type), added to older databases on open.
+ADDED_COLUMNS = (("reputation_evaluations", "previous_signature", "TEXT"),)
+
+
 def evaluations_ddl(seq_type: str, real: str, boolean: str) -> str:
     """The three tables, in the column types of one SQL dialect."""
     tallies = ",\n    ".join(
@@ -322,7 +366,8 @@ CREATE TABLE IF NOT EXISTS reputation_evaluations (
     evaluated_at {real} NOT NULL,
     passed {boolean},
     {tallies},
-    evidence TEXT NOT NULL
+    evidence TEXT NOT NULL,
+    previous_signature TEXT
 );
 CREATE INDEX IF NOT EXISTS reputation_evaluations_by_agent ON reputation_evaluations (agent, seq);
 CREATE INDEX IF NOT EXISTS reputation_evaluations_by_run ON reputation_evaluations (trace_id, run_span_id);

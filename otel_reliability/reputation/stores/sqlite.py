@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 from otel_reliability.reputation.config import ReputationConfig
-from otel_reliability.reputation.stores.sql import SQLStandings, evaluations_ddl
+from otel_reliability.reputation.stores.sql import ADDED_COLUMNS, SQLStandings, evaluations_ddl
 
 BUSY_TIMEOUT_S = 60.0
 
@@ -40,3 +40,6 @@ class SQLiteStandings(SQLStandings):
         self._connection.execute("PRAGMA journal_mode=WAL")
         self._connection.execute("PRAGMA synchronous=NORMAL")
         self._connection.executescript(_DDL)
+        for table, column, kind in ADDED_COLUMNS:
+            if column not in {row[1] for row in self._connection.execute(f"PRAGMA table_info({table})")}:
+                self._connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
