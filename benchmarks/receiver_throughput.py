@@ -18,7 +18,8 @@ clock starts, then sends raw bytes through a generic channel call to
    ``decision_wait`` 0.2 s). The clock stops when ``agent.reliability.evaluations`` on
    ``/metrics`` counts every trace judged -- so it includes the last ``decision_wait``.
    Evaluated spans/s = spans sent / that time. The ratio to the ceiling is the figure of
-   merit (target >= 50%).
+   merit (target >= 50%). Both servers' CPU time a span is printed too: it tells work the
+   receiver does from time it spends waiting.
 3. **Memory**: a receiver whose ``decision_wait`` never ends takes ``--buffered-spans``
    spans; (peak RSS after - RSS before) / spans buffered is the memory a buffered span costs.
 
@@ -34,6 +35,7 @@ import os
 import platform
 import signal
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -245,20 +247,30 @@ def _bare_server(port_queue) -> None:
     server.stop(0)
 
 
-def measure_ceiling(args, first_trace: int) -> float:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def measure_ceiling(args, first_trace: int) -> tuple[float, float]:
+    """(spans/s, server CPU microseconds per span)."""
     ctx = mp.get_context("spawn")
     ports = ctx.Queue()
     server = ctx.Process(target=_bare_server, args=(ports,))
     server.start()
     try:
         port = ports.get(timeout=60)
+        cpu_before = cpu_seconds(server.pid)
         start, end = run_clients(f"127.0.0.1:{port}", args, first_trace)
+        cpu = cpu_seconds(server.pid) - cpu_before
     finally:
         os.kill(server.pid, signal.SIGTERM)
         server.join(10)
         if server.is_alive():
             server.kill()
-    return total_spans(args) / (end - start)
+    spans = total_spans(args)
+    return spans / (end - start), cpu / spans * 1e6
 
 
 # -- the receiver -------------------------------------------------------------------------------
@@ -339,13 +351,16 @@ def wait_for(probe, timeout: float, interval: float = 0.05) -> float:
     return time.monotonic()
 
 
-def measure_receiver(args, workdir: Path, first_trace: int) -> tuple[float, float, float]:
-    """(evaluated spans/s end to end, intake spans/s, seconds from last response to last verdict)."""
+def measure_receiver(args, workdir: Path, first_trace: int) -> tuple[float, float, float, float]:
+    """(evaluated spans/s end to end, intake spans/s, seconds from last response to last verdict,
+    receiver CPU microseconds per span)."""
     receiver = Receiver(workdir, args.decision_wait)
     traces = args.clients * args.requests * args.traces_per_request
     try:
+        cpu_before = cpu_seconds(receiver.process.pid)
         start, sent = run_clients(receiver.target, args, first_trace)
         judged = wait_for(lambda: receiver.metric("agent_reliability_evaluations_total") >= traces, 600)
+        cpu = cpu_seconds(receiver.process.pid) - cpu_before
         late = receiver.metric("agent_reliability_evaluations_late_total")
         dropped = receiver.metric("agent_reliability_spans_dropped_total")
         if late or dropped:
@@ -353,7 +368,7 @@ def measure_receiver(args, workdir: Path, first_trace: int) -> tuple[float, floa
     finally:
         receiver.stop()
     spans = total_spans(args)
-    return spans / (judged - start), spans / (sent - start), judged - sent
+    return spans / (judged - start), spans / (sent - start), judged - sent, cpu / spans * 1e6
 
 
 def measure_memory(args, workdir: Path, first_trace: int) -> tuple[float, float, int]:
@@ -410,18 +425,22 @@ def main(argv: list[str] | None = None) -> int:
         f"load: {args.clients} client processes x {args.inflight} in flight, {args.requests} requests each of "
         f"{args.traces_per_request} traces x {SPANS_PER_TRACE} spans = {total_spans(args):,} spans per run"
     )
-    ceilings, ends, intakes, tails = [], [], [], []
+    ceilings, ends, intakes, tails, ceiling_cpus, receiver_cpus = [], [], [], [], [], []
     per_run = args.clients * args.requests * args.traces_per_request
     with tempfile.TemporaryDirectory(prefix="receiver-bench-") as tmp:
         workdir = Path(tmp)
         for round_ in range(args.rounds):
-            ceiling = measure_ceiling(args, first_trace=1 + 2 * round_ * per_run)
-            end_to_end, intake, tail = measure_receiver(args, workdir, first_trace=1 + (2 * round_ + 1) * per_run)
-            print(
-                f"  round {round_ + 1}: bare gRPC ceiling {ceiling:,.0f} spans/s; receiver {end_to_end:,.0f} "
-                f"evaluated spans/s end to end (intake {intake:,.0f} spans/s, last verdict {tail:.2f} s after "
-                f"the last response)"
+            ceiling, ceiling_cpu = measure_ceiling(args, first_trace=1 + 2 * round_ * per_run)
+            end_to_end, intake, tail, receiver_cpu = measure_receiver(
+                args, workdir, first_trace=1 + (2 * round_ + 1) * per_run
             )
+            print(
+                f"  round {round_ + 1}: bare gRPC ceiling {ceiling:,.0f} spans/s ({ceiling_cpu:.1f} us CPU a span); "
+                f"receiver {end_to_end:,.0f} evaluated spans/s end to end ({receiver_cpu:.1f} us CPU a span; "
+                f"intake {intake:,.0f} spans/s, last verdict {tail:.2f} s after the last response)"
+            )
+            ceiling_cpus.append(ceiling_cpu)
+            receiver_cpus.append(receiver_cpu)
             ceilings.append(ceiling)
             ends.append(end_to_end)
             intakes.append(intake)
@@ -434,6 +453,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"otel-reliability serve, evaluated end to end:           {best_end:,.0f} spans/s "
           f"({best_end / SPANS_PER_TRACE:,.0f} traces/s; intake alone {max(intakes):,.0f} spans/s)")
     print(f"ratio: {ratio:.0%} of the ceiling (target >= 50%): {'met' if ratio >= 0.5 else 'NOT met'}")
+    print(f"server CPU a span (median of rounds): ceiling {statistics.median(ceiling_cpus):.1f} us, "
+          f"receiver {statistics.median(receiver_cpus):.1f} us")
     print(f"memory: {peak:,.0f} B per buffered span at peak RSS ({steady:,.0f} B steady), "
           f"{buffered:,} spans buffered ({buffered // SPANS_PER_TRACE:,} traces)")
     return 0
