@@ -97,6 +97,9 @@ def _serve(args: argparse.Namespace) -> int:
     return 0
 
 
+GC_THRESHOLD_YOUNG = 50_000  # allocations between young-generation collections (CPython's default: 700)
+
+
 def _tune_garbage_collection() -> None:
     # The buffer holds hundreds of thousands of small records that never form cycles;
     # at CPython's default thresholds the collector re-walks them so often that it costs
@@ -105,9 +108,6 @@ def _tune_garbage_collection() -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(GC_THRESHOLD_YOUNG, 20, 20)
-
-
-GC_THRESHOLD_YOUNG = 50_000
 
 
 class _GrpcHandle:
