@@ -34,7 +34,7 @@ from .inline import active_check, register_processor
 from .continuations import PausedRuns
 from .model import Role, SpanRecord
 from .results import RunResult
-from .sources.sdk import attributes_view, from_readable_span
+from .sources.sdk import attributes_view, from_ended_span, from_readable_span
 from .stores import ResultStore, open_store
 
 logger = logging.getLogger(__name__)
@@ -42,6 +42,10 @@ logger = logging.getLogger(__name__)
 DEFAULT_STORE = "otel-reliability.db"
 _WAKE_EVERY = 1024  # also wake the worker each time this many spans wait
 _IDLE_WAKE_SECONDS = 0.5  # and at least this often, so spans of unfinished runs get buffered
+# After each batch the worker lets spans gather this long (unless drain() or shutdown()
+# asks for it): every wake-up costs the app thread a GIL hand-over and cold caches, so
+# under load one wake-up per window beats one per run.
+_BATCH_WINDOW_SECONDS = 0.02
 _OPEN_END = sys.maxsize
 
 
@@ -97,8 +101,17 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._engine = Engine(expectations, default_expectation)
         self._store = open_store(store) if isinstance(store, (str, Path)) else store
         self._metrics = ReliabilityMetrics(meter_provider, max_label_values=max_label_values)
-        self._on_result = on_result
-        self._print_results = print_results
+        # Where each verdict goes, in this order; a failing one is logged and skipped.
+        self._sinks: list[tuple[str, Callable[[RunResult], Any]]] = [
+            (name, sink)
+            for name, sink in (
+                ("store", self._store.add if self._store is not None else None),
+                ("metrics", self._metrics.record),
+                ("callback", on_result),
+                ("print", render_table if print_results else None),
+            )
+            if sink is not None
+        ]
         self._max_traces = max_traces
         self._max_spans_per_trace = max_spans_per_trace
         self._ttl = trace_ttl_seconds
@@ -110,6 +123,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         # waking a sleeping thread costs a system call.
         self._backlog: deque = deque()
         self._wake = threading.Event()
+        self._hurry = threading.Event()  # cuts the batch window short
         self._open: dict[int, Span] = {}
         self._watchers: dict[int, Any] = {}
         # Worker-only state.
@@ -138,15 +152,17 @@ class ReliabilitySpanProcessor(SpanProcessor):
             self._next.on_start(span, parent_context=parent_context)
 
     def on_end(self, span: ReadableSpan) -> None:
-        held = _may_be_run(span)
         backlog = len(self._backlog)
         if backlog >= self._max_queue:
             self._open.pop(span.context.span_id, None)
             self._count_drop("queue_full")
             held = False
         else:
-            self._backlog.append((span, held))
-            if held or backlog % _WAKE_EVERY == 0:
+            # The span alone, not a (span, held) pair: the worker asks _may_be_run again
+            # rather than the app thread allocating a tuple per span.
+            self._backlog.append(span)
+            held = _may_be_run(span)
+            if (held or backlog % _WAKE_EVERY == 0) and not self._wake.is_set():
                 self._wake.set()
         if not held and self._next is not None:
             self._next.on_end(span)
@@ -177,8 +193,9 @@ class ReliabilitySpanProcessor(SpanProcessor):
         return done.wait(timeout)
 
     def _submit(self, marker: Any) -> None:
-        self._backlog.append((marker, False))
+        self._backlog.append(marker)
         self._wake.set()
+        self._hurry.set()
 
     # -- worker -------------------------------------------------------------------
 
@@ -187,16 +204,19 @@ class ReliabilitySpanProcessor(SpanProcessor):
             self._wake.wait(_IDLE_WAKE_SECONDS)
             self._wake.clear()
             while self._backlog:
-                item, held = self._backlog.popleft()
+                item = self._backlog.popleft()
                 if isinstance(item, _Stop):
                     return
                 if isinstance(item, threading.Event):
                     item.set()
                 else:
-                    self._process(item, held)
+                    self._process(item)
             self._sweep()
+            if self._hurry.wait(_BATCH_WINDOW_SECONDS):
+                self._hurry.clear()
 
-    def _process(self, span: ReadableSpan, held: bool) -> None:
+    def _process(self, span: ReadableSpan) -> None:
+        held = _may_be_run(span)  # what on_end decided: an ended span no longer changes
         forward: ReadableSpan | None = span if held else None
         try:
             forward = self._ingest(span, held)
@@ -210,7 +230,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
     def _ingest(self, span: ReadableSpan, held: bool) -> ReadableSpan | None:
         """Buffer one ended span; judge it if it is a top-level run. Returns what to forward."""
         self.stats.spans += 1
-        record = to_record(from_readable_span(span))
+        record = to_record(from_ended_span(span))
         self._open.pop(record.span_id, None)
         watcher = self._watchers.pop(record.span_id, None)
         trace = self._traces.get(record.trace_id)
@@ -251,15 +271,10 @@ class ReliabilitySpanProcessor(SpanProcessor):
         return result
 
     def _publish(self, result: RunResult, watcher: Any) -> None:
-        for name, action in (
-            ("store", lambda: self._store.add(result) if self._store is not None else None),
-            ("metrics", lambda: self._metrics.record(result)),
-            ("callback", lambda: self._on_result(result) if self._on_result is not None else None),
-            ("print", lambda: render_table(result) if self._print_results else None),
-            ("expect", lambda: watcher.deliver(result) if watcher is not None else None),
-        ):
+        sinks = self._sinks if watcher is None else [*self._sinks, ("expect", watcher.deliver)]
+        for name, sink in sinks:
             try:
-                action()
+                sink(result)
             except Exception:
                 logger.exception("otel-reliability %s failed for run %x", name, result.run_span_id)
 
@@ -317,8 +332,9 @@ class _Lookup:
 def _may_be_run(span: ReadableSpan) -> bool:
     """Cheap test for spans to hold back until judged: anything an adapter may call a run."""
     attributes = attributes_view(span)
-    if attributes.get("gen_ai.operation.name") in RUN_OPERATIONS:
-        return True
+    operation = attributes.get("gen_ai.operation.name")
+    if operation is not None:  # the GenAI adapter reads the span, whatever else it carries
+        return operation in RUN_OPERATIONS
     kind = attributes.get("openinference.span.kind")
     return kind == "AGENT" or (kind == "CHAIN" and (span.parent is None or span.parent.is_remote))
 

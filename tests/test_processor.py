@@ -182,3 +182,16 @@ def test_traces_beyond_the_buffer_bound_are_evicted_and_counted():
     harness.settle()
     assert harness.processor.stats.traces_evicted == 3
     assert harness.processor.buffered_traces == 2
+
+
+def test_runs_ending_back_to_back_are_each_judged_and_enriched():
+    harness = Harness()
+    for agent in ("first", "second", "third"):
+        harness.agent_run(agent=agent)
+    spans = harness.settle()
+    assert [r.agent for r in harness.results] == ["first", "second", "third"]
+    for agent in ("first", "second", "third"):
+        assert run_span(spans, agent).attributes["reliability.status"] == "PASSED"
+    harness.agent_run(agent="fourth")  # the worker is now inside its batch window
+    spans = harness.settle()
+    assert run_span(spans, "fourth").attributes["reliability.status"] == "PASSED"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from ..jsontext import decode_json
 from ..model import STATUS_ERROR, STATUS_OK, SpanData
 
 
@@ -43,7 +44,7 @@ def loads(value: Any) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
+        return decode_json(value)
     except ValueError:
         return None
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any
+
+from ..jsontext import decode_json
 
 RAW_KEY = "_raw"
 
@@ -21,7 +22,7 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
         if not raw.strip():
             return {}
         try:
-            value = json.loads(raw)
+            value = decode_json(raw)
         except ValueError:
             return {RAW_KEY: raw}
         return value if isinstance(value, dict) else {RAW_KEY: raw}

@@ -6,8 +6,6 @@ span, the receiver on the OTLP span it forwards, and the post-hoc carrier span o
 
 from __future__ import annotations
 
-from collections import Counter
-
 from opentelemetry.util.types import AttributeValue
 
 from otel_reliability.model import ERROR, PENDING, REFUSED
@@ -28,18 +26,18 @@ def verdict_attributes(result: RunResult) -> dict[str, AttributeValue]:
     ('PASSED', 0)
     """
     verdict = result.verdict
-    outcomes = Counter(attempt.outcome for attempt in verdict.chain)
+    outcomes = [attempt.outcome for attempt in verdict.chain]
     attributes: dict[str, AttributeValue] = {
         "reliability.status": verdict.eval_status,
         "reliability.expectation": result.expectation,
         "reliability.score": float(verdict.score),
     }
     for key, name in _LIST_KEYS:
-        attributes[key] = tuple(str(entry) for entry in getattr(verdict, name))
+        attributes[key] = tuple(map(str, getattr(verdict, name)))
     attributes["reliability.tool_calls.total"] = len(verdict.chain)
-    attributes["reliability.tool_calls.errored"] = outcomes[ERROR]
-    attributes["reliability.tool_calls.refused"] = outcomes[REFUSED]
-    attributes["reliability.tool_calls.pending"] = outcomes[PENDING]
+    attributes["reliability.tool_calls.errored"] = outcomes.count(ERROR)
+    attributes["reliability.tool_calls.refused"] = outcomes.count(REFUSED)
+    attributes["reliability.tool_calls.pending"] = outcomes.count(PENDING)
     return attributes
 
 

@@ -1,13 +1,13 @@
-"""OpenTelemetry SDK ``ReadableSpan`` → ``SpanData`` (runs in ``on_end`` for every span).
+"""OpenTelemetry SDK ``ReadableSpan`` → ``SpanData`` (the processor reads every span it sees this way).
 
 The SDK has already cleaned attribute values into the shapes ``SpanData`` uses (str,
 bool, int, float, bytes, None, tuples, dicts), so the only work is copying fields.
 
-This is on the application's thread, so for the SDK's own span classes it reads the
-fields the public properties wrap (each property costs a Python call; ``events``
-even copies the list under a lock) and copies the attributes with
-``BoundedAttributes.copy()`` — one C-level ``dict.copy``. Anything else, and any SDK
-whose internals differ, takes the public-API path with the same result.
+For the SDK's own span classes it reads the fields the public properties wrap (each
+property costs a Python call; ``events`` even copies the list under a lock) and copies
+the attributes with ``BoundedAttributes.copy()`` — one C-level ``dict.copy``. Anything
+else, and any SDK whose internals differ, takes the public-API path with the same
+result. ``from_ended_span`` skips even that copy, for a reader that only looks.
 """
 
 from __future__ import annotations
@@ -15,12 +15,14 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from opentelemetry.attributes import BoundedAttributes
+from opentelemetry.sdk import trace as sdk_trace
 from opentelemetry.sdk.trace import ReadableSpan, Span
 from opentelemetry.trace import StatusCode
 
 from ..model import STATUS_ERROR, STATUS_OK, STATUS_UNSET, EventData, SpanData
 
-_FAST_TYPES = frozenset({Span, ReadableSpan})
+# The tracer creates the private ``_Span`` subclass; ``on_end`` hands processors a plain ``ReadableSpan``.
+_FAST_TYPES = frozenset({Span, ReadableSpan, getattr(sdk_trace, "_Span", Span)})
 _EMPTY: Mapping[str, Any] = {}
 _ERROR = StatusCode.ERROR
 _OK = StatusCode.OK
@@ -56,6 +58,19 @@ def _events(events: Any) -> tuple[EventData, ...]:
 
 def from_readable_span(span: Any) -> SpanData:
     """Copy what the engine needs out of an SDK ``ReadableSpan`` (the span itself is not kept)."""
+    return _span_data(span, copy_attributes=True)
+
+
+def from_ended_span(span: Any) -> SpanData:
+    """``from_readable_span`` sharing the span's own attribute dict instead of copying it.
+
+    The SDK freezes a span's attributes when it ends, so the dict can be read, never
+    changed, and must not be written through the result. A span still open gets a copy.
+    """
+    return _span_data(span, copy_attributes=span.end_time is None)
+
+
+def _span_data(span: Any, copy_attributes: bool) -> SpanData:
     if type(span) in _FAST_TYPES:
         try:
             context = span._context
@@ -72,17 +87,24 @@ def from_readable_span(span: Any) -> SpanData:
                 span._name,
                 span._start_time or 0,
                 span._end_time or 0,
-                attributes.copy() if type(attributes) is BoundedAttributes else _copy(attributes),
+                _fast_attributes(attributes, copy_attributes),
                 _events(events) if events else (),
                 STATUS_ERROR if code is _ERROR else STATUS_OK if code is _OK else STATUS_UNSET,
                 status._description or "",
             )
         except AttributeError:
             pass
-    return _from_public_api(span)
+    return _from_public_api(span, copy_attributes)
 
 
-def _from_public_api(span: Any) -> SpanData:
+def _fast_attributes(attributes: Any, copy_attributes: bool) -> Mapping[str, Any]:
+    if copy_attributes:
+        return attributes.copy() if type(attributes) is BoundedAttributes else _copy(attributes)
+    storage = getattr(attributes, "_dict", attributes)  # BoundedAttributes' plain storage
+    return storage if storage is not None else _EMPTY
+
+
+def _from_public_api(span: Any, copy_attributes: bool) -> SpanData:
     context = span.context
     parent = span.parent
     status = span.status
@@ -95,7 +117,7 @@ def _from_public_api(span: Any) -> SpanData:
         span.name,
         span.start_time or 0,
         span.end_time or 0,
-        _copy(span.attributes),
+        _copy(span.attributes) if copy_attributes else span.attributes or _EMPTY,
         _events(events) if events else (),
         STATUS_ERROR if code is _ERROR else STATUS_OK if code is _OK else STATUS_UNSET,
         status.description or "",
