@@ -34,7 +34,7 @@ from .inline import active_check, register_processor
 from .continuations import PausedRuns
 from .model import Role, SpanRecord
 from .results import RunResult
-from .sources.sdk import attributes_view, from_ended_span, from_readable_span
+from .sources.sdk import attributes_view, events_or_links, from_ended_span, from_readable_span
 from .stores import ResultStore, open_store
 
 logger = logging.getLogger(__name__)
@@ -47,6 +47,7 @@ _IDLE_WAKE_SECONDS = 0.5  # and at least this often, so spans of unfinished runs
 # under load one wake-up per window beats one per run.
 _BATCH_WINDOW_SECONDS = 0.02
 _OPEN_END = sys.maxsize
+_AGENT_RUN = Role.AGENT_RUN
 
 
 @dataclass(slots=True)
@@ -231,34 +232,42 @@ class ReliabilitySpanProcessor(SpanProcessor):
         """Buffer one ended span; judge it if it is a top-level run. Returns what to forward."""
         self.stats.spans += 1
         record = to_record(from_ended_span(span))
-        self._open.pop(record.span_id, None)
-        watcher = self._watchers.pop(record.span_id, None)
-        trace = self._traces.get(record.trace_id)
+        span_id = record.span_id
+        trace_id = record.trace_id
+        open_spans = self._open
+        open_spans.pop(span_id, None)
+        # Emptiness first: watchers are rare, and a span's own watcher was added before it ended.
+        watcher = self._watchers.pop(span_id, None) if self._watchers else None
+        traces = self._traces
+        trace = traces.get(trace_id)
         if trace is None:
-            trace = self._traces[record.trace_id] = _Trace()
+            trace = traces[trace_id] = _Trace()
             self._evict_overflow()
         else:
-            self._traces.move_to_end(record.trace_id)
+            traces.move_to_end(trace_id)
         trace.touched = time.monotonic()
-        if len(trace.records) >= self._max_spans_per_trace:
+        records = trace.records
+        if len(records) >= self._max_spans_per_trace:
             self._count_drop("trace_full")
             return span if held else None
-        trace.records[record.span_id] = record
+        records[span_id] = record
         forward = span if held else None
-        if record.role is Role.AGENT_RUN and enclosing_run(record, _Lookup(trace, self._open)) is None:
+        if record.role is _AGENT_RUN and enclosing_run(record, _Lookup(trace, open_spans)) is None:
             result = self._judge(record, trace, watcher)
             if result is not None and held:
                 forward = _enriched(span, result)
-        if record.parent_id not in trace.records and record.parent_id not in self._open:
-            del self._traces[record.trace_id]  # the local root ended: nothing more will arrive
+        if record.parent_id not in records and record.parent_id not in open_spans:
+            del traces[trace_id]  # the local root ended: nothing more will arrive
         return forward
 
     def _judge(self, record: SpanRecord, trace: _Trace, watcher: Any) -> RunResult | None:
         records = list(trace.records.values())
         earlier = self._paused.predecessors(records, [record.run_key])
+        if earlier:
+            records = earlier + records
         inline = watcher.expectation if watcher is not None else None
         try:
-            run, result = self._engine.judge_run(earlier + records, record.span_id, inline)
+            run, result = self._engine.judge_run(records, record.span_id, inline)
         except ValueError as exc:  # e.g. the run span names an expectation nobody loaded
             logger.warning("otel-reliability could not judge run %r: %s", record.name, exc)
             self._count_drop("bad_expectation")
@@ -266,7 +275,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         if run is None or result is None:
             return None
         self.stats.runs_judged += 1
-        self._paused.remember(run, earlier + records)
+        self._paused.remember(run, records)
         self._publish(result, watcher)
         return result
 
@@ -351,9 +360,9 @@ def with_additions(span: ReadableSpan, attributes: dict[str, Any], events: Seque
         context=span.context,
         parent=span.parent,
         resource=span.resource,
-        attributes={**(span.attributes or {}), **attributes},
-        events=(*span.events, *events),
-        links=span.links,
+        attributes={**attributes_view(span), **attributes},
+        events=(*events_or_links(span, "events"), *events),
+        links=events_or_links(span, "links"),
         kind=span.kind,
         status=span.status,
         start_time=span.start_time,

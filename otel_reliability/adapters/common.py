@@ -23,7 +23,7 @@ def error_text(span: SpanData) -> str | None:
     error_type = span.attributes.get("error.type")
     if error_type:
         return _exception_message(span) or str(error_type)
-    return _exception_message(span)
+    return _exception_message(span) if span.events else None
 
 
 def _exception_message(span: SpanData) -> str | None:

@@ -8,6 +8,7 @@ still emits by default, where a tool's arguments live only in an event.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterator
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
@@ -16,6 +17,7 @@ from .common import error_text, loads, str_or_none, text_of
 RUN_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow", "invoke_swarm", "invoke_graph"})
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_ASCII_ESCAPE = re.compile(r"\\u00[0-7]")  # a \u escape of an ASCII character
 
 # Markers of tool spans that exist although the tool body never ran.
 _REFUSAL_STAGES = {"validation": "invalid arguments"}  # pydantic_ai.tool.failure_stage
@@ -33,7 +35,7 @@ class GenAIAdapter:
         attrs = span.attributes
         operation = attrs.get("gen_ai.operation.name")
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
-        record.error = error_text(span)
+        error = record.error = error_text(span)
         if operation in RUN_OPERATIONS:
             record.role = Role.AGENT_RUN
             record.agent_name = str_or_none(attrs.get("gen_ai.agent.name")) or _name_after(span.name, operation)
@@ -44,12 +46,14 @@ class GenAIAdapter:
             record.role = Role.TOOL
             record.tool_name = str_or_none(attrs.get("gen_ai.tool.name")) or _name_after(span.name, operation)
             record.call_id = str_or_none(attrs.get("gen_ai.tool.call.id"))
-            record.arguments = _tool_arguments(span)
-            record.refusal = _refusal(span, record.error)
+            arguments = attrs.get("gen_ai.tool.call.arguments")
+            record.arguments = arguments if arguments is not None else _event_arguments(span)
+            if error is not None:
+                record.refusal = _refusal(span, error)
         elif operation in MODEL_OPERATIONS:
             record.role = Role.MODEL
-            record.requests = tuple(_requests(span))
-            record.responses = tuple(_responses(span))
+            record.requests = _requests(span)
+            record.responses = _responses(span)
         return record
 
 
@@ -58,19 +62,15 @@ def _name_after(span_name: str, operation: str) -> str | None:
     return span_name[len(prefix):] or None if span_name.startswith(prefix) else None
 
 
-def _tool_arguments(span: SpanData) -> Any:
-    arguments = span.attributes.get("gen_ai.tool.call.arguments")
-    if arguments is not None:
-        return arguments
+def _event_arguments(span: SpanData) -> Any:
+    """A tool's arguments when only the legacy ``gen_ai.tool.message`` event carries them."""
     for event in span.events:
         if event.name == "gen_ai.tool.message":
             return event.attributes.get("content")
     return None
 
 
-def _refusal(span: SpanData, error: str | None) -> str | None:
-    if error is None:
-        return None
+def _refusal(span: SpanData, error: str) -> str | None:
     stage = span.attributes.get("pydantic_ai.tool.failure_stage")
     if stage in _REFUSAL_STAGES:
         return _REFUSAL_STAGES[stage]
@@ -82,41 +82,53 @@ def _refusal(span: SpanData, error: str | None) -> str | None:
 
 def _messages(span: SpanData, key: str, part_type: str) -> list[Any]:
     """The span's messages under ``key``; [] when none can hold a part of ``part_type``."""
-    value = _loads_mentioning(span.attributes.get(key), part_type)
+    events = span.events
+    value = _loads_mentioning(span.attributes.get(key), part_type, bool(events))
     if isinstance(value, list):
         return value
-    for event in span.events:
+    for event in events:
         if event.name == DETAILS_EVENT and key in event.attributes:
-            value = _loads_mentioning(event.attributes[key], part_type)
+            value = _loads_mentioning(event.attributes[key], part_type, True)
             if isinstance(value, list):
                 return value
     return []
 
 
-def _loads_mentioning(value: Any, part_type: str) -> Any:
+def _loads_mentioning(value: Any, part_type: str, decides: bool) -> Any:
     # Message histories are the largest attributes a span carries, and most hold no part
     # of the type asked for: a substring search is far cheaper than decoding them. A JSON
-    # text can spell the type only literally or with \u escapes (tool\u005fcall).
-    if isinstance(value, str) and part_type not in value and "\\u" not in value:
+    # text can spell the (ASCII) type only literally or with \u00XX escapes (tool\u005fcall);
+    # other escapes ("21 \u00b0C") cannot. Such a text is still decoded when ``decides``:
+    # whether it decodes to a list decides if the caller reads an event instead.
+    if isinstance(value, str) and part_type not in value and (
+        "\\u" not in value or (not decides and _ASCII_ESCAPE.search(value) is None)
+    ):
         return None
     return loads(value)
 
 
-def _parts(messages: list[Any]) -> Iterator[dict[str, Any]]:
-    for message in messages:
+def _parts(span: SpanData, key: str, part_type: str) -> list[dict[str, Any]]:
+    """The parts of type ``part_type`` in the span's messages under ``key``, in order."""
+    found = []
+    for message in _messages(span, key, part_type):
         parts = message.get("parts") if isinstance(message, dict) else None
-        for part in parts if isinstance(parts, list) else ():
-            if isinstance(part, dict):
-                yield part
+        if isinstance(parts, list):
+            for part in parts:
+                if isinstance(part, dict) and part.get("type") == part_type:
+                    found.append(part)
+    return found
 
 
-def _requests(span: SpanData) -> Iterator[ToolRequest]:
-    for part in _parts(_messages(span, "gen_ai.output.messages", "tool_call")):
-        if part.get("type") == "tool_call" and part.get("name"):
-            yield ToolRequest(str(part["name"]), part.get("arguments"), str_or_none(part.get("id")))
+def _requests(span: SpanData) -> tuple[ToolRequest, ...]:
+    requests = [
+        ToolRequest(str(part["name"]), part.get("arguments"), str_or_none(part.get("id")))
+        for part in _parts(span, "gen_ai.output.messages", "tool_call")
+        if part.get("name")
+    ]
     for event in span.events:
         if event.name == "gen_ai.choice":
-            yield from _legacy_choice_requests(event.attributes)
+            requests.extend(_legacy_choice_requests(event.attributes))
+    return tuple(requests)
 
 
 def _legacy_choice_requests(attrs: Any) -> Iterator[ToolRequest]:
@@ -133,14 +145,16 @@ def _legacy_choice_requests(attrs: Any) -> Iterator[ToolRequest]:
                 yield ToolRequest(str(function["name"]), function.get("arguments"), str_or_none(call.get("id")))
 
 
-def _responses(span: SpanData) -> Iterator[ToolResponse]:
-    for part in _parts(_messages(span, "gen_ai.input.messages", "tool_call_response")):
-        if part.get("type") == "tool_call_response" and part.get("id") is not None:
-            result = part["response"] if "response" in part else part.get("result")
-            yield ToolResponse(str(part["id"]), text_of(result), refusal=True)
+def _responses(span: SpanData) -> tuple[ToolResponse, ...]:
+    responses = [
+        ToolResponse(str(part["id"]), text_of(part["response"] if "response" in part else part.get("result")), refusal=True)
+        for part in _parts(span, "gen_ai.input.messages", "tool_call_response")
+        if part.get("id") is not None
+    ]
     for event in span.events:
         if event.name == "gen_ai.tool.message":
-            yield from _legacy_tool_message(event.attributes)
+            responses.extend(_legacy_tool_message(event.attributes))
+    return tuple(responses)
 
 
 def _legacy_tool_message(attrs: Any) -> Iterator[ToolResponse]:

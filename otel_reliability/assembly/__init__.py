@@ -9,14 +9,17 @@ records are merged into one run reported under the latest run span.
 from __future__ import annotations
 
 from collections import defaultdict
+from operator import attrgetter
 from typing import Iterable
 
 from ..model import PENDING, Role, Run, SpanRecord
 from .attempts import attempts_of
 from .ownership import enclosing_run, inherit_dispatched_call_id
 
-
 _Key = tuple[int, int]
+_start = attrgetter("start_ns")
+_AGENT_RUN = Role.AGENT_RUN
+_TOOL = Role.TOOL
 
 
 def _key(record: SpanRecord) -> _Key:
@@ -38,15 +41,15 @@ def assemble(records: Iterable[SpanRecord]) -> list[Run]:
     top_level: list[SpanRecord] = []
     for record in records:
         spans = traces[record.trace_id]
-        if record.role is Role.TOOL:
+        role = record.role
+        if role is _TOOL:
             inherit_dispatched_call_id(record, spans)
         owner = enclosing_run(record, spans)
-        if record.role is Role.AGENT_RUN:
-            (members[_key(owner)] if owner is not None else top_level).append(record)
+        if role is _AGENT_RUN:
+            (members[owner.trace_id, owner.span_id] if owner is not None else top_level).append(record)
         elif owner is not None:
-            owned[_key(owner)].append(record)
+            owned[owner.trace_id, owner.span_id].append(record)
     return _runs_with_continuations(top_level, owned, members)
-
 
 
 def _runs_with_continuations(
@@ -63,12 +66,12 @@ def _runs_with_continuations(
     runs = []
     by_key: dict[str, list[SpanRecord]] = {}
     by_pending_call: dict[str, list[SpanRecord]] = {}
-    for record in sorted(top_level, key=lambda r: r.start_ns):
+    for record in sorted(top_level, key=_start):
         chain = by_key.get(record.run_key) if record.run_key is not None else None
-        if chain is None:
+        if chain is None and by_pending_call:
             answered = (resp.call_id for r in owned.get(_key(record), ()) for resp in r.responses)
             chain = next((by_pending_call[c] for c in answered if c in by_pending_call), None)
-        chain = (chain or []) + [record]
+        chain = chain + [record] if chain else [record]
         run = _build(chain, owned, members, ())
         runs.append(run)
         if record.run_key is not None:
@@ -86,11 +89,14 @@ def _build(
     parent_path: tuple[str, ...],
 ) -> Run:
     latest = group[-1]
-    member_records = sorted((m for r in group for m in members.get(_key(r), ())), key=lambda r: r.start_ns)
+    member_records = sorted(_gathered(group, members), key=_start)
     name = _agent_name(latest, member_records)
     path = parent_path + (name,)
-    run_error = next((r.error for r in reversed(group) if r.error is not None), None)
-    own = [record for r in group for record in owned.get(_key(r), ())]
+    run_error = None
+    for record in reversed(group):
+        if record.error is not None:
+            run_error = record.error
+            break
     run = Run(
         trace_id=latest.trace_id,
         span_id=latest.span_id,
@@ -102,10 +108,19 @@ def _build(
         run_key=latest.run_key,
         output=latest.output,
         error=run_error,
-        own_attempts=attempts_of(own, name, path, run_error),
+        own_attempts=attempts_of(_gathered(group, owned), name, path, run_error),
     )
-    run.members = [_build([m], owned, members, path) for m in member_records]
+    if member_records:
+        run.members = [_build([m], owned, members, path) for m in member_records]
     return run
+
+
+def _gathered(group: list[SpanRecord], index: dict[_Key, list[SpanRecord]]) -> list[SpanRecord]:
+    """What ``index`` holds for the group's records, in group order (read only: it may be the index's own list)."""
+    if len(group) == 1:
+        record = group[0]
+        return index.get((record.trace_id, record.span_id)) or []
+    return [item for record in group for item in index.get(_key(record), ())]
 
 
 def _agent_name(record: SpanRecord, member_records: list[SpanRecord]) -> str:

@@ -16,21 +16,19 @@ def parse_arguments(raw: Any) -> dict[str, Any]:
     >>> parse_arguments('{"a": 10}'), parse_arguments("/srv/x.txt")
     ({'a': 10}, {'_raw': '/srv/x.txt'})
     """
-    if isinstance(raw, (bytes, bytearray)):
-        raw = raw.decode("utf-8", "replace")
-    if isinstance(raw, str):
-        if not raw.strip():
+    if not isinstance(raw, str):
+        if raw is None:
             return {}
-        try:
-            value = decode_json(raw)
-        except ValueError:
-            return {RAW_KEY: raw}
-        return value if isinstance(value, dict) else {RAW_KEY: raw}
-    if raw is None:
+        if not isinstance(raw, (bytes, bytearray)):
+            return dict(raw) if isinstance(raw, Mapping) else {RAW_KEY: raw}
+        raw = raw.decode("utf-8", "replace")
+    if not raw.strip():
         return {}
-    if isinstance(raw, Mapping):
-        return dict(raw)
-    return {RAW_KEY: raw}
+    try:
+        value = decode_json(raw)
+    except ValueError:
+        return {RAW_KEY: raw}
+    return value if isinstance(value, dict) else {RAW_KEY: raw}
 
 
 def is_raw(arguments: Mapping[str, Any]) -> bool:

@@ -15,10 +15,15 @@ equal arguments in start order, the first unused execution winning. What is left
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import Any, Sequence
 
 from ..model import ERROR, OK, PENDING, REFUSED, Attempt, Role, SpanRecord, ToolRequest, ToolResponse
 from .arguments import is_raw, parse_arguments
+
+_start = attrgetter("start_ns")
+_TOOL = Role.TOOL
+_MODEL = Role.MODEL
 
 
 @dataclass(slots=True)
@@ -26,6 +31,7 @@ class _Request:
     request: ToolRequest
     issued_ns: int  # the end of the model call that asked for it
     _arguments: dict[str, Any] | None = None
+    paired: bool = False  # an execution carried it out
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -37,28 +43,37 @@ class _Request:
 
 def attempts_of(owned: Sequence[SpanRecord], agent: str, path: tuple[str, ...], run_error: str | None) -> list[Attempt]:
     """The attempts of one run from the records it owns directly, in start order."""
-    requests = _requests(owned)
-    executions = sorted((r for r in owned if r.role is Role.TOOL), key=lambda r: r.start_ns)
+    models = []
+    executions = []
+    for record in owned:
+        role = record.role
+        if role is _TOOL:
+            executions.append(record)
+        elif role is _MODEL:
+            models.append(record)
+    models.sort(key=_start)
+    executions.sort(key=_start)
+    requests = _requests(models)
     arguments = [parse_arguments(e.arguments) for e in executions]
     pairs = _pair(requests, executions, arguments)
     attempts = [
         _executed(execution, parsed, pairs.get(id(execution)), agent, path)
         for execution, parsed in zip(executions, arguments)
     ]
-    paired = {id(request) for request in pairs.values()}
-    unexecuted = [request for request in requests if id(request) not in paired]
+    unexecuted = [request for request in requests if not request.paired]
     if unexecuted:
         answers = _answers(owned)
         failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
         attempts.extend(_unexecuted(request, answers, agent, path, run_error, failures) for request in unexecuted)
-    attempts.sort(key=lambda a: a.start_ns)
+    attempts.sort(key=_start)
     return attempts
 
 
-def _requests(owned: Sequence[SpanRecord]) -> list[_Request]:
+def _requests(models: list[SpanRecord]) -> list[_Request]:
+    """The requests of the model calls (in start order), each call id once."""
     seen_ids: set[str] = set()
     out = []
-    for record in sorted((r for r in owned if r.role is Role.MODEL), key=lambda r: r.start_ns):
+    for record in models:
         for request in record.requests:
             if request.call_id is not None:
                 if request.call_id in seen_ids:
@@ -69,7 +84,7 @@ def _requests(owned: Sequence[SpanRecord]) -> list[_Request]:
 
 
 def _pair(requests: list[_Request], executions: list[SpanRecord], arguments: list[dict[str, Any]]) -> dict[int, _Request]:
-    """Map id(execution) → the request it carried out; ``arguments`` are the executions' parsed arguments."""
+    """Map id(execution) → the request it carried out (marked paired); ``arguments`` are the executions' parsed arguments."""
     pairs: dict[int, _Request] = {}
     by_call_id = {e.call_id: e for e in executions if e.call_id is not None}
     pending = []
@@ -77,8 +92,11 @@ def _pair(requests: list[_Request], executions: list[SpanRecord], arguments: lis
         execution = by_call_id.get(request.request.call_id) if request.request.call_id is not None else None
         if execution is not None and id(execution) not in pairs:
             pairs[id(execution)] = request
+            request.paired = True
         else:
             pending.append(request)
+    if not pending:
+        return pairs
     unmatched = []
     for request in pending:
         for execution, parsed in zip(executions, arguments):
@@ -89,6 +107,7 @@ def _pair(requests: list[_Request], executions: list[SpanRecord], arguments: lis
                 and parsed == request.arguments
             ):
                 pairs[id(execution)] = request
+                request.paired = True
                 break
         else:
             unmatched.append(request)
@@ -98,6 +117,7 @@ def _pair(requests: list[_Request], executions: list[SpanRecord], arguments: lis
                 if request.request.name.endswith(execution.handoff_to):
                     pairs[id(execution)] = request
                     unmatched.remove(request)
+                    request.paired = True
                     break
     return pairs
 
@@ -120,7 +140,7 @@ def _executed(
 
 def _answers(owned: Sequence[SpanRecord]) -> dict[str, ToolResponse]:
     answers: dict[str, ToolResponse] = {}
-    for record in sorted(owned, key=lambda r: r.start_ns):
+    for record in sorted(owned, key=_start):
         for response in record.responses:
             answers.setdefault(response.call_id, response)
     return answers

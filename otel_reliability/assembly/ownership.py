@@ -15,16 +15,21 @@ from ..model import Role, SpanRecord
 # A parent chain longer than this is a cycle or hostile input, not a real trace.
 MAX_DEPTH = 1024
 
+_AGENT_RUN = Role.AGENT_RUN
+
 
 def enclosing_run(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> SpanRecord | None:
     """The nearest ancestor agent run whose [start, end] contains ``record``; ``by_id`` holds its trace's spans."""
-    parent = by_id.get(record.parent_id)
-    for _ in range(MAX_DEPTH):
-        if parent is None:
-            return None
-        if parent.role is Role.AGENT_RUN and parent.contains(record):
+    get = by_id.get
+    start, end = record.start_ns, record.end_ns
+    parent = get(record.parent_id)
+    depth = MAX_DEPTH
+    while parent is not None and depth:
+        # SpanRecord.contains, inlined: this walk runs for every span of every judged trace
+        if parent.role is _AGENT_RUN and parent.start_ns <= start and end <= parent.end_ns:
             return parent
-        parent = by_id.get(parent.parent_id)
+        parent = get(parent.parent_id)
+        depth -= 1
     return None
 
 

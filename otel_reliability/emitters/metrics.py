@@ -14,7 +14,6 @@ at most ``max_label_values`` distinct values through; later ones are recorded as
 from __future__ import annotations
 
 import threading
-from collections import Counter
 from itertools import chain
 from typing import Callable, Iterable
 
@@ -110,19 +109,24 @@ class ReliabilityMetrics:
 
     def record_many(self, results: Iterable[RunResult]) -> None:
         """Count many verdicts with one instrument call per label set: the SDK's ``add`` is the cost."""
-        evaluations: Counter[tuple[str, str, str]] = Counter()
-        calls: Counter[tuple[str, str, str]] = Counter()
+        # Plain dicts, not Counters: a Counter costs more to make than a handful of runs to count.
+        evaluations: dict[tuple[str, str, str], int] = {}
+        calls: dict[tuple[str, str, str], int] = {}
         for result in results:
             verdict = result.verdict
             agent = self._agent(result.agent)
-            evaluations[agent, verdict.eval_status, self._expectation(result.expectation)] += 1
+            key = (agent, verdict.eval_status, self._expectation(result.expectation))
+            evaluations[key] = evaluations.get(key, 0) + 1
             self._score.record(verdict.score, {AGENT: agent})
             caller: dict[str, str] = {}
             for attempt in verdict.chain:
-                caller[attempt.tool] = attempt.agent or result.agent
-                calls[caller[attempt.tool], attempt.tool, attempt.outcome] += 1
+                tool = attempt.tool
+                who = caller[tool] = attempt.agent or result.agent
+                key = (who, tool, attempt.outcome)
+                calls[key] = calls.get(key, 0) + 1
             for tool in chain(verdict.failed_tool_calls, verdict.additional_tool_calls):
-                calls[caller.get(tool, result.agent), tool, UNEXPECTED] += 1
+                key = (caller.get(tool, result.agent), tool, UNEXPECTED)
+                calls[key] = calls.get(key, 0) + 1
         for (agent, status, expectation), count in evaluations.items():
             self._evaluations.add(count, {AGENT: agent, STATUS: status, EXPECTATION: expectation})
         for (who, tool, outcome), count in calls.items():

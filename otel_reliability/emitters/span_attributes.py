@@ -6,6 +6,8 @@ span, the receiver on the OTLP span it forwards, and the post-hoc carrier span o
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from opentelemetry.util.types import AttributeValue
 
 from otel_reliability.model import ERROR, PENDING, REFUSED
@@ -14,7 +16,8 @@ from otel_reliability.results import VERDICT_LISTS, RunResult
 EVALUATION_EVENT = "gen_ai.evaluation.result"
 EVALUATION_NAME = "tool_call_reliability"
 
-_LIST_KEYS = tuple((f"reliability.{name}", name) for name in VERDICT_LISTS)
+_LIST_KEYS = tuple(f"reliability.{name}" for name in VERDICT_LISTS)
+_lists = attrgetter(*VERDICT_LISTS)
 
 
 def verdict_attributes(result: RunResult) -> dict[str, AttributeValue]:
@@ -32,8 +35,8 @@ def verdict_attributes(result: RunResult) -> dict[str, AttributeValue]:
         "reliability.expectation": result.expectation,
         "reliability.score": float(verdict.score),
     }
-    for key, name in _LIST_KEYS:
-        attributes[key] = tuple(map(str, getattr(verdict, name)))
+    for key, values in zip(_LIST_KEYS, _lists(verdict)):
+        attributes[key] = tuple(map(str, values)) if values else ()
     attributes["reliability.tool_calls.total"] = len(verdict.chain)
     attributes["reliability.tool_calls.errored"] = outcomes.count(ERROR)
     attributes["reliability.tool_calls.refused"] = outcomes.count(REFUSED)

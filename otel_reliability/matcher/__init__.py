@@ -49,16 +49,23 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
     >>> evaluate(run, Expectation(name="calc", expected_tool_calls=["multiply"])).eval_status
     'PASSED'
     """
-    chain = run.chain()
+    evidence = run.evidence()
+    chain = sorted(evidence, key=lambda a: a.start_ns)  # Run.chain(), without collecting the evidence twice
     named = [a for a in chain if a.tool]
-    names = agno.judge(run.evidence(), expectation)
+    names = agno.judge(evidence, expectation)
     by_agent = agents.missing_by_agent(named, expectation)
     order_violations = order.order_violations(chain, expectation)
     policy_results = policies.check_policies(named, expectation)
-    policy_violations = [sentence for result in policy_results for sentence in result.violations]
+    policy_violations = []
+    broken_policies = 0
+    for result in policy_results:
+        if result.violations:
+            policy_violations += result.violations
+            broken_policies += 1
 
     expected = expectation.expected_tool_calls or []
-    agent_pairs = sum(len(tools) for tools in (expectation.expected_tool_calls_by_agent or {}).values())
+    by_agent_tools = expectation.expected_tool_calls_by_agent
+    agent_pairs = sum(len(tools) for tools in by_agent_tools.values()) if by_agent_tools else 0
     total = (
         len(expected)
         + names.judged_attempts
@@ -74,8 +81,17 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
         + len(names.failed_argument_checks)
         + len(by_agent)
         + bool(order_violations)
-        + sum(1 for result in policy_results if result.violations)
+        + broken_policies
     )
+    errored, refused, pending = [], [], []
+    for attempt in named:
+        outcome = attempt.outcome
+        if outcome == ERROR:
+            errored.append(attempt.tool)
+        elif outcome == REFUSED:
+            refused.append(attempt.tool)
+        elif outcome == PENDING:
+            pending.append(attempt.tool)
     # Every failed check lands in one of Agno's three failing lists, the order
     # violations or the policy violations, so this is Agno's PASSED rule extended.
     return Verdict(
@@ -89,9 +105,9 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
         passed_argument_checks=names.passed_argument_checks,
         order_violations=order_violations,
         policy_violations=policy_violations,
-        errored_tool_calls=[a.tool for a in named if a.outcome == ERROR],
-        refused_tool_calls=[a.tool for a in named if a.outcome == REFUSED],
-        pending_tool_calls=[a.tool for a in named if a.outcome == PENDING],
+        errored_tool_calls=errored,
+        refused_tool_calls=refused,
+        pending_tool_calls=pending,
         score=(total - failed) / total if total else 1.0,
         chain=chain,
     )

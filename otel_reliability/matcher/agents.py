@@ -22,10 +22,13 @@ def missing_by_agent(attempts: Sequence[Attempt], expectation: Expectation) -> l
 
     Entries follow the mapping's order, then each agent's list order.
     """
+    by_agent = expectation.expected_tool_calls_by_agent
+    if not by_agent:
+        return []
     clean = {(a.agent, a.tool) for a in attempts if a.clean}
     attempted = {(a.agent, a.tool) for a in attempts}
     missing: list[str] = []
-    for agent, tools in (expectation.expected_tool_calls_by_agent or {}).items():
+    for agent, tools in by_agent.items():
         for tool in tools:
             if (agent, tool) in clean:
                 continue

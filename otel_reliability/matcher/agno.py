@@ -19,7 +19,7 @@ from typing import Sequence
 
 from otel_reliability.expectations import Expectation
 from otel_reliability.matcher.arguments import argument_mode, spec_matches
-from otel_reliability.model import Attempt
+from otel_reliability.model import OK, REFUSED, Attempt
 
 ATTEMPTED_ANNOTATION = "(requested but refused/errored — execution matching, new in 2.8.0)"
 """Appended (after one space) to a missing expected name that was attempted but never ran cleanly."""
@@ -47,17 +47,20 @@ def judge(evidence: Sequence[Attempt], expectation: Expectation) -> AgnoResult:
     """
     result = AgnoResult()
     expected = expectation.expected_tool_calls
-    executions = [a for a in evidence if a.tool and a.executed]
-    executed_names = {a.tool for a in executions}
-    clean_names = {a.tool for a in executions if a.clean}
-    request_only_names = sorted({a.tool for a in evidence if a.tool and not a.executed} - executed_names)
-    attempted_names = executed_names.union(request_only_names)
-
+    # Attempt.executed and Attempt.clean, inlined: this runs for every judged run.
+    executions = [a for a in evidence if a.tool and a.outcome != REFUSED]
     for execution in executions:
         if expected is not None and execution.tool not in expected:
             _unexpected(result, execution.tool, expectation.allow_additional_tool_calls)
-        elif execution.clean:
+        elif execution.outcome == OK:
             result.passed_tool_calls.append(execution.tool)
+    if expected is None and not expectation.expected_tool_call_arguments:
+        return result  # nothing is expected: no names or arguments to check
+
+    executed_names = {a.tool for a in executions}
+    clean_names = {a.tool for a in executions if a.outcome == OK}
+    request_only_names = sorted({a.tool for a in evidence if a.tool and a.outcome == REFUSED} - executed_names)
+    attempted_names = executed_names.union(request_only_names)
 
     if expected is not None:
         result.judged_attempts = len(executions) + len(request_only_names)
@@ -74,7 +77,7 @@ def judge(evidence: Sequence[Attempt], expectation: Expectation) -> AgnoResult:
     for tool, specs in (expectation.expected_tool_call_arguments or {}).items():
         if tool in missing_names:
             continue
-        calls = [a.arguments for a in executions if a.clean and a.tool == tool]
+        calls = [a.arguments for a in executions if a.outcome == OK and a.tool == tool]
         mode = argument_mode(expectation, tool)
         spec_list = specs if isinstance(specs, list) else [specs]
         if calls and all(any(spec_matches(spec, call, mode) for call in calls) for spec in spec_list):

@@ -35,7 +35,8 @@ def check_policies(attempts: Sequence[Attempt], expectation: Expectation) -> lis
     tools in the order they were first attempted.
     """
     results: list[PolicyResult] = []
-    counts = Counter(a.tool for a in attempts)
+    if expectation.allowed_tools is not None or expectation.forbidden_tools is not None:
+        counts = Counter(a.tool for a in attempts)
     if expectation.allowed_tools is not None:
         allowed = set(expectation.allowed_tools)
         outside = [
@@ -57,7 +58,9 @@ def check_policies(attempts: Sequence[Attempt], expectation: Expectation) -> lis
         results.append(PolicyResult("max_errors", [sentence] if len(errored) > limit else []))
     for outcome in dict.fromkeys(expectation.fail_on):
         hit = [a.tool for a in attempts if a.outcome == outcome]
-        sentence = f"fail_on {outcome}: {plural(len(hit), 'tool call')} {_OUTCOME_WORDS[outcome]} ({', '.join(hit)})"
-        results.append(PolicyResult(f"fail_on {outcome}", [sentence] if hit else []))
+        violations = []
+        if hit:  # the sentence only when it is needed: fail_on is checked for every run
+            violations.append(f"fail_on {outcome}: {plural(len(hit), 'tool call')} {_OUTCOME_WORDS[outcome]} ({', '.join(hit)})")
+        results.append(PolicyResult(f"fail_on {outcome}", violations))
     return results
 

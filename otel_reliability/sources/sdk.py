@@ -12,7 +12,7 @@ result. ``from_ended_span`` skips even that copy, for a reader that only looks.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, Sequence
 
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk import trace as sdk_trace
@@ -52,13 +52,26 @@ def attributes_view(span: Any) -> Mapping[str, Any]:
     return span.attributes or _EMPTY
 
 
+def events_or_links(span: Any, name: str) -> Sequence[Any]:
+    """``span.events`` or ``span.links`` (``name``): what the property returns.
+
+    For the SDK's own spans that is a tuple the property copies out of a ``BoundedList``
+    under its lock; the list's deque gives the same tuple without the lock or the copy.
+    """
+    if type(span) in _FAST_TYPES:
+        stored = getattr(span, "_" + name, None)
+        if stored is not None:
+            return tuple(getattr(stored, "_dq", stored))
+    return getattr(span, name)
+
+
 def _events(events: Any) -> tuple[EventData, ...]:
     return tuple([EventData(e.name, _copy(e.attributes), e.timestamp) for e in events])
 
 
 def from_readable_span(span: Any) -> SpanData:
     """Copy what the engine needs out of an SDK ``ReadableSpan`` (the span itself is not kept)."""
-    return _span_data(span, copy_attributes=True)
+    return _span_data(span, always_copy=True)
 
 
 def from_ended_span(span: Any) -> SpanData:
@@ -67,17 +80,24 @@ def from_ended_span(span: Any) -> SpanData:
     The SDK freezes a span's attributes when it ends, so the dict can be read, never
     changed, and must not be written through the result. A span still open gets a copy.
     """
-    return _span_data(span, copy_attributes=span.end_time is None)
+    return _span_data(span, always_copy=False)
 
 
-def _span_data(span: Any, copy_attributes: bool) -> SpanData:
+def _span_data(span: Any, always_copy: bool) -> SpanData:
     if type(span) in _FAST_TYPES:
         try:
             context = span._context
             parent = span._parent
             status = span._status
             code = status._status_code
+            end = span._end_time
             attributes = span._attributes
+            if always_copy or end is None:
+                attributes = attributes.copy() if type(attributes) is BoundedAttributes else _copy(attributes)
+            else:
+                attributes = getattr(attributes, "_dict", attributes)  # BoundedAttributes' plain storage
+                if attributes is None:
+                    attributes = _EMPTY
             events = span._events
             events = getattr(events, "_dq", events)  # BoundedList's deque: no copy, no lock
             return SpanData(
@@ -86,22 +106,15 @@ def _span_data(span: Any, copy_attributes: bool) -> SpanData:
                 parent.span_id if parent is not None else 0,
                 span._name,
                 span._start_time or 0,
-                span._end_time or 0,
-                _fast_attributes(attributes, copy_attributes),
+                end or 0,
+                attributes,
                 _events(events) if events else (),
                 STATUS_ERROR if code is _ERROR else STATUS_OK if code is _OK else STATUS_UNSET,
                 status._description or "",
             )
         except AttributeError:
             pass
-    return _from_public_api(span, copy_attributes)
-
-
-def _fast_attributes(attributes: Any, copy_attributes: bool) -> Mapping[str, Any]:
-    if copy_attributes:
-        return attributes.copy() if type(attributes) is BoundedAttributes else _copy(attributes)
-    storage = getattr(attributes, "_dict", attributes)  # BoundedAttributes' plain storage
-    return storage if storage is not None else _EMPTY
+    return _from_public_api(span, always_copy or span.end_time is None)
 
 
 def _from_public_api(span: Any, copy_attributes: bool) -> SpanData:
