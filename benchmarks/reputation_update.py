@@ -34,7 +34,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from otel_reliability.expectations import Expectation, ExpectedOutput  # noqa: E402
 from otel_reliability.matcher import evaluate  # noqa: E402
 from otel_reliability.model import ERROR, OK, Attempt, Run  # noqa: E402
-from otel_reliability.reputation import Reputation  # noqa: E402
+from otel_reliability.reputation import Observed, Reputation  # noqa: E402
 from otel_reliability.results import RunResult  # noqa: E402
 
 EXPECTATION = Expectation(
@@ -45,7 +45,7 @@ EXPECTATION = Expectation(
 )
 
 
-def workload(evaluations: int, agents: int) -> list[tuple[RunResult, str]]:
+def workload(evaluations: int, agents: int) -> list[Observed]:
     """Verdicts with outputs, judged up front so that only the update is timed."""
     items = []
     for i in range(evaluations):
@@ -60,17 +60,17 @@ def workload(evaluations: int, agents: int) -> list[tuple[RunResult, str]]:
         run = Run(i + 1, i + 1, agent, f"invoke_agent {agent}", 0, 9, own_attempts=attempts)
         verdict = evaluate(run, EXPECTATION)
         output = "Paris: 18°C" if failing else "Paris: 25°C, sunny"
-        items.append((RunResult(i + 1, i + 1, agent, EXPECTATION.name, verdict, 1_700_000_000.0 + i), output))
+        items.append(Observed(RunResult(i + 1, i + 1, agent, EXPECTATION.name, verdict, 1_700_000_000.0 + i), output))
     return items
 
 
-def measure(store: str, items: list[tuple[RunResult, str]], batch: int = 1) -> tuple[float, int, int]:
+def measure(store: str, items: list[Observed], batch: int = 1) -> tuple[float, int, int]:
     reputation = Reputation(store, expectations=[EXPECTATION])
     try:
         start = time.perf_counter()
         if batch == 1:
-            for result, output in items:
-                reputation.record(result, output=output)
+            for item in items:
+                reputation.record(item.result, output=item.output)
         else:
             for first in range(0, len(items), batch):
                 reputation.record_many(items[first:first + batch])

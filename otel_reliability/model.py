@@ -25,6 +25,9 @@ STATUS_UNSET = 0
 STATUS_OK = 1
 STATUS_ERROR = 2
 
+EVALUATION_EVENT = "gen_ai.evaluation.result"  # an evaluator's judgement recorded on a span
+POLICY_DENIED = "reliability.policy.denied"  # a tool call an access policy stopped before it ran
+
 
 @dataclass(slots=True)
 class EventData:
@@ -104,6 +107,9 @@ class SpanRecord:
     requests: tuple[ToolRequest, ...] = ()
     responses: tuple[ToolResponse, ...] = ()
     dispatched: ToolRequest | None = None
+    # any span: what evaluators and access policies said about it, for reputation
+    evaluations: tuple[Mapping[str, Any], ...] = ()  # attributes of its gen_ai.evaluation.result events
+    policy_denied: bool = False
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns

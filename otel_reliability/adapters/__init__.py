@@ -12,7 +12,7 @@ from __future__ import annotations
 import logging
 from typing import Protocol
 
-from ..model import SpanData, SpanRecord
+from ..model import EVALUATION_EVENT, POLICY_DENIED, SpanData, SpanRecord
 from .genai import GenAIAdapter
 from .openinference import OpenInferenceAdapter
 
@@ -37,11 +37,18 @@ def to_record(span: SpanData) -> SpanRecord:
     >>> to_record(SpanData(1, 2, 0, "work", 0, 1, {})).role.value
     'other'
     """
+    record = None
     for adapter in ADAPTERS:
         if adapter.claims(span):
             try:
-                return adapter.adapt(span)
+                record = adapter.adapt(span)
             except Exception:  # a producer's odd shape must not stop the trace from being judged
                 logger.warning("could not read span %r with %s", span.name, type(adapter).__name__, exc_info=True)
-                break
-    return SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
+            break
+    if record is None:
+        record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
+    if span.events:
+        record.evaluations = tuple([e.attributes for e in span.events if e.name == EVALUATION_EVENT])
+    if span.attributes.get(POLICY_DENIED) is True:
+        record.policy_denied = True
+    return record

@@ -10,10 +10,9 @@ from operator import attrgetter
 
 from opentelemetry.util.types import AttributeValue
 
-from otel_reliability.model import ERROR, PENDING, REFUSED
+from otel_reliability.model import ERROR, EVALUATION_EVENT, PENDING, REFUSED
 from otel_reliability.results import VERDICT_LISTS, RunResult
 
-EVALUATION_EVENT = "gen_ai.evaluation.result"
 EVALUATION_NAME = "tool_call_reliability"
 
 _LIST_KEYS = tuple(f"reliability.{name}" for name in VERDICT_LISTS)

@@ -23,8 +23,8 @@ from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.span_attributes import verdict_attributes
 from ..engine import Engine
 from ..expectations import ExpectationError
-from ..model import Role
-from ..reputation import Reputation
+from ..model import Role, Run, SpanRecord
+from ..reputation import Evidence, Observed, Reputation
 from ..results import RunResult
 from ..stores import open_store
 from .completion import DueTrace, TraceCompletion
@@ -45,8 +45,7 @@ class Overloaded(Exception):
 
 @dataclass(slots=True)
 class _Judged:
-    result: RunResult
-    output: str | None
+    observed: Observed  # the verdict, with what the run's spans said for reputation
     late: bool
 
 
@@ -223,34 +222,71 @@ class ReceiverService:
     def _judge(self, due: DueTrace) -> list[_Judged]:
         keys = [r.run_key for r in due.records if r.role is Role.AGENT_RUN]
         earlier = self._paused.predecessors(due.records, keys)
+        runs = [run for run in assemble(earlier + due.records) if run.trace_id == due.trace_id]  # not a
+        # paused predecessor from another trace: that was judged when it ended
+        said = self._said_about(due.records, runs) if self.reputation is not None else {}
         judged = []
-        for run in assemble(earlier + due.records):
-            if run.trace_id != due.trace_id:
-                continue  # a paused predecessor from another trace: judged when it ended
+        for run in runs:
             try:
                 result = self.engine.judge(run)
             except ExpectationError as exc:
                 logger.warning("receiver could not judge run %r: %s", run.span_name, exc)
                 continue
             self._paused.remember(run, earlier + due.records)
-            judged.append(_Judged(result, run.output, due.late))
+            external, denied = said.get(run.span_id, ((), frozenset()))
+            judged.append(_Judged(Observed(result, run.output, external, denied), due.late))
         if self.forwarder is not None:
-            self._release(due.trace_id, [j.result for j in judged])
+            self._release(due.trace_id, [j.observed.result for j in judged])
         return judged
+
+    def _said_about(self, records: list[SpanRecord], runs: list[Run]) -> dict[int, tuple[list[Evidence], frozenset[int]]]:
+        """By top-level run span: other evaluators' evidence on the run's spans (the run span, its
+        descendants, and evaluator spans that report as its children), and its calls a policy denied."""
+        marked = [r for r in records if r.evaluations or r.policy_denied]
+        if not marked:
+            return {}
+        by_id = {r.span_id: r for r in records}
+        run_ids = {run.span_id for run in runs}
+        evidence: dict[int, list[Evidence]] = {}
+        denied: dict[int, set[int]] = {}
+        for record in marked:
+            top = _outermost_run(record, by_id, run_ids)
+            if top is None:
+                continue
+            for attributes in record.evaluations:
+                item = self.reputation.evaluation(attributes)
+                if item is not None:
+                    evidence.setdefault(top, []).append(item)
+            if record.policy_denied:
+                denied.setdefault(top, set()).add(record.span_id)
+        return {run_id: (evidence.get(run_id, []), frozenset(denied.get(run_id, ()))) for run_id in evidence.keys() | denied.keys()}
 
     def _publish(self, judged: list[_Judged]) -> None:
         """Keep and count a tick's verdicts together: one transaction, one add per label set."""
         if not judged:
             return
-        results = [j.result for j in judged]
+        results = [j.observed.result for j in judged]
         self.store.add_many(results)
         self.metrics.record_many(results)
         late = sum(j.late for j in judged)
         if late:
             self.metrics.late_evaluation(late)
         if self.reputation is not None:
-            self.reputation.record_many([(j.result, j.output) for j in judged if not j.late])
-            self.reputation.record_many([(j.result, j.output) for j in judged if j.late], supersede=True)
+            self.reputation.record_many([j.observed for j in judged if not j.late])
+            self.reputation.record_many([j.observed for j in judged if j.late], supersede=True)
+
+
+def _outermost_run(record: SpanRecord, by_id: dict[int, SpanRecord], run_ids: set[int]) -> int | None:
+    """The outermost of ``run_ids`` among ``record`` and its ancestors."""
+    top = None
+    node: SpanRecord | None = record
+    for _ in range(1024):  # a parent cycle in bad input must not hang the judge
+        if node is None:
+            break
+        if node.span_id in run_ids:
+            top = node.span_id
+        node = by_id.get(node.parent_id)
+    return top
 
 
 def _comparable(result: RunResult) -> int:

@@ -32,7 +32,7 @@ from otel_reliability.reputation.report import evaluation_markdown, standing_mar
 from otel_reliability.reputation.scoring import Grade, Score, evaluate_evidence, grade_for, score, tally
 from otel_reliability.reputation.standing import Entry, Standing
 from otel_reliability.reputation.stores import StandingStore, open_standings
-from otel_reliability.reputation.tracker import Reputation, check_permission
+from otel_reliability.reputation.tracker import Observed, Reputation, check_permission
 
 __all__ = [
     "DIMENSIONS",
@@ -41,6 +41,7 @@ __all__ = [
     "Entry",
     "Evidence",
     "Grade",
+    "Observed",
     "PermissionDenied",
     "Reputation",
     "ReputationConfig",

@@ -35,11 +35,11 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_reliability.adapters import to_record
 from otel_reliability.adapters.genai import RUN_OPERATIONS
-from otel_reliability.emitters.span_attributes import EVALUATION_EVENT
 from otel_reliability.processor import with_additions
 from otel_reliability.reputation.evidence import Evidence
 from otel_reliability.reputation.policy import PermissionDenied
 from otel_reliability.reputation.tracker import DENIED, DENIED_REASON, GRADE_ATTRIBUTE
+from otel_reliability.model import EVALUATION_EVENT
 from otel_reliability.results import RunResult
 from otel_reliability.sources.sdk import attributes_view, from_readable_span
 

@@ -21,13 +21,14 @@ import os
 import threading
 import time
 import weakref
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
 from opentelemetry import trace
 
 from otel_reliability.expectations import Expectation, load_expectations
+from otel_reliability.model import POLICY_DENIED
 from otel_reliability.reputation.config import ReputationConfig, load_config, validate_file
 from otel_reliability.reputation.evidence import (
     SIDQ,
@@ -52,7 +53,22 @@ if TYPE_CHECKING:
 
 DEFAULT_STORE = "otel-reliability.db"
 
-DENIED = "reliability.policy.denied"
+
+@dataclass(slots=True)
+class Observed:
+    """A verdict with what else its run's spans said, for ``Reputation.record_many``.
+
+    >>> from otel_reliability.model import Verdict
+    >>> Observed(RunResult(1, 2, "calc", "math", Verdict("PASSED", "math"), 0.0), output="4").output
+    '4'
+    """
+
+    result: RunResult
+    output: str | None = None  # the run's final output (``Run.output``)
+    external: Sequence[Evidence] = ()  # other evaluators' judgements of the run
+    denied_span_ids: frozenset[int] = frozenset()  # its tool calls an access policy stopped before they ran
+
+DENIED = POLICY_DENIED
 DENIED_REASON = "reliability.policy.reason"
 GRADE_ATTRIBUTE = "reliability.grade"
 
@@ -118,10 +134,8 @@ class Reputation:
         entry = self._entry(result, output, expectation, external, denied_span_ids)
         return self._remember(self._store.append(entry))
 
-    def record_many(
-        self, verdicts: Iterable[RunResult | tuple[RunResult, str | None]], *, supersede: bool = False
-    ) -> dict[str, Standing]:
-        """Record many verdicts (each alone or with its run's output) in one transaction.
+    def record_many(self, verdicts: Iterable[RunResult | Observed], *, supersede: bool = False) -> dict[str, Standing]:
+        """Record many verdicts (each alone or ``Observed`` with more) in one transaction.
 
         The same standings as ``record`` one by one, at a fraction of the round trips:
         for receivers that judge many runs at once. With ``supersede`` each verdict
@@ -130,8 +144,8 @@ class Reputation:
         """
         entries = []
         for item in verdicts:
-            result, output = item if isinstance(item, tuple) else (item, None)
-            entry = self._entry(result, output, None, (), ())
+            seen = item if isinstance(item, Observed) else Observed(item)
+            entry = self._entry(seen.result, seen.output, None, seen.external, seen.denied_span_ids)
             entry.supersedes = supersede
             entries.append(entry)
         standings = self._store.append_many(entries)
