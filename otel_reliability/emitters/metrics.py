@@ -34,7 +34,7 @@ OUTCOME = "reliability.outcome"
 REASON = "reason"
 
 
-class _Capped:
+class CappedLabel:
     """One label key's values: the first ``limit`` distinct ones pass, later ones become ``_other``."""
 
     __slots__ = ("_limit", "_lock", "_seen")
@@ -69,9 +69,9 @@ class ReliabilityMetrics:
         if max_label_values < 1:
             raise ValueError(f"max_label_values must be at least 1, got {max_label_values}")
         meter = metrics.get_meter("otel_reliability", meter_provider=meter_provider)
-        self._agent = _Capped(max_label_values)
-        self._tool = _Capped(max_label_values)
-        self._expectation = _Capped(max_label_values)
+        self._agent = CappedLabel(max_label_values)
+        self._tool = CappedLabel(max_label_values)
+        self._expectation = CappedLabel(max_label_values)
         self._buffered: Callable[[], int] | None = None
         self._evaluations = meter.create_counter(
             "agent.reliability.evaluations", unit="{evaluation}", description="Runs evaluated, by verdict"

@@ -21,7 +21,7 @@ from typing import Callable, Iterable
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 
-from otel_reliability.emitters.metrics import AGENT, TOOL, _Capped
+from otel_reliability.emitters.metrics import AGENT, TOOL, CappedLabel
 from otel_reliability.reputation.standing import Standing
 
 logger = logging.getLogger(__name__)
@@ -49,8 +49,8 @@ class ReputationMetrics:
     ) -> None:
         meter = metrics.get_meter("otel_reliability.reputation", meter_provider=meter_provider)
         self._standings = standings
-        self._agent = _Capped(max_label_values)
-        self._tool = _Capped(max_label_values)
+        self._agent = CappedLabel(max_label_values)
+        self._tool = CappedLabel(max_label_values)
         meter.create_observable_gauge(
             SCORE_METRIC,
             callbacks=[self._observe_scores],
