@@ -24,7 +24,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from ..reputation import standings_document
 from ..results import results_document
 from .config import ReceiverConfig
-from .intake import JSON, PROTOBUF, IntakeError, decode_body
+from .intake import PROTOBUF, IntakeError, decode_body
 from .service import Overloaded, ReceiverService
 
 _OPEN_PATHS = ("/healthz", "/metrics")
