@@ -4,8 +4,9 @@ Run spans are held back until their trace is judged, then sent with the SPEC §6
 attributes and the ``gen_ai.evaluation.result`` event added; every other span is sent
 as it arrives. A verdict that supersedes one already sent (a late span re-judged the
 trace) cannot change the run span downstream any more: it travels on an ``EVALUATOR``
-carrier span, a child of the run span linked to it (the OpenInference post-hoc pattern). Requests wait in a bounded queue and are retried with backoff (and
-``Retry-After`` when the downstream is busy); what the queue cannot take is counted.
+carrier span, a child of the run span linked to it (the OpenInference post-hoc pattern).
+Requests wait in a bounded queue and are retried with backoff (and ``Retry-After`` when
+the downstream is busy); what the queue cannot take is counted.
 """
 
 from __future__ import annotations
@@ -134,12 +135,18 @@ def split_run_spans(request: ExportTraceServiceRequest, is_run: Any) -> list[Res
     return held
 
 
-def enrich(held: ResourceSpans, result: RunResult) -> None:
-    """Add the verdict attributes and the evaluation event to a held run span."""
+def enrich(held: ResourceSpans, result: RunResult) -> dict[str, Any]:
+    """Add the verdict attributes and the evaluation event to a held run span; returns the attributes."""
     span: Span = held.scope_spans[0].spans[0]
-    span.attributes.extend(_key_values(verdict_attributes(result).items()))
-    name, attributes = evaluation_event(result)
-    span.events.add(time_unix_nano=span.end_time_unix_nano, name=name).attributes.extend(_key_values(attributes.items()))
+    attributes = verdict_attributes(result)
+    _add_verdict(span, result, attributes, span.end_time_unix_nano)
+    return attributes
+
+
+def _add_verdict(span: Span, result: RunResult, attributes: dict[str, Any], event_time_ns: int) -> None:
+    span.attributes.extend(_key_values(attributes.items()))
+    name, event_attributes = evaluation_event(result)
+    span.events.add(time_unix_nano=event_time_ns, name=name).attributes.extend(_key_values(event_attributes.items()))
 
 
 CARRIER_SPAN_NAME = "tool_call_reliability"
@@ -147,8 +154,9 @@ _CARRIER_RESOURCE = Resource(attributes=[KeyValue(key="service.name", value=AnyV
 _CARRIER_SCOPE = InstrumentationScope(name="otel_reliability.receiver")
 
 
-def evaluation_carrier(result: RunResult, now_ns: int) -> ResourceSpans:
-    """An ``EVALUATOR`` span carrying ``result`` for a run span that was already forwarded."""
+def evaluation_carrier(result: RunResult, attributes: dict[str, Any], now_ns: int) -> ResourceSpans:
+    """An ``EVALUATOR`` span carrying ``result`` (its ``verdict_attributes``) for a run span
+    that was already forwarded."""
     run_trace_id = result.trace_id.to_bytes(16, "big")
     run_span_id = result.run_span_id.to_bytes(8, "big")
     span = Span(
@@ -161,9 +169,8 @@ def evaluation_carrier(result: RunResult, now_ns: int) -> ResourceSpans:
         end_time_unix_nano=now_ns,
     )
     span.links.add(trace_id=run_trace_id, span_id=run_span_id)
-    span.attributes.extend(_key_values([("openinference.span.kind", "EVALUATOR"), *verdict_attributes(result).items()]))
-    name, attributes = evaluation_event(result)
-    span.events.add(time_unix_nano=now_ns, name=name).attributes.extend(_key_values(attributes.items()))
+    span.attributes.add(key="openinference.span.kind", value=AnyValue(string_value="EVALUATOR"))
+    _add_verdict(span, result, attributes, now_ns)
     wrapper = ResourceSpans(resource=_CARRIER_RESOURCE)
     wrapper.scope_spans.add(scope=_CARRIER_SCOPE).spans.append(span)
     return wrapper

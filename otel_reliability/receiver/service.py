@@ -178,21 +178,20 @@ class ReceiverService:
         for wrapper in held:
             result = by_span.pop(int.from_bytes(wrapper.scope_spans[0].spans[0].span_id, "big"), None)
             if result is not None:
-                enrich(wrapper, result)
-                self._remember_forwarded(result)
+                self._remember_forwarded(result, enrich(wrapper, result))
             out.append(wrapper)
         now_ns = time.time_ns()
         for result in by_span.values():  # their run spans went downstream with an earlier verdict
-            key = (result.trace_id, result.run_span_id)
-            if self._forwarded.get(key) != _comparable(result):
-                out.append(evaluation_carrier(result, now_ns))
-                self._remember_forwarded(result)
+            attributes = verdict_attributes(result)
+            if self._forwarded.get((result.trace_id, result.run_span_id)) != _digest(attributes):
+                out.append(evaluation_carrier(result, attributes, now_ns))
+                self._remember_forwarded(result, attributes)
         if out:
             self.forwarder.submit(request_of(out))
 
-    def _remember_forwarded(self, result: RunResult) -> None:
+    def _remember_forwarded(self, result: RunResult, attributes: dict) -> None:
         key = (result.trace_id, result.run_span_id)
-        self._forwarded[key] = _comparable(result)
+        self._forwarded[key] = _digest(attributes)
         self._forwarded.move_to_end(key)
         while len(self._forwarded) > self.config.max_traces:
             self._forwarded.popitem(last=False)
@@ -222,8 +221,8 @@ class ReceiverService:
     def _judge(self, due: DueTrace) -> list[_Judged]:
         keys = [r.run_key for r in due.records if r.role is Role.AGENT_RUN]
         earlier = self._paused.predecessors(due.records, keys)
-        runs = [run for run in assemble(earlier + due.records) if run.trace_id == due.trace_id]  # not a
-        # paused predecessor from another trace: that was judged when it ended
+        # A paused predecessor from another trace was judged when it ended: only this trace's runs.
+        runs = [run for run in assemble(earlier + due.records) if run.trace_id == due.trace_id]
         said = self._said_about(due.records, runs) if self.reputation is not None else {}
         judged = []
         for run in runs:
@@ -289,9 +288,9 @@ def _outermost_run(record: SpanRecord, by_id: dict[int, SpanRecord], run_ids: se
     return top
 
 
-def _comparable(result: RunResult) -> int:
-    """A digest of what downstream sees of a verdict: a superseding verdict equal to it is not re-sent."""
-    return hash(tuple(sorted(verdict_attributes(result).items())))
+def _digest(verdict_attributes: dict) -> int:
+    """What downstream sees of a verdict, condensed: a superseding verdict equal to it is not re-sent."""
+    return hash(tuple(sorted(verdict_attributes.items())))
 
 
 def _summary(reasons: list[str]) -> str:
