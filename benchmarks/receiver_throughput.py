@@ -2,7 +2,7 @@
 ceiling of a bare gRPC server on the same machine with the same clients.
 
 Run: ``python benchmarks/receiver_throughput.py [--clients N] [--inflight N] [--requests N]
-[--traces-per-request N] [--buffered-spans N] [--rounds N]``
+[--traces-per-request N] [--buffered-spans N] [--workers N] [--rounds N]``
 
 Traces are agent-shaped, in the OTel GenAI conventions: one ``invoke_agent`` run span, 4
 ``chat`` spans (the first three request two tool calls each in ``gen_ai.output.messages``)
@@ -15,8 +15,9 @@ clock starts, then sends raw bytes through a generic channel call to
 1. **Ceiling**: a bare gRPC server (a subprocess started here) that parses every request and
    walks every span, attribute and event -- and does nothing else.
 2. **Receiver, end to end**: the real ``otel-reliability serve`` (fresh SQLite store,
-   ``decision_wait`` 0.2 s). The clock stops when ``agent.reliability.evaluations`` on
-   ``/metrics`` counts every trace judged -- so it includes the last ``decision_wait``.
+   ``decision_wait`` 0.2 s, ``workers`` from ``--workers``: one per CPU by default). The
+   clock stops when ``agent.reliability.evaluations`` on ``/metrics`` counts every trace
+   judged -- so it includes the last ``decision_wait``.
    Evaluated spans/s = spans sent / that time. The ratio to the ceiling is the figure of
    merit (target >= 50%). Both servers' CPU time a span is printed too: it tells work the
    receiver does from time it spends waiting.
@@ -248,9 +249,16 @@ def _bare_server(port_queue) -> None:
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU time a process has used so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    """User + system CPU time a process and its live child processes (the workers) have used so far."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # a process that ended while we looked
+            continue
+        if stat.parent.name == str(pid) or fields[1] == str(pid):
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
 
 
 def measure_ceiling(args, first_trace: int) -> tuple[float, float]:
@@ -353,8 +361,8 @@ def wait_for(probe, timeout: float, interval: float = 0.05) -> float:
 
 def measure_receiver(args, workdir: Path, first_trace: int) -> tuple[float, float, float, float]:
     """(evaluated spans/s end to end, intake spans/s, seconds from last response to last verdict,
-    receiver CPU microseconds per span)."""
-    receiver = Receiver(workdir, args.decision_wait)
+    receiver CPU microseconds per span, its worker processes included)."""
+    receiver = Receiver(workdir, args.decision_wait, config={"workers": args.workers})
     traces = args.clients * args.requests * args.traces_per_request
     try:
         cpu_before = cpu_seconds(receiver.process.pid)
@@ -411,6 +419,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--traces-per-request", type=int, default=50, help="11-span traces per request (default 50)")
     parser.add_argument("--decision-wait", type=float, default=0.2, help="the receiver's decision_wait (default 0.2)")
     parser.add_argument("--buffered-spans", type=int, default=220_000, help="spans held for the memory figure")
+    parser.add_argument("--workers", type=int, default=os.cpu_count(),
+                        help="the receiver's workers setting (default: the CPU count)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of ceiling + receiver (default 2)")
     args = parser.parse_args(argv)
 

@@ -37,13 +37,18 @@ class PausedRuns:
                 found.setdefault((earlier.trace_id, earlier.span_id), earlier)
         return list(found.values())
 
-    def remember(self, run: Run, records: list[SpanRecord]) -> None:
-        """Keep ``records`` if ``run`` ended with pending calls."""
+    def remember(self, run: Run, records: list[SpanRecord]) -> list[str]:
+        """Keep ``records`` if ``run`` ended with pending calls; returns the keys they are kept under."""
         keys = [f"call:{a.call_id}" for a in run.own_attempts if a.outcome == PENDING and a.call_id]
         if not keys:
-            return
+            return keys
         if run.run_key is not None:
             keys.append(f"run:{run.run_key}")
+        self.keep(keys, records)
+        return keys
+
+    def keep(self, keys: list[str], records: list[SpanRecord]) -> None:
+        """Keep ``records`` under ``keys``, as another process's ``remember`` returned them."""
         for key in keys:
             self._by_key[key] = records
             self._by_key.move_to_end(key)

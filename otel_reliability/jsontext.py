@@ -1,4 +1,5 @@
-"""Decoding the small JSON texts spans carry (tool arguments, message histories).
+"""Decoding the small JSON texts spans carry (tool arguments, message histories), and
+encoding the verdicts and evidence the stores keep.
 
 ``json.loads`` spends most of its time on a small text in Python: two whitespace
 regex matches and two wrapper calls around the C scanner. A text that starts and
@@ -29,3 +30,29 @@ def decode_json(text: str) -> Any:
         if end == len(text):
             return value
     return json.loads(text)
+
+
+# ``json.dumps`` with any option builds a new encoder on every call, which costs about as
+# much as encoding a small value; the stores encode one verdict or evidence list a run.
+# No circular check: what they encode comes from spans (JSON texts and OpenTelemetry
+# attribute values), which cannot refer to themselves.
+_stored_encoder = json.JSONEncoder(default=str, check_circular=False)
+_unicode_encoder = json.JSONEncoder(ensure_ascii=False, check_circular=False)
+
+
+def encode_stored(value: Any) -> str:
+    """``json.dumps(value, default=str)``, as the results stores keep verdicts.
+
+    >>> encode_stored({"city": "Paris", "at": 1.5})
+    '{"city": "Paris", "at": 1.5}'
+    """
+    return _stored_encoder.encode(value)
+
+
+def encode_unicode(value: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)``, as the reputation stores keep evidence.
+
+    >>> encode_unicode(["25°C"])
+    '["25°C"]'
+    """
+    return _unicode_encoder.encode(value)

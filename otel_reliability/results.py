@@ -81,6 +81,12 @@ class RunResult:
         >>> list(RunResult(1, 2, "a", "e", Verdict("PASSED", "e"), 0.0).to_json())[:5]
         ['trace_id', 'run_span_id', 'agent', 'expectation', 'eval_status']
         """
+        data = self._head()
+        data["chain"] = [_attempt_json(a) for a in self.verdict.chain]
+        return data
+
+    def _head(self) -> dict[str, Any]:
+        """The §10 keys before ``chain``."""
         verdict = self.verdict
         data: dict[str, Any] = {
             "trace_id": trace_hex(self.trace_id),
@@ -92,7 +98,6 @@ class RunResult:
         for name in VERDICT_LISTS:
             data[name] = list(getattr(verdict, name))
         data["score"] = verdict.score
-        data["chain"] = [_attempt_json(a) for a in verdict.chain]
         return data
 
     def to_record(self) -> dict[str, Any]:
@@ -102,14 +107,12 @@ class RunResult:
         >>> RunResult(1, 2, "a", "e", Verdict("PASSED", "e"), 5.0).to_record()["evaluated_at"]
         5.0
         """
-        data = self.to_json()
+        verdict = self.verdict
+        data = self._head()
+        data["chain"] = [_attempt_record(a) for a in verdict.chain]
         data["evaluated_at"] = self.evaluated_at
         for name in DETAIL_LISTS:
-            data[name] = list(getattr(self.verdict, name))
-        for item, attempt in zip(data["chain"], self.verdict.chain):
-            item["agent_path"] = list(attempt.agent_path)
-            item["error"] = attempt.error
-            item["start_ns"] = attempt.start_ns
+            data[name] = list(getattr(verdict, name))
         return data
 
     @classmethod
@@ -145,6 +148,21 @@ def _attempt_json(attempt: Attempt) -> dict[str, Any]:
         "outcome": attempt.outcome,
         "call_id": attempt.call_id,
         "span_id": None if attempt.span_id is None else span_hex(attempt.span_id),
+    }
+
+
+def _attempt_record(attempt: Attempt) -> dict[str, Any]:
+    """``_attempt_json`` and the fields only stores keep, built in one go: stores make one a verdict."""
+    return {
+        "agent": attempt.agent,
+        "tool": attempt.tool,
+        "arguments": attempt.arguments,
+        "outcome": attempt.outcome,
+        "call_id": attempt.call_id,
+        "span_id": None if attempt.span_id is None else span_hex(attempt.span_id),
+        "agent_path": list(attempt.agent_path),
+        "error": attempt.error,
+        "start_ns": attempt.start_ns,
     }
 
 

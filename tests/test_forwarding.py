@@ -224,3 +224,44 @@ def test_a_superseding_verdict_reaches_downstream_on_a_carrier_span_linked_to_th
     assert "multiply" in _strings(carrier, "reliability.passed_tool_calls")
     assert "multiply" not in first
     assert [e.name for e in carrier.events] == ["gen_ai.evaluation.result"]
+
+
+def test_with_two_workers_each_span_is_forwarded_once_by_the_process_that_owns_its_trace(tmp_path, downstream):
+    from otel_reliability.receiver.shards import ShardedReceiver
+
+    document = json.loads(TEAM.read_text())
+    # A second copy of the trace with an even trace id (the original's is odd) and its own span ids.
+    twin = json.loads(json.dumps(document).replace("0000a6e0000000000000000000000001", "0000a6e0000000000000000000000002"))
+    for resource in twin["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                span["spanId"] = "f" + span["spanId"][1:]
+                if span.get("parentSpanId"):
+                    span["parentSpanId"] = "f" + span["parentSpanId"][1:]
+    document["resourceSpans"] += twin["resourceSpans"]
+    config = ReceiverConfig(
+        grpc_endpoint=None, http_endpoint=None, store=str(tmp_path / "r.db"), decision_wait=0.05,
+        forward_endpoint=downstream.url, workers=2,
+    )
+    service = ShardedReceiver(config)
+    service.start()
+    try:
+        service.accept(decode_body(json.dumps(document).encode(), "application/json", "", 10**8))
+        wait = time.monotonic() + 15
+        while len(downstream.spans()) < 24 and time.monotonic() < wait:
+            time.sleep(0.05)
+    finally:
+        service.stop()
+
+    sent = [
+        (span.trace_id.hex(), span.span_id.hex())
+        for request in downstream.requests
+        for resource in request.resource_spans
+        for scope in resource.scope_spans
+        for span in scope.spans
+    ]
+    assert len(sent) == len(set(sent)) == 24
+    runs = [s for s in downstream.spans().values() if s.name == "Outer_Team.run"]
+    assert sorted(r.trace_id.hex()[-1] for r in runs) == ["1", "2"]
+    for run in runs:
+        assert {kv.key: kv.value for kv in run.attributes}["reliability.status"].string_value == "PASSED"

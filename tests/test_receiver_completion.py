@@ -3,7 +3,8 @@
 A trace split across many requests, in any order and over any mix of gRPC, HTTP protobuf
 and HTTP JSON, is judged exactly once, after it went quiet for ``decision_wait``; a span
 arriving after the verdict (within ``late_window``) gives one superseding verdict, counted
-by ``agent.reliability.evaluations.late``; interleaved traces do not disturb each other.
+by ``agent.reliability.evaluations.late``; interleaved traces do not disturb each other — with one process and with two worker
+processes sharing the traces.
 
 "Exactly once" is read from ``agent.reliability.evaluations`` on ``/metrics``, labelled by
 the agent: every scenario uses an agent name of its own.
@@ -31,9 +32,10 @@ EVALUATIONS = "agent_reliability_evaluations_total"
 LATE = "agent_reliability_evaluations_late_total"
 
 
-@pytest.fixture(scope="module")
-def receiver(module_receivers) -> Receiver:  # noqa: F811 - the imported fixture
-    return module_receivers.start("completion", decision_wait=DECISION_WAIT)
+@pytest.fixture(scope="module", params=[1, 2], ids=["1 worker", "2 workers"])
+def receiver(module_receivers, request) -> Receiver:  # noqa: F811 - the imported fixture
+    # With 2 workers the traces of a scenario fall to both processes (trace id mod 2).
+    return module_receivers.start(f"completion-{request.param}", decision_wait=DECISION_WAIT, config={"workers": request.param})
 
 
 def _evaluations(receiver: Receiver, agent: str) -> float:

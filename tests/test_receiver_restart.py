@@ -2,13 +2,16 @@
 
 SIGKILL gives the receiver no chance to flush anything: every verdict it had stored must
 still be there, readable through ``/api/v1/results``, when a new receiver opens the same
-store. SIGTERM stops intake and judges every buffered trace that holds its run span, quiet
+store; its worker processes, if any, exit on their own. SIGTERM stops intake and judges every buffered trace that holds its run span, quiet
 or not, before exiting 0 (``otel_reliability/receiver/cli.py``).
 """
 
 from __future__ import annotations
 
 import signal
+from pathlib import Path
+
+import pytest
 
 from otel_reliability.stores import open_store
 
@@ -22,9 +25,29 @@ from .receiver_harness import (
 )
 
 
-def test_every_stored_verdict_survives_sigkill_and_a_restart_on_the_same_store(receivers, tmp_path):  # noqa: F811
+def _children(pid: int) -> list[int]:
+    children = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[1] == str(pid):
+            children.append(int(stat.parent.name))
+    return children
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_every_stored_verdict_survives_sigkill_and_a_restart_on_the_same_store(receivers, tmp_path, workers):  # noqa: F811
     store = tmp_path / "verdicts.db"
-    first = receivers.start("before-kill", store=store, decision_wait=0.1)
+    first = receivers.start("before-kill", store=store, decision_wait=0.1, config={"workers": workers})
     traces = [
         agent_spans(new_trace_id(), f"durable-{i}", failed=["get_news"] if i % 3 == 0 else ())
         for i in range(9)
@@ -42,8 +65,11 @@ def test_every_stored_verdict_survives_sigkill_and_a_restart_on_the_same_store(r
     wait_until(lambda: by_run(first.results_for(trace_ids)) == expected, 15, "every verdict, the superseding one too")
     before = first.results()
 
+    children = _children(first.process.pid)
     first.kill()
     assert first.process.returncode == -signal.SIGKILL
+    # worker processes see their pipe close and exit rather than linger without a server
+    wait_until(lambda: not any(_running(pid) for pid in children), 30, "the worker processes to exit")
 
     second = receivers.start("after-restart", store=store, decision_wait=0.1)
     after = second.results()

@@ -37,6 +37,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--store", metavar="PATH", help=fields["store"].description + " (default otel-reliability.db)")
     serve.add_argument("--expectations", action="append", metavar="FILE", help=fields["expectations"].description + "; repeatable")
     serve.add_argument("--decision-wait", type=float, metavar="SECONDS", help=fields["decision_wait"].description + " (default 2)")
+    serve.add_argument("--workers", type=int, metavar="N", help=fields["workers"].description + " (default 1)")
     serve.add_argument("--auth-token", metavar="TOKEN", help=fields["auth_token"].description)
     serve.add_argument("--tls-cert", metavar="FILE", help=fields["tls_cert"].description)
     serve.add_argument("--tls-key", metavar="FILE", help=fields["tls_key"].description)
@@ -47,7 +48,7 @@ def _serve(args: argparse.Namespace) -> int:
     try:
         from .grpc_server import start_grpc
         from .http_server import HttpServer
-        from .service import ReceiverService
+        from .shards import ShardedReceiver
     except ImportError as exc:
         print(f"otel-reliability serve: the receiver needs pip install 'otel-reliability[receiver]' ({exc})", file=sys.stderr)
         return 2
@@ -59,13 +60,14 @@ def _serve(args: argparse.Namespace) -> int:
         "store": args.store,
         "expectations": args.expectations,
         "decision_wait": args.decision_wait,
+        "workers": args.workers,
         "auth_token": args.auth_token,
         "tls_cert": args.tls_cert,
         "tls_key": args.tls_key,
     }
     try:
         config = load_config(args.config, overrides)
-        service = ReceiverService(config)
+        service = ShardedReceiver(config)
     except (ConfigError, ExpectationError, OSError) as exc:
         print(f"otel-reliability serve: {exc}", file=sys.stderr)
         return 2
@@ -82,7 +84,7 @@ def _serve(args: argparse.Namespace) -> int:
             server.stop()
         print(f"otel-reliability serve: {exc}", file=sys.stderr)
         return 2
-    _tune_garbage_collection()
+    tune_garbage_collection()
     service.start()
     stopping = threading.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -100,7 +102,7 @@ def _serve(args: argparse.Namespace) -> int:
 GC_THRESHOLD_YOUNG = 50_000  # allocations between young-generation collections (CPython's default: 700)
 
 
-def _tune_garbage_collection() -> None:
+def tune_garbage_collection() -> None:
     # The buffer holds hundreds of thousands of small records that never form cycles;
     # at CPython's default thresholds the collector re-walks them so often that it costs
     # more than judging them (benchmarks/receiver_throughput.py). The process is ours:

@@ -43,6 +43,9 @@ class ReceiverConfig(BaseModel):
     max_buffered_spans: int = Field(
         1_000_000, ge=1, description="spans buffered in all; beyond it requests get RESOURCE_EXHAUSTED / HTTP 503"
     )
+    workers: int = Field(
+        1, ge=1, le=64, description="processes that judge traces, each taking a share by trace id: one per CPU core to give the receiver"
+    )
     max_request_bytes: int = Field(16 * 1024 * 1024, ge=1024, description="largest request body accepted")
     max_decompressed_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="largest payload after gunzip")
     auth_token: str | None = Field(None, description="bearer token required on every OTLP and API request")

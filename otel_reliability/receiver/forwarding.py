@@ -29,6 +29,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Span
 
 from ..emitters.span_attributes import evaluation_event, verdict_attributes
 from ..results import RunResult
+from ..sources import Shard
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +111,21 @@ def _retry_after(exc: urllib.error.HTTPError, default: float) -> float:
 
 def _span_count(request: ExportTraceServiceRequest) -> int:
     return sum(len(scope.spans) for resource in request.resource_spans for scope in resource.scope_spans)
+
+
+def owned_request(request: ExportTraceServiceRequest, shard: Shard) -> ExportTraceServiceRequest:
+    """The spans of ``request`` that ``shard`` owns, under their resources and scopes."""
+    out = ExportTraceServiceRequest()
+    for resource_spans in request.resource_spans:
+        resource_out = None
+        for scope_spans in resource_spans.scope_spans:
+            spans = [span for span in scope_spans.spans if shard.owner(span.trace_id) == shard.index]
+            if not spans:
+                continue
+            if resource_out is None:
+                resource_out = out.resource_spans.add(resource=resource_spans.resource, schema_url=resource_spans.schema_url)
+            resource_out.scope_spans.add(scope=scope_spans.scope, schema_url=scope_spans.schema_url).spans.extend(spans)
+    return out
 
 
 def split_run_spans(request: ExportTraceServiceRequest, is_run: Any) -> list[ResourceSpans]:

@@ -1,4 +1,4 @@
-"""OTLP/gRPC: ``TraceService/Export`` in front of ``ReceiverService``."""
+"""OTLP/gRPC: ``TraceService/Export`` in front of ``ShardedReceiver``."""
 
 from __future__ import annotations
 
@@ -12,14 +12,14 @@ from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
-from ..sources import TraceInputError, decode_request, parse_request
 from .config import ReceiverConfig
-from .intake import Payload
-from .service import Overloaded, ReceiverService
+from .intake import PROTOBUF, Body, IntakeError
+from .service import Overloaded
+from .shards import ShardedReceiver
 
 
 class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, service: ReceiverService) -> None:
+    def __init__(self, service: ShardedReceiver) -> None:
         self._service = service
         token = service.config.auth_token
         self._expected_auth = f"Bearer {token}" if token else None
@@ -32,12 +32,9 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
                 if not hmac.compare_digest(given.encode(), self._expected_auth.encode()):
                     context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
             try:
-                request = parse_request(request)  # raw bytes: see start_grpc
-                payload = Payload(decode_request(request), request=request)
-            except TraceInputError as exc:
-                context.abort(grpc.StatusCode.INVALID_ARGUMENT, str(exc))
-            try:
-                accepted = self._service.accept(payload)
+                accepted = self._service.accept(Body(request, PROTOBUF))  # raw bytes: see start_grpc
+            except IntakeError as exc:
+                context.abort(getattr(grpc.StatusCode, exc.grpc_code), exc.message)
             except Overloaded as exc:
                 _abort_with_retry(context, exc)
             response = trace_service_pb2.ExportTraceServiceResponse()
@@ -64,7 +61,7 @@ class _RichStatus(grpc.Status):
         self.trailing_metadata = (("grpc-status-details-bin", status.SerializeToString()),)
 
 
-def start_grpc(service: ReceiverService, config: ReceiverConfig) -> grpc.Server:
+def start_grpc(service: ShardedReceiver, config: ReceiverConfig) -> grpc.Server:
     """Start the gRPC server on ``config.grpc_endpoint``; raises ``OSError`` when the port is taken."""
     server = grpc.server(
         futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="otel-reliability-grpc"),

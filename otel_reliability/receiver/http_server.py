@@ -25,12 +25,13 @@ from ..reputation import standings_document
 from ..results import results_document
 from .config import ReceiverConfig
 from .intake import PROTOBUF, IntakeError, decode_body
-from .service import Overloaded, ReceiverService
+from .service import Overloaded
+from .shards import ShardedReceiver
 
 _OPEN_PATHS = ("/healthz", "/metrics")
 
 
-def build_app(service: ReceiverService) -> web.Application:
+def build_app(service: ShardedReceiver) -> web.Application:
     config = service.config
     app = web.Application(client_max_size=config.max_request_bytes, middlewares=[_auth(config.auth_token)])
     app["service"] = service
@@ -59,7 +60,7 @@ def _auth(token: str | None):
 
 
 async def _export(request: web.Request) -> web.Response:
-    service: ReceiverService = request.app["service"]
+    service: ShardedReceiver = request.app["service"]
     started = time.perf_counter()
     protobuf = request.content_type == PROTOBUF
     try:
@@ -107,7 +108,7 @@ _GRPC_CODE = {400: 3, 401: 16, 413: 8, 415: 3, 429: 8, 503: 14}
 
 
 async def _results(request: web.Request) -> web.Response:
-    service: ReceiverService = request.app["service"]
+    service: ShardedReceiver = request.app["service"]
     try:
         query = _results_query(request.query)
     except ValueError as exc:
@@ -152,7 +153,7 @@ def _instant(text: str) -> float:
 
 
 async def _reputation(request: web.Request) -> web.Response:
-    service: ReceiverService = request.app["service"]
+    service: ShardedReceiver = request.app["service"]
     if service.reputation is None:
         return web.json_response({"error": "reputation is turned off (setting `reputation: false`)"}, status=404)
     standings = await asyncio.get_running_loop().run_in_executor(None, service.reputation.standings)
@@ -160,7 +161,7 @@ async def _reputation(request: web.Request) -> web.Response:
 
 
 async def _metrics(request: web.Request) -> web.Response:
-    service: ReceiverService = request.app["service"]
+    service: ShardedReceiver = request.app["service"]
     body = await asyncio.get_running_loop().run_in_executor(None, service.metrics_text)
     return web.Response(body=body, headers={"Content-Type": "text/plain; version=0.0.4; charset=utf-8"})
 
@@ -172,7 +173,7 @@ async def _healthz(request: web.Request) -> web.Response:
 class HttpServer:
     """aiohttp on its own thread and event loop."""
 
-    def __init__(self, service: ReceiverService, config: ReceiverConfig) -> None:
+    def __init__(self, service: ShardedReceiver, config: ReceiverConfig) -> None:
         host, _, port = config.http_endpoint.rpartition(":")
         self._host, self._port = host.strip("[]"), int(port)
         self._app = build_app(service)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from ..sources import Decoded, TraceInputError, decode_json, decode_request, parse_request
+from ..sources import WHOLE, Decoded, Shard, TraceInputError, decode_json, decode_request, parse_request
 from .forwarding import request_from_json
 
 PROTOBUF = "application/x-protobuf"
@@ -52,8 +52,16 @@ def inflate(body: bytes, limit: int) -> bytes:
 
 
 @dataclass(slots=True)
+class Body:
+    """A request body that passed the transport checks: serialized protobuf or OTLP/JSON bytes."""
+
+    data: bytes
+    media_type: str  # PROTOBUF or JSON
+
+
+@dataclass(slots=True)
 class Payload:
-    """One request's spans, and the request itself for forwarding."""
+    """One request's spans (those of the shard reading it), and the request itself for forwarding."""
 
     decoded: Decoded
     request: ExportTraceServiceRequest | None = None  # protobuf bodies arrive parsed
@@ -66,8 +74,8 @@ class Payload:
         return self.request
 
 
-def decode_body(body: bytes, content_type: str, content_encoding: str, max_decompressed: int) -> Payload:
-    """Decode an OTLP/HTTP body: ``application/x-protobuf`` or ``application/json``, optionally gzip."""
+def decode_body(body: bytes, content_type: str, content_encoding: str, max_decompressed: int) -> Body:
+    """Check an OTLP/HTTP body: ``application/x-protobuf`` or ``application/json``, optionally gzip."""
     media_type = content_type.split(";", 1)[0].strip().lower()
     if media_type not in (PROTOBUF, JSON):
         raise IntakeError(
@@ -80,10 +88,22 @@ def decode_body(body: bytes, content_type: str, content_encoding: str, max_decom
         raise IntakeError(415, "INVALID_ARGUMENT", f"unsupported content encoding {content_encoding!r}: use gzip")
     elif len(body) > max_decompressed:
         raise too_large("payload", max_decompressed)
+    return Body(body, media_type)
+
+
+def read_payload(body: Body, shard: Shard = WHOLE) -> Payload:
+    """Parse a body and decode the spans ``shard`` owns (``IntakeError`` 400 when it is not OTLP)."""
     try:
-        if media_type == PROTOBUF:
-            request = parse_request(body)
-            return Payload(decode_request(request), request=request)
-        return Payload(decode_json(body), json_body=body)
+        if body.media_type == PROTOBUF:
+            request = parse_request(body.data)
+            return Payload(decode_request(request, shard), request=request)
+        # JSON is decoded whole by every shard: a rejected span is reported by shard 0 alone.
+        decoded = decode_json(body.data)
+        if shard.count > 1:
+            decoded = Decoded(
+                [span for span in decoded.spans if shard.owns(span.trace_id)],
+                decoded.rejected if shard.index == 0 else [],
+            )
+        return Payload(decoded, json_body=body.data)
     except TraceInputError as exc:
         raise IntakeError(400, "INVALID_ARGUMENT", str(exc)) from exc

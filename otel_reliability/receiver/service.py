@@ -11,9 +11,11 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Callable
 
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.resources import Resource
 from prometheus_client import CollectorRegistry, generate_latest
 
 from ..adapters import to_record
@@ -26,11 +28,12 @@ from ..expectations import ExpectationError
 from ..model import Role, Run, SpanRecord
 from ..reputation import Evidence, Observed, Reputation
 from ..results import RunResult
+from ..sources import WHOLE, Shard
 from ..stores import open_store
 from .completion import DueTrace, TraceCompletion
 from .config import ReceiverConfig
-from .forwarding import Forwarder, enrich, evaluation_carrier, request_of, split_run_spans
-from .intake import Payload
+from .forwarding import Forwarder, enrich, evaluation_carrier, owned_request, request_of, split_run_spans
+from .intake import Body, Payload, read_payload
 
 logger = logging.getLogger(__name__)
 
@@ -51,15 +54,38 @@ class _Judged:
 
 @dataclass(slots=True)
 class Accepted:
-    rejected_spans: int
-    message: str
+    """What became of one request's spans: one reason per span not accepted."""
+
+    reasons: list[str]
+
+    @property
+    def rejected_spans(self) -> int:
+        return len(self.reasons)
+
+    @property
+    def message(self) -> str:
+        if not self.reasons:
+            return ""
+        more = f" (and {len(self.reasons) - 3} more)" if len(self.reasons) > 3 else ""
+        return "; ".join(self.reasons[:3]) + more
+
+
+PausedHook = Callable[[list[str], list[SpanRecord]], None]
 
 
 class ReceiverService:
-    """Intake, trace completion and judging; the servers are thin edges around it."""
+    """Intake, trace completion and judging; the servers are thin edges around it.
 
-    def __init__(self, config: ReceiverConfig) -> None:
+    With ``workers`` > 1 each process runs one of these for its ``shard`` of the traces
+    (``ShardedReceiver``); ``on_paused`` then hands a paused run to the other shards, since
+    the trace that resumes it may be another shard's.
+    """
+
+    def __init__(self, config: ReceiverConfig, shard: Shard = WHOLE, on_paused: PausedHook | None = None) -> None:
         self.config = config
+        self.shard = shard
+        self._on_paused = on_paused
+        self._max_buffered_spans = max(1, config.max_buffered_spans // shard.count)
         self.engine = Engine(config.expectations)
         self.store = open_store(config.store)
         self.registry = CollectorRegistry()
@@ -74,7 +100,9 @@ class ReceiverService:
                     export_interval_millis=int(config.metrics_interval * 1000),
                 )
             )
-        self.meter_provider = MeterProvider(metric_readers=readers)
+        # Shards push their metrics over OTLP each as an instance of their own.
+        resource = Resource.create({"otel_reliability.shard": shard.index}) if shard.count > 1 else Resource.create()
+        self.meter_provider = MeterProvider(metric_readers=readers, resource=resource)
         self.metrics = ReliabilityMetrics(self.meter_provider)
         meter = self.meter_provider.get_meter("otel_reliability.receiver")
         self._received = meter.create_counter(
@@ -138,12 +166,14 @@ class ReceiverService:
             self.reputation.close()
         self.meter_provider.shutdown()
 
-    def accept(self, payload: Payload) -> Accepted:
-        """Buffer the decoded spans of one request; raises ``Overloaded`` when full."""
+    def accept(self, body: Body) -> Accepted:
+        """Buffer the spans of one request that this shard owns; raises ``IntakeError`` when
+        the body is not OTLP and ``Overloaded`` when the buffer is full."""
+        payload = read_payload(body, self.shard)
         decoded = payload.decoded
         records = [to_record(span) for span in decoded.spans]
         with self._lock:
-            if self._completion.buffered_spans + len(records) > self.config.max_buffered_spans:
+            if self._completion.buffered_spans + len(records) > self._max_buffered_spans:
                 self.metrics.spans_dropped(len(records), "overloaded")
                 raise Overloaded(self.config.retry_after)
             refused = self._completion.add(records, time.monotonic())
@@ -155,7 +185,11 @@ class ReceiverService:
         if refused:
             self.metrics.spans_dropped(len(refused), "trace_full")
         self._received.add(len(records) - len(refused))
-        return Accepted(len(reasons), _summary(reasons))
+        return Accepted(reasons)
+
+    def keep_paused(self, keys: list[str], records: list[SpanRecord]) -> None:
+        """Remember a run another shard judged paused, for the trace that may resume it here."""
+        self._paused.keep(keys, records)
 
     def metrics_text(self) -> bytes:
         return generate_latest(self.registry)
@@ -163,6 +197,8 @@ class ReceiverService:
     def _forward_holding_runs(self, payload: Payload, records: list) -> None:
         runs = {(r.trace_id, r.span_id) for r in records if r.role is Role.AGENT_RUN}
         request = payload.as_request()
+        if self.shard.count > 1:
+            request = owned_request(request, self.shard)
         for held in split_run_spans(request, lambda trace_id, span_id: (trace_id, span_id) in runs):
             trace_id = int.from_bytes(held.scope_spans[0].spans[0].trace_id, "big")
             self._held.setdefault(trace_id, []).append(held)
@@ -231,7 +267,9 @@ class ReceiverService:
             except ExpectationError as exc:
                 logger.warning("receiver could not judge run %r: %s", run.span_name, exc)
                 continue
-            self._paused.remember(run, earlier + due.records)
+            kept = self._paused.remember(run, earlier + due.records)
+            if kept and self._on_paused is not None:
+                self._on_paused(kept, earlier + due.records)
             external, denied = said.get(run.span_id, ((), frozenset()))
             judged.append(_Judged(Observed(result, run.output, external, denied), due.late))
         if self.forwarder is not None:
@@ -292,9 +330,3 @@ def _digest(verdict_attributes: dict) -> int:
     """What downstream sees of a verdict, condensed: a superseding verdict equal to it is not re-sent."""
     return hash(tuple(sorted(verdict_attributes.items())))
 
-
-def _summary(reasons: list[str]) -> str:
-    if not reasons:
-        return ""
-    more = f" (and {len(reasons) - 3} more)" if len(reasons) > 3 else ""
-    return "; ".join(reasons[:3]) + more

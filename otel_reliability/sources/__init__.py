@@ -52,6 +52,29 @@ class Decoded:
         raise TraceInputError(message)
 
 
+@dataclass(frozen=True, slots=True)
+class Shard:
+    """One of ``count`` readers of the same requests: the spans of trace ``t`` are read by
+    shard ``t % count`` (a malformed trace id by shard 0, which rejects it).
+
+    >>> Shard(1, 2).owns(0x0af7651916cd43dd8448eb211c80319d)
+    True
+    """
+
+    index: int = 0
+    count: int = 1
+
+    def owns(self, trace_id: int) -> bool:
+        return trace_id % self.count == self.index
+
+    def owner(self, raw_trace_id: bytes) -> int:
+        """The shard of a trace id as OTLP protobuf carries it (16 bytes, big-endian)."""
+        return int.from_bytes(raw_trace_id, "big") % self.count if len(raw_trace_id) == 16 else 0
+
+
+WHOLE = Shard()
+
+
 from .files import decode_bytes, decode_file, read_spans  # noqa: E402
 from .otlp_json import decode_json, spans_from_json  # noqa: E402
 from .otlp_proto import (  # noqa: E402
@@ -66,7 +89,9 @@ from .otlp_proto import (  # noqa: E402
 from .sdk import from_readable_span  # noqa: E402
 
 __all__ = [
+    "WHOLE",
     "Decoded",
+    "Shard",
     "TraceInputError",
     "any_value",
     "attributes_from_proto",

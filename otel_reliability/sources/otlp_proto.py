@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from ..model import EventData, SpanData
-from . import Decoded, TraceInputError
+from . import WHOLE, Decoded, Shard, TraceInputError
 
 
 class _Bad(Exception):
@@ -51,9 +51,11 @@ def attributes_from_proto(key_values: Iterable[Any]) -> dict[str, Any]:
             out[kv.key] = text
             continue
         which = v.WhichOneof("value")
-        if which is None:
+        if which == "array_value":  # finish reasons, tags: arrays of strings, read as the strings are
+            out[kv.key] = tuple([item.string_value or any_value(item) for item in v.array_value.values])
+        elif which is None:
             out[kv.key] = None
-        elif which == "array_value" or which == "kvlist_value":
+        elif which == "kvlist_value":
             out[kv.key] = any_value(v)
         else:
             out[kv.key] = getattr(v, which)
@@ -119,8 +121,8 @@ def span_from_proto(span: Any) -> SpanData:
         raise TraceInputError(f"span.{bad.field}: {bad.reason}") from None
 
 
-def decode_request(request: Any) -> Decoded:
-    """All spans of an ``ExportTraceServiceRequest`` (or ``TracesData``).
+def decode_request(request: Any, shard: Shard = WHOLE) -> Decoded:
+    """All spans of an ``ExportTraceServiceRequest`` (or ``TracesData``) that ``shard`` owns.
 
     Spans that cannot be accepted are skipped and listed in ``rejected`` as
     ``"resourceSpans[i].scopeSpans[j].spans[k].field: reason"``.
@@ -128,10 +130,19 @@ def decode_request(request: Any) -> Decoded:
     spans: list[SpanData] = []
     rejected: list[str] = []
     trace_ids: dict[bytes, int] = {}
+    owners: dict[bytes, int] = {}
+    sharded = shard.count > 1
     append = spans.append
     for i, resource_spans in enumerate(request.resource_spans):
         for j, scope_spans in enumerate(resource_spans.scope_spans):
             for k, s in enumerate(scope_spans.spans):
+                if sharded:
+                    raw = s.trace_id
+                    owner = owners.get(raw)
+                    if owner is None:
+                        owner = owners[raw] = shard.owner(raw)
+                    if owner != shard.index:
+                        continue
                 try:
                     append(_span(s, trace_ids))
                 except _Bad as bad:

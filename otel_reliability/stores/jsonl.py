@@ -12,6 +12,7 @@ import threading
 from pathlib import Path
 from typing import Iterable
 
+from otel_reliability.jsontext import encode_stored
 from otel_reliability.results import RunResult
 from otel_reliability.stores import normalise_trace_id
 
@@ -37,7 +38,7 @@ class JsonLinesStore:
         self.add_many([result])
 
     def add_many(self, results: Iterable[RunResult]) -> None:
-        lines = b"".join(json.dumps(r.to_record(), default=str).encode("utf-8") + b"\n" for r in results)
+        lines = b"".join(encode_stored(r.to_record()).encode("utf-8") + b"\n" for r in results)
         with self._lock:
             self._file.write(lines)
 

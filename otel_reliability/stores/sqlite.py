@@ -13,6 +13,7 @@ import threading
 from pathlib import Path
 from typing import Any, Iterable
 
+from otel_reliability.jsontext import encode_stored
 from otel_reliability.results import RunResult, span_hex, trace_hex
 from otel_reliability.stores import normalise_trace_id
 
@@ -76,7 +77,7 @@ class SQLiteStore:
                 result.verdict.eval_status,
                 result.verdict.score,
                 result.evaluated_at,
-                json.dumps(result.to_record(), default=str),
+                encode_stored(result.to_record()),
             )
             for result in results
         ]

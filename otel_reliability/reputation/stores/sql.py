@@ -23,9 +23,10 @@ from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from otel_reliability.jsontext import encode_unicode
 from otel_reliability.reputation.config import ReputationConfig
 from otel_reliability.reputation.evidence import DIMENSIONS, Evidence, stability_evidence
-from otel_reliability.reputation.scoring import Tally, tally
+from otel_reliability.reputation.scoring import Tally
 from otel_reliability.reputation.standing import Entry, Standing, WindowEntry, standing_from
 from otel_reliability.results import span_hex, trace_hex
 
@@ -132,7 +133,7 @@ class SQLStandings:
             sets = ", ".join(f"{c} = ?" for c in TALLY_COLUMNS)
             self._run(
                 f"UPDATE reputation_evaluations SET {sets}, evidence = ? WHERE seq = ?",
-                (*_tally_values(tally(items)), _evidence_json(items), row[0]),
+                (*_tally_values(items), _evidence_json(items), row[0]),
             )
             return self._refresh(agent, total, passed, evaluated_at)
 
@@ -316,7 +317,7 @@ def _row(entry: Entry, previous: str | None) -> tuple[Any, ...]:
         entry.expectation,
         entry.evaluated_at,
         entry.passed,
-        *_tally_values(tally(evidence)),
+        *_tally_values(evidence),
         _evidence_json(evidence),
         previous,
     )
@@ -335,16 +336,23 @@ class _Transaction:
         self._store._connection.execute("COMMIT" if kind is None else "ROLLBACK")
 
 
-def _tally_values(tallies: dict[str, Tally]) -> list[float | int]:
-    values: list[float | int] = []
-    for dimension in DIMENSIONS:
-        t = tallies[dimension]
-        values += [t.weight, t.passed, t.items]
+_FIRST_COLUMN = {dimension: 3 * i for i, dimension in enumerate(DIMENSIONS)}
+
+
+def _tally_values(evidence: Sequence[Evidence]) -> list[float | int]:
+    """The ``TALLY_COLUMNS`` values: ``tally(evidence)`` summed in the same order, straight into the row."""
+    values: list[float | int] = [0.0, 0.0, 0] * len(DIMENSIONS)
+    for item in evidence:
+        column = _FIRST_COLUMN[item.dimension]
+        values[column] += item.confidence
+        if item.passed:
+            values[column + 1] += item.confidence
+        values[column + 2] += 1
     return values
 
 
 def _evidence_json(evidence: Sequence[Evidence]) -> str:
-    return json.dumps([e.to_json() for e in evidence], ensure_ascii=False)
+    return encode_unicode([e.to_json() for e in evidence])
 
 
 # Columns added since the first release: (table, column, type), added to older databases on open.

@@ -1,0 +1,306 @@
+"""Judging on several cores: ``workers`` processes share the traces by trace id.
+
+One process cannot judge faster than the GIL lets it, so with ``workers: N`` (N > 1) the
+serving process starts N worker processes, keeps for itself the servers, the results API
+and ``/metrics``, and sends every request to all workers as bytes. Each worker reads only
+the spans of its own traces (trace id mod N, ``sources.Shard``), so all spans of a trace
+meet in one process however they are split across requests, and each runs the same
+``ReceiverService``: trace completion, judging, the shared store, reputation and
+forwarding of its own spans. With ``workers: 1`` the serving process judges everything.
+
+The answer to a request waits for every shard: spans a shard rejects are reported as
+partial success, and if any shard is full the client is told to retry — the spans the
+other shards took are kept, and a retried span is recognised and not counted twice.
+
+``/metrics`` adds up the shards' counters, histograms and buffered-trace gauges; the
+gauges read from the shared stores (reputation) and the resource come from the serving
+process alone. A run one shard judges paused is handed to the others, since the trace
+that resumes it may belong to any of them.
+"""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import logging
+import multiprocessing
+import signal
+import threading
+from concurrent.futures import Future
+from multiprocessing.connection import Connection
+from typing import Any, Iterable
+
+from prometheus_client import generate_latest
+from prometheus_client.metrics_core import Metric
+
+from ..model import SpanRecord
+from ..sources import Shard
+from .config import ReceiverConfig
+from .intake import Body, IntakeError
+from .service import Accepted, Overloaded, ReceiverService
+
+logger = logging.getLogger(__name__)
+
+REPLY_TIMEOUT_S = 120.0  # a shard's answer to one request; it only ever waits on its own lock
+SUMMED_GAUGES = ("agent_reliability_traces_buffered",)  # what each shard holds: the total is the sum
+
+
+class ShardedReceiver:
+    """The serving process's face of N shards: the same surface the servers use of a
+    ``ReceiverService`` (``accept``, ``metrics_text``, ``store``, ``reputation``…).
+
+    >>> from otel_reliability.receiver.config import ReceiverConfig
+    >>> receiver = ShardedReceiver(ReceiverConfig(store=":memory:", workers=1))
+    >>> receiver.stop()
+    """
+
+    def __init__(self, config: ReceiverConfig) -> None:
+        count = config.workers
+        self.config = config
+        # With workers, this service judges nothing (no request reaches its ``accept``): it
+        # holds the store and reputation the API reads, and the instruments only the
+        # serving process records (request latency) or reads from the shared stores.
+        self._local = ReceiverService(config)
+        self.store = self._local.store
+        self.reputation = self._local.reputation
+        self.request_duration = self._local.request_duration
+        self._workers: list[_Worker] = []
+        try:
+            for index in range(count if count > 1 else 0):
+                self._workers.append(_Worker(config, Shard(index, count), self._hand_on_paused))
+            for worker in self._workers:
+                worker.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+
+    def start(self) -> None:
+        self._local.start()
+
+    def stop(self) -> None:
+        """Every shard judges what has a run span, flushes and closes (see ``ReceiverService.stop``)."""
+        for worker in self._workers:
+            worker.ask_to_stop()
+        self._local.stop()
+        for worker in self._workers:
+            worker.join()
+
+    def accept(self, body: Body) -> Accepted:
+        """Every shard takes its spans of the request; raises what the first failing shard raised."""
+        if not self._workers:
+            return self._local.accept(body)
+        pending = [worker.call("accept", body.media_type, payload=body.data) for worker in self._workers]
+        outcomes = [_outcome(worker.result(reply)) for worker, reply in zip(self._workers, pending)]
+        for outcome in outcomes:
+            if isinstance(outcome, IntakeError):
+                raise outcome
+        for outcome in outcomes:
+            if isinstance(outcome, Overloaded):
+                raise outcome
+        return Accepted([reason for outcome in outcomes for reason in outcome.reasons])
+
+    def metrics_text(self) -> bytes:
+        families = list(self._local.registry.collect())
+        others: list[Metric] = []
+        for worker in self._workers:
+            try:
+                others.extend(worker.result(worker.call("metrics")))
+            except IntakeError:  # a shard that is down: report the others (its absence is logged)
+                continue
+        return generate_latest(_Families(merge_families(families, others)))
+
+    def _hand_on_paused(self, keys: list[str], records: list[SpanRecord], origin: int) -> None:
+        for worker in self._workers:
+            if worker.shard.index != origin:
+                worker.tell("paused", keys, records)
+
+
+def _outcome(reply: tuple) -> Accepted | IntakeError | Overloaded:
+    kind, *details = reply
+    if kind == "invalid":
+        return IntakeError(*details)
+    if kind == "overloaded":
+        return Overloaded(*details)
+    return Accepted(*details)
+
+
+def merge_families(own: list[Metric], others: Iterable[Metric]) -> list[Metric]:
+    """``own`` with the other shards' samples added: counters, histograms and the gauges in
+    ``SUMMED_GAUGES`` sum per label set; any other family is the serving process's alone."""
+    by_name = {family.name: family for family in own}
+    totals: dict[str, dict[tuple, float]] = {}
+    for family in others:
+        if family.type not in ("counter", "histogram") and family.name not in SUMMED_GAUGES:
+            continue
+        mine = by_name.get(family.name)
+        if mine is None:
+            mine = by_name[family.name] = Metric(family.name, family.documentation, family.type, family.unit)
+        sums = totals.get(family.name)
+        if sums is None:
+            sums = totals[family.name] = {_sample_key(s): s.value for s in mine.samples}
+        for sample in family.samples:
+            key = _sample_key(sample)
+            sums[key] = sums.get(key, 0.0) + sample.value
+    for name, sums in totals.items():
+        family = by_name[name]
+        family.samples = []
+        for (sample_name, labels), value in sums.items():
+            family.add_sample(sample_name, dict(labels), value)
+    return list(by_name.values())
+
+
+def _sample_key(sample: Any) -> tuple:
+    return sample.name, tuple(sorted(sample.labels.items()))
+
+
+class _Families:
+    """What ``generate_latest`` asks of a registry."""
+
+    def __init__(self, families: list[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> list[Metric]:
+        return self._families
+
+
+class _Worker:
+    """One shard in a child process, and the pipe to it. Calls carry an id and are answered
+    in order; a reader thread hands answers to their callers and runs the shard's notices."""
+
+    def __init__(self, config: ReceiverConfig, shard: Shard, on_paused) -> None:
+        self.shard = shard
+        self._on_paused = on_paused
+        self._connection, child_end = multiprocessing.Pipe()
+        context = multiprocessing.get_context("spawn")  # the serving process runs threads: no fork
+        self._process = context.Process(
+            target=_shard_main,
+            args=(config.model_dump(), shard.index, shard.count, child_end),
+            name=f"otel-reliability-shard-{shard.index}",
+            daemon=True,
+        )
+        self._process.start()
+        child_end.close()
+        self._ids = itertools.count()
+        self._replies: dict[int, Future] = {}
+        self._send_lock = threading.Lock()
+        self._ready: Future = Future()
+        self._reader = threading.Thread(target=self._read, name=f"otel-reliability-shard-{shard.index}-reader", daemon=True)
+        self._reader.start()
+
+    def wait_ready(self) -> None:
+        error = self._ready.result(timeout=120)
+        if error:
+            raise OSError(f"worker {self.shard.index} could not start: {error}")
+
+    def call(self, kind: str, *args: Any, payload: bytes | None = None) -> Future:
+        """Send a call (``payload`` raw after it: no pickled copy of a request body)."""
+        reply: Future = Future()
+        with self._send_lock:
+            call_id = next(self._ids)
+            self._replies[call_id] = reply
+            try:
+                self._connection.send((kind, call_id, *args))
+                if payload is not None:
+                    self._connection.send_bytes(payload)
+            except (OSError, ValueError) as exc:
+                self._replies.pop(call_id, None)
+                reply.set_exception(_down(self.shard, exc))
+        return reply
+
+    def tell(self, kind: str, *args: Any) -> None:
+        with self._send_lock:
+            try:
+                self._connection.send((kind, None, *args))
+            except (OSError, ValueError):
+                logger.warning("worker %d is gone; it did not get a %s notice", self.shard.index, kind)
+
+    def result(self, reply: Future) -> Any:
+        """The shard's answer; ``IntakeError`` (503) when it is down or does not answer."""
+        try:
+            return reply.result(timeout=REPLY_TIMEOUT_S)
+        except TimeoutError:
+            raise _down(self.shard, f"no answer within {REPLY_TIMEOUT_S:.0f} s") from None
+
+    def ask_to_stop(self) -> None:
+        self.tell("stop")
+
+    def join(self) -> None:
+        self._process.join(timeout=60)
+        if self._process.is_alive():
+            logger.error("worker %d did not stop within 60 s; killing it", self.shard.index)
+            self._process.kill()
+        self._connection.close()
+
+    def _read(self) -> None:
+        while True:
+            try:
+                kind, call_id, *payload = self._connection.recv()
+            except (EOFError, OSError):
+                break
+            if kind == "ready":
+                self._ready.set_result(payload[0])
+            elif kind == "paused":
+                self._on_paused(*payload, origin=self.shard.index)
+            else:
+                reply = self._replies.pop(call_id)
+                reply.set_result(payload[0])
+        if not self._ready.done():
+            self._ready.set_result("it exited while starting")
+        for call_id in list(self._replies):
+            self._replies.pop(call_id).set_exception(_down(self.shard, "it exited"))
+
+
+def _down(shard: Shard, why: Any) -> IntakeError:
+    logger.error("worker %d is down: %s", shard.index, why)
+    return IntakeError(503, "UNAVAILABLE", f"receiver worker {shard.index} is down; retry later")
+
+
+def _shard_main(config_data: dict, index: int, count: int, connection: Connection) -> None:
+    # The serving process decides when a shard stops: a terminal's Ctrl-C or a stop signal
+    # sent to the whole process group must not kill a shard before it has judged its traces.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s shard {index} %(name)s: %(message)s")
+    send_lock = threading.Lock()
+
+    def send(message: tuple) -> None:
+        with send_lock:
+            connection.send(message)
+
+    def hand_on(keys: list[str], records: list[SpanRecord]) -> None:
+        send(("paused", None, keys, records))
+
+    try:
+        service = ReceiverService(ReceiverConfig.model_validate(config_data), Shard(index, count), on_paused=hand_on)
+    except Exception as exc:  # the serving process built the same service first: this is rare
+        send(("ready", None, str(exc) or type(exc).__name__))
+        return
+    from .cli import tune_garbage_collection  # here: cli imports this module
+
+    tune_garbage_collection()
+    service.start()
+    send(("ready", None, ""))
+    try:
+        while True:
+            try:
+                kind, call_id, *args = connection.recv()
+            except EOFError:  # the serving process is gone: judge what is here and stop
+                break
+            if kind == "stop":
+                break
+            if kind == "paused":
+                service.keep_paused(*args)
+            elif kind == "accept":
+                body = Body(connection.recv_bytes(), args[0])
+                try:
+                    outcome: tuple = ("accepted", service.accept(body).reasons)
+                except IntakeError as exc:
+                    outcome = ("invalid", exc.status, exc.grpc_code, exc.message)
+                except Overloaded as exc:
+                    outcome = ("overloaded", exc.retry_after)
+                send(("reply", call_id, outcome))
+            elif kind == "metrics":
+                send(("reply", call_id, list(service.registry.collect())))
+    finally:
+        service.stop()
+    gc.collect()

@@ -1,0 +1,170 @@
+"""A receiver with several worker processes (``workers: N``) behaves as one process does.
+
+Each process takes the traces whose id mod N is its own, so these tests pick trace ids
+to put the pieces of a scenario on different processes: a run paused in one process and
+resumed by a trace another process owns, corpus traces through real exporters, the
+partition of a request's spans, and ``/metrics`` adding up what every process counted.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from prometheus_client.metrics_core import Metric
+
+from otel_reliability.receiver.shards import merge_families
+from otel_reliability.sources import Shard, decode_request
+
+from .receiver_harness import (
+    Receiver,
+    agent_spans,
+    by_run,
+    eval_json,
+    export_request,
+    module_receivers,  # noqa: F401 - fixture
+    remap_corpus,
+    wait_until,
+)
+from .test_receiver_exporters import CLIENTS
+
+WORKERS = 2
+
+
+@pytest.fixture(scope="module")
+def receiver(module_receivers) -> Receiver:  # noqa: F811 - the imported fixture
+    return module_receivers.start("shards", decision_wait=0.3, config={"workers": WORKERS})
+
+
+# -- which process reads which span ------------------------------------------------------
+
+
+def test_the_shards_of_a_request_partition_its_spans_and_shard_zero_rejects_malformed_trace_ids():
+    spans = [s for trace_id in (10, 11, 12, 13, 14) for s in agent_spans(trace_id, f"agent-{trace_id}")]
+    bad = agent_spans(15, "bad-ids")[0]
+    bad.trace_id = b"\x01\x02"
+    request = export_request([*spans, bad])
+
+    decoded = [decode_request(request, Shard(i, 3)) for i in range(3)]
+
+    read = [(s.trace_id, s.span_id) for d in decoded for s in d.spans]
+    assert sorted(read) == sorted((int.from_bytes(s.trace_id, "big"), int.from_bytes(s.span_id, "big")) for s in spans)
+    for index, d in enumerate(decoded):
+        assert {s.trace_id % 3 for s in d.spans} == {index}
+    assert [len(d.rejected) for d in decoded] == [1, 0, 0]
+    assert "traceId: expected 16 bytes, got 2 bytes" in decoded[0].rejected[0]
+
+
+# -- /metrics over all processes -------------------------------------------------------------
+
+
+def _family(name: str, kind: str, *samples: tuple[str, dict, float]) -> Metric:
+    family = Metric(name, f"{name} help", kind)
+    for sample_name, labels, value in samples:
+        family.add_sample(sample_name, labels, value)
+    return family
+
+
+MERGES = {
+    "counters add up per label set": (
+        [_family("evals", "counter", ("evals_total", {"agent": "a"}, 2.0))],
+        [_family("evals", "counter", ("evals_total", {"agent": "a"}, 3.0), ("evals_total", {"agent": "b"}, 1.0))],
+        {("evals_total", (("agent", "a"),)): 5.0, ("evals_total", (("agent", "b"),)): 1.0},
+    ),
+    "histogram buckets, sums and counts add up": (
+        [_family("score", "histogram", ("score_bucket", {"le": "1.0"}, 1.0), ("score_sum", {}, 0.5))],
+        [_family("score", "histogram", ("score_bucket", {"le": "1.0"}, 2.0), ("score_sum", {}, 1.5))],
+        {("score_bucket", (("le", "1.0"),)): 3.0, ("score_sum", ()): 2.0},
+    ),
+    "buffered traces add up": (
+        [_family("agent_reliability_traces_buffered", "gauge", ("agent_reliability_traces_buffered", {}, 4.0))],
+        [_family("agent_reliability_traces_buffered", "gauge", ("agent_reliability_traces_buffered", {}, 6.0))],
+        {("agent_reliability_traces_buffered", ()): 10.0},
+    ),
+    "gauges read from the shared store are the serving process's": (
+        [_family("agent_reliability_reputation_grade", "gauge", ("agent_reliability_reputation_grade", {"agent": "a"}, 4.0))],
+        [_family("agent_reliability_reputation_grade", "gauge", ("agent_reliability_reputation_grade", {"agent": "a"}, 4.0))],
+        {("agent_reliability_reputation_grade", (("agent", "a"),)): 4.0},
+    ),
+    "a counter only a worker has so far is reported": (
+        [],
+        [_family("late", "counter", ("late_total", {}, 1.0))],
+        {("late_total", ()): 1.0},
+    ),
+}
+
+
+@pytest.mark.parametrize("own, others, expected", list(MERGES.values()), ids=list(MERGES))
+def test_metrics_of_the_worker_processes_merge_into_one_exposition(own, others, expected):
+    merged = merge_families(own, others)
+    assert {(s.name, tuple(sorted(s.labels.items()))): s.value for f in merged for s in f.samples} == expected
+
+
+def test_metrics_count_every_process_s_verdicts(receiver):
+    trace_ids = range(0xA000, 0xA006)  # three even, three odd: both processes judge
+    for trace_id in trace_ids:
+        receiver.send(agent_spans(trace_id, "counted-across-workers"))
+    wait_until(
+        lambda: receiver.metric("agent_reliability_evaluations_total", gen_ai_agent_name="counted-across-workers") == 6,
+        15, "six evaluations on /metrics",
+    )
+    assert receiver.metric("agent_reliability_spans_received_total") >= 6 * 5
+    assert receiver.metric("agent_reliability_traces_buffered") >= 0
+
+
+# -- a paused run resumed by a trace another process owns ---------------------------------
+
+
+def _paused_and_resumed(paused_trace: int, resuming_trace: int) -> tuple[list, list]:
+    """A run that ran get_weather and left approve_booking pending, and a run in another
+    trace that answers the pending call (a resumed human-in-the-loop run)."""
+    paused = agent_spans(paused_trace, "approver", calls=[("get_weather", {"city": "Paris"}), ("approve_booking", {"id": 7})])
+    run, _chat, execute, final = agent_spans(resuming_trace, "approver", calls=[("approve_booking", {"id": 7})])
+    for kv in execute.attributes:
+        if kv.key == "gen_ai.tool.call.id":
+            kv.value.string_value = "call_1"
+    final.attributes.add(key="gen_ai.input.messages").value.string_value = json.dumps(
+        [{"role": "tool", "parts": [{"type": "tool_call_response", "id": "call_1", "response": "approved"}]}]
+    )
+    return paused[:3], [run, execute, final]
+
+
+@pytest.mark.parametrize(
+    "paused_trace, resuming_trace",
+    [(0xB001, 0xB002), (0xB004, 0xB003)],
+    ids=["paused in a worker, resumed in the serving process", "paused in the serving process, resumed in a worker"],
+)
+def test_a_run_resumed_in_another_process_s_trace_carries_the_paused_run_s_calls(receiver, paused_trace, resuming_trace):
+    paused, resumed = _paused_and_resumed(paused_trace, resuming_trace)
+    receiver.send(paused)
+    receiver.wait_results([paused[0].trace_id.hex()], 1)
+    receiver.send(resumed)
+
+    (result,) = receiver.wait_results([resumed[0].trace_id.hex()], 1)
+
+    assert [(c["tool"], c["outcome"]) for c in result["chain"]] == [("get_weather", "ok"), ("approve_booking", "ok")]
+
+
+# -- real exporters -----------------------------------------------------------------------------
+
+SHARDED_CLIENTS = [c for c in CLIENTS if c.id in ("python-otlp-proto-grpc-exporter", "node-exporter-trace-otlp-http-json")]
+
+
+@pytest.mark.parametrize("send", SHARDED_CLIENTS)
+def test_corpus_through_a_real_exporter_to_two_workers_gets_the_verdicts_eval_gives(receiver, tmp_path: Path, request, send):
+    corpus = tmp_path / "corpus"
+    files = remap_corpus(corpus, salt=f"shards-{request.node.callspec.id}")
+    expected = by_run(eval_json([corpus])["results"])
+    trace_ids = {r["trace_id"] for r in expected}
+    assert {int(t, 16) % WORKERS for t in trace_ids} == set(range(WORKERS))
+
+    summary = send(receiver, files)
+
+    assert summary["exported"] == summary["replayed"] > 0, summary
+    try:
+        wait_until(lambda: by_run(receiver.results_for(trace_ids)) == expected, 20, "the eval verdicts")
+    except AssertionError:
+        pass  # the comparison below shows the difference
+    assert by_run(receiver.results_for(trace_ids)) == expected
+    assert receiver.metric("agent_reliability_spans_dropped_total") == 0
