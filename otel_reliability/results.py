@@ -152,18 +152,12 @@ def _attempt_json(attempt: Attempt) -> dict[str, Any]:
 
 
 def _attempt_record(attempt: Attempt) -> dict[str, Any]:
-    """``_attempt_json`` and the fields only stores keep, built in one go: stores make one a verdict."""
-    return {
-        "agent": attempt.agent,
-        "tool": attempt.tool,
-        "arguments": attempt.arguments,
-        "outcome": attempt.outcome,
-        "call_id": attempt.call_id,
-        "span_id": None if attempt.span_id is None else span_hex(attempt.span_id),
-        "agent_path": list(attempt.agent_path),
-        "error": attempt.error,
-        "start_ns": attempt.start_ns,
-    }
+    """``_attempt_json`` and the fields only stores keep."""
+    item = _attempt_json(attempt)
+    item["agent_path"] = list(attempt.agent_path)
+    item["error"] = attempt.error
+    item["start_ns"] = attempt.start_ns
+    return item
 
 
 def _attempt_from_json(item: Mapping[str, Any]) -> Attempt:

@@ -82,8 +82,14 @@ def receiver(module_receivers) -> Receiver:  # noqa: F811 - the imported fixture
 
 @pytest.mark.parametrize("send", CLIENTS)
 def test_corpus_sent_through_a_real_exporter_gets_the_verdicts_eval_gives(receiver, tmp_path, request, send):
-    corpus = tmp_path / "corpus"
-    files = remap_corpus(corpus, salt=request.node.callspec.id)
+    send_corpus_expecting_eval_verdicts(receiver, send, tmp_path / "corpus", salt=request.node.callspec.id)
+    assert receiver.alive()
+
+
+def send_corpus_expecting_eval_verdicts(receiver: Receiver, send, corpus: Path, salt: str) -> set[str]:
+    """Send a fresh copy of the corpus through ``send``; the receiver must store the verdicts
+    ``eval`` gives for the same files and drop no span. Returns the trace ids."""
+    files = remap_corpus(corpus, salt=salt)
     expected = by_run(eval_json([corpus])["results"])
     assert len(expected) >= 40 and any(r["eval_status"] == "FAILED" for r in expected)
     trace_ids = {r["trace_id"] for r in expected}
@@ -97,4 +103,4 @@ def test_corpus_sent_through_a_real_exporter_gets_the_verdicts_eval_gives(receiv
         pass  # the comparison below shows the difference
     assert by_run(receiver.results_for(trace_ids)) == expected
     assert receiver.metric("agent_reliability_spans_dropped_total") == 0
-    assert receiver.alive()
+    return trace_ids

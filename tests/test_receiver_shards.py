@@ -20,14 +20,11 @@ from otel_reliability.sources import Shard, decode_request
 from .receiver_harness import (
     Receiver,
     agent_spans,
-    by_run,
-    eval_json,
     export_request,
     module_receivers,  # noqa: F401 - fixture
-    remap_corpus,
     wait_until,
 )
-from .test_receiver_exporters import CLIENTS
+from .test_receiver_exporters import CLIENTS, send_corpus_expecting_eval_verdicts
 
 WORKERS = 2
 
@@ -153,18 +150,5 @@ SHARDED_CLIENTS = [c for c in CLIENTS if c.id in ("python-otlp-proto-grpc-export
 
 @pytest.mark.parametrize("send", SHARDED_CLIENTS)
 def test_corpus_through_a_real_exporter_to_two_workers_gets_the_verdicts_eval_gives(receiver, tmp_path: Path, request, send):
-    corpus = tmp_path / "corpus"
-    files = remap_corpus(corpus, salt=f"shards-{request.node.callspec.id}")
-    expected = by_run(eval_json([corpus])["results"])
-    trace_ids = {r["trace_id"] for r in expected}
-    assert {int(t, 16) % WORKERS for t in trace_ids} == set(range(WORKERS))
-
-    summary = send(receiver, files)
-
-    assert summary["exported"] == summary["replayed"] > 0, summary
-    try:
-        wait_until(lambda: by_run(receiver.results_for(trace_ids)) == expected, 20, "the eval verdicts")
-    except AssertionError:
-        pass  # the comparison below shows the difference
-    assert by_run(receiver.results_for(trace_ids)) == expected
-    assert receiver.metric("agent_reliability_spans_dropped_total") == 0
+    trace_ids = send_corpus_expecting_eval_verdicts(receiver, send, tmp_path / "corpus", f"shards-{request.node.callspec.id}")
+    assert {int(t, 16) % WORKERS for t in trace_ids} == set(range(WORKERS))  # both workers judged
