@@ -65,13 +65,13 @@ async def _export(request: web.Request) -> web.Response:
     protobuf = request.content_type == PROTOBUF
     try:
         body = await request.read()
-        payload = decode_body(
+        checked = decode_body(
             body,
             request.headers.get("Content-Type", ""),
             request.headers.get("Content-Encoding", ""),
             service.config.max_decompressed_bytes,
         )
-        accepted = service.accept(payload)
+        accepted = service.accept(checked)
     except web.HTTPRequestEntityTooLarge:
         return _status(413, f"request body exceeds the limit of {service.config.max_request_bytes} bytes", protobuf)
     except (ConnectionResetError, RequestPayloadError) as exc:  # the body ended early or its framing is broken

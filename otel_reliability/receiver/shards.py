@@ -20,7 +20,6 @@ that resumes it may belong to any of them.
 
 from __future__ import annotations
 
-import gc
 import itertools
 import logging
 import multiprocessing
@@ -41,7 +40,7 @@ from .service import Accepted, Overloaded, ReceiverService
 
 logger = logging.getLogger(__name__)
 
-REPLY_TIMEOUT_S = 120.0  # a shard's answer to one request; it only ever waits on its own lock
+REPLY_TIMEOUT_S = 120.0  # a shard answers once it has buffered a request's spans: longer means it is stuck
 SUMMED_GAUGES = ("agent_reliability_traces_buffered",)  # what each shard holds: the total is the sum
 
 
@@ -66,7 +65,7 @@ class ShardedReceiver:
         self.request_duration = self._local.request_duration
         self._workers: list[_Worker] = []
         try:
-            for index in range(count if count > 1 else 0):
+            for index in range(count) if count > 1 else ():  # appended one by one: a failure stops those started
                 self._workers.append(_Worker(config, Shard(index, count), self._hand_on_paused))
             for worker in self._workers:
                 worker.wait_ready()
@@ -100,11 +99,12 @@ class ShardedReceiver:
         return Accepted([reason for outcome in outcomes for reason in outcome.reasons])
 
     def metrics_text(self) -> bytes:
+        pending = [worker.call("metrics") for worker in self._workers]
         families = list(self._local.registry.collect())
         others: list[Metric] = []
-        for worker in self._workers:
+        for worker, reply in zip(self._workers, pending):
             try:
-                others.extend(worker.result(worker.call("metrics")))
+                others.extend(worker.result(reply))
             except IntakeError:  # a shard that is down: report the others (its absence is logged)
                 continue
         return generate_latest(_Families(merge_families(families, others)))
@@ -303,4 +303,3 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
                 send(("reply", call_id, list(service.registry.collect())))
     finally:
         service.stop()
-    gc.collect()
