@@ -11,7 +11,24 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Iterable
 
-from .model import PENDING, Run, SpanRecord
+from .model import PENDING, Role, Run, SpanRecord
+
+
+def _call(call_id: str) -> str:
+    return f"call:{call_id}"
+
+
+def _run(run_key: str) -> str:
+    return f"run:{run_key}"
+
+
+def resume_keys(record: SpanRecord) -> list[str]:
+    """The keys under which ``record`` may resume a paused run: the calls it answers, and its
+    run identity when it is a run span (what ``remember`` returns for the run it resumes)."""
+    keys = [_call(response.call_id) for response in record.responses]
+    if record.role is Role.AGENT_RUN and record.run_key is not None:
+        keys.append(_run(record.run_key))
+    return keys
 
 
 class PausedRuns:
@@ -29,8 +46,8 @@ class PausedRuns:
         """Records of paused runs that ``records`` may resume: same run identity, or an answer to a pending call."""
         if not self._by_key:
             return []
-        keys = [f"call:{response.call_id}" for record in records for response in record.responses]
-        keys += [f"run:{key}" for key in run_keys if key is not None]
+        keys = [_call(response.call_id) for record in records for response in record.responses]
+        keys += [_run(key) for key in run_keys if key is not None]
         found: dict[tuple[int, int], SpanRecord] = {}
         for key in keys:
             for earlier in self._by_key.get(key, ()):
@@ -39,11 +56,11 @@ class PausedRuns:
 
     def remember(self, run: Run, records: list[SpanRecord]) -> list[str]:
         """Keep ``records`` if ``run`` ended with pending calls; returns the keys they are kept under."""
-        keys = [f"call:{a.call_id}" for a in run.own_attempts if a.outcome == PENDING and a.call_id]
+        keys = [_call(a.call_id) for a in run.own_attempts if a.outcome == PENDING and a.call_id]
         if not keys:
             return keys
         if run.run_key is not None:
-            keys.append(f"run:{run.run_key}")
+            keys.append(_run(run.run_key))
         self.keep(keys, records)
         return keys
 

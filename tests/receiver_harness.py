@@ -459,6 +459,25 @@ def agent_spans(
     return spans
 
 
+def paused_and_resumed(paused_trace: int, resuming_trace: int) -> tuple[list, list]:
+    """A run that ran get_weather and left approve_booking pending, and a run in another
+    trace that answers the pending call (a resumed human-in-the-loop run). The pending call's
+    id is unique to ``paused_trace``, as a model's call ids are."""
+    call_id = f"call_{paused_trace:x}_approve"
+    paused = agent_spans(paused_trace, "approver", calls=[("get_weather", {"city": "Paris"}), ("approve_booking", {"id": 7})])
+    request = paused[1].attributes[-1]
+    assert request.key == "gen_ai.output.messages"
+    request.value.string_value = request.value.string_value.replace('"call_1"', json.dumps(call_id))
+    run, _chat, execute, final = agent_spans(resuming_trace, "approver", calls=[("approve_booking", {"id": 7})])
+    for kv in execute.attributes:
+        if kv.key == "gen_ai.tool.call.id":
+            kv.value.string_value = call_id
+    final.attributes.add(key="gen_ai.input.messages").value.string_value = json.dumps(
+        [{"role": "tool", "parts": [{"type": "tool_call_response", "id": call_id, "response": "approved"}]}]
+    )
+    return paused[:3], [run, execute, final]
+
+
 def export_request(spans: Iterable[Any], service: str = "receiver-tests"):
     """Spans in one ``ExportTraceServiceRequest`` (one resource, one scope)."""
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest

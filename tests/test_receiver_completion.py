@@ -23,6 +23,7 @@ from .receiver_harness import (
     expected_results,
     module_receivers,  # noqa: F401 - fixture
     new_trace_id,
+    paused_and_resumed,
     wait_until,
 )
 
@@ -139,3 +140,16 @@ def test_interleaved_traces_do_not_disturb_each_other(receiver, batching):
     assert sorted(r["eval_status"] for r in got) == ["FAILED", "PASSED"]
     for spans in (passing, failing):
         assert _evaluations(receiver, spans[0].attributes[1].value.string_value) == 1
+
+
+def test_a_resumed_run_judged_before_its_paused_run_arrived_is_judged_again_when_it_does(receiver):
+    paused, resumed = paused_and_resumed(new_trace_id(), new_trace_id())
+    receiver.send(resumed)
+    (alone,) = receiver.wait_results([resumed[0].trace_id.hex()], 1)
+    assert [c["tool"] for c in alone["chain"]] == ["approve_booking"]  # nothing to join yet
+
+    receiver.send(paused)
+
+    _wait_for_verdicts(receiver, expected_results(paused + resumed))
+    (joined,) = receiver.results_for([resumed[0].trace_id.hex()])
+    assert [(c["tool"], c["outcome"]) for c in joined["chain"]] == [("get_weather", "ok"), ("approve_booking", "ok")]

@@ -53,6 +53,17 @@ def test_a_late_span_within_the_window_makes_the_trace_due_again_as_late():
     assert buffer.stats.late_spans == 1
 
 
+def test_reopening_a_judged_trace_makes_it_due_again_as_late_and_nothing_else_is_reopened():
+    buffer = TraceCompletion(decision_wait=1.0, late_window=10.0)
+    buffer.add([record(7, 1, run=True)], now=0.0)
+    buffer.add([record(8, 1, run=True)], now=0.5)
+    assert due_ids(buffer, 1.0) == [(7, 1, False)]  # 8 is not quiet yet: not judged
+    assert buffer.reopen(7, now=3.0) and not buffer.reopen(8, now=3.0) and not buffer.reopen(9, now=3.0)
+    assert due_ids(buffer, 3.5) == [(8, 1, False)]
+    assert due_ids(buffer, 4.0) == [(7, 1, True)]
+    assert buffer.stats.late_spans == 0  # no span arrived
+
+
 def test_a_judged_trace_is_forgotten_after_the_late_window():
     buffer = TraceCompletion(decision_wait=1.0, late_window=10.0)
     buffer.add([record(7, 1, run=True)], now=0.0)

@@ -127,6 +127,18 @@ class TraceCompletion:
                 self._judged[trace_id] = trace  # its last arrival is later than any judged before it
         return ready
 
+    def reopen(self, trace_id: int, now: float) -> bool:
+        """Make a judged trace due again, as a late span would (something it depends on arrived
+        after its verdict: the paused run it resumes); False when it is not judged and buffered."""
+        trace = self._judged.get(trace_id)
+        if trace is None:
+            return False
+        trace.last_arrival = now
+        self._judged.move_to_end(trace_id)
+        self._waiting[trace_id] = trace
+        self._waiting.move_to_end(trace_id)
+        return True
+
     def expire(self, now: float) -> list[DueTrace]:
         """Drop traces past their window; returns those never judged (their spans are lost to judging)."""
         unjudged = []

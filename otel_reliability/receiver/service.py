@@ -20,7 +20,7 @@ from prometheus_client import CollectorRegistry, generate_latest
 
 from ..adapters import to_record
 from ..assembly import assemble
-from ..continuations import PausedRuns
+from ..continuations import PausedRuns, resume_keys
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.span_attributes import verdict_attributes
 from ..engine import Engine
@@ -123,6 +123,9 @@ class ReceiverService:
         )
         self.metrics.register_buffered(lambda: len(self._completion))
         self._paused = PausedRuns()
+        # continuation key → buffered traces that may resume a paused run under it: a trace
+        # judged before the run it resumes was known is judged again when it becomes known
+        self._resumers: OrderedDict[str, list[int]] = OrderedDict()
         self.reputation = (
             Reputation(config.reputation_store or config.store, meter_provider=self.meter_provider,
                        expectations=self.engine.expectations)
@@ -177,6 +180,7 @@ class ReceiverService:
                 self.metrics.spans_dropped(len(records), "overloaded")
                 raise Overloaded(self.config.retry_after)
             refused = self._completion.add(records, time.monotonic())
+            self._index_resumers(records)
             if self.forwarder is not None:
                 self._forward_holding_runs(payload, records)
         reasons = decoded.rejected + refused
@@ -190,6 +194,28 @@ class ReceiverService:
     def keep_paused(self, keys: list[str], records: list[SpanRecord]) -> None:
         """Remember a run another shard judged paused, for the trace that may resume it here."""
         self._paused.keep(keys, records)
+        self._reopen_resumers(keys, records)
+
+    def _index_resumers(self, records: list[SpanRecord]) -> None:
+        for record in records:
+            if record.responses or record.run_key is not None:
+                for key in resume_keys(record):
+                    traces = self._resumers.setdefault(key, [])
+                    if record.trace_id not in traces:
+                        traces.append(record.trace_id)
+                    self._resumers.move_to_end(key)
+        while len(self._resumers) > self._max_buffered_spans:  # at most a key a buffered span, oldest first out
+            self._resumers.popitem(last=False)
+
+    def _reopen_resumers(self, keys: list[str], paused_records: list[SpanRecord]) -> None:
+        """Judge again the traces already judged that resume this paused run (not its own)."""
+        own = {record.trace_id for record in paused_records}
+        now = time.monotonic()
+        with self._lock:
+            for key in keys:
+                for trace_id in self._resumers.get(key, ()):
+                    if trace_id not in own:
+                        self._completion.reopen(trace_id, now)
 
     def metrics_text(self) -> bytes:
         return generate_latest(self.registry)
@@ -268,8 +294,10 @@ class ReceiverService:
                 logger.warning("receiver could not judge run %r: %s", run.span_name, exc)
                 continue
             kept = self._paused.remember(run, earlier + due.records)
-            if kept and self._on_paused is not None:
-                self._on_paused(kept, earlier + due.records)
+            if kept:
+                self._reopen_resumers(kept, earlier + due.records)
+                if self._on_paused is not None:
+                    self._on_paused(kept, earlier + due.records)
             external, denied = said.get(run.span_id, ((), frozenset()))
             judged.append(_Judged(Observed(result, run.output, external, denied), due.late))
         if self.forwarder is not None:
