@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -18,6 +17,7 @@ from .emitters.markdown import results_markdown
 from .emitters.table import render_results
 from .engine import Engine
 from .expectations import ExpectationError
+from .jsontext import encode_document
 from .bfcl.cli import register as register_bfcl
 from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
@@ -107,7 +107,7 @@ def _eval(args: argparse.Namespace) -> int:
 
 def _write_report(results: list[RunResult], fmt: str, output: str | None) -> None:
     if fmt == "json":
-        text = json.dumps(results_document(results), indent=2, ensure_ascii=False) + "\n"
+        text = encode_document(results_document(results)) + "\n"
     elif fmt == "markdown":
         text = results_markdown(results)
     else:

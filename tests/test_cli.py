@@ -151,6 +151,20 @@ def test_tool_arguments_that_are_not_json_are_kept_raw(tmp_path, capsys):
     assert result["chain"][0]["arguments"] == {"a": 10, "b": 5}  # the model's request supplies them
 
 
+def test_json_output_writes_non_finite_argument_numbers_as_null(tmp_path, capsys):
+    document = json.loads(SINGLE_TOOL.read_text())
+    for resource in document["resourceSpans"]:
+        for scope in resource["scopeSpans"]:
+            for span in scope["spans"]:
+                for attribute in span.get("attributes", []):
+                    if attribute["key"] == "gen_ai.tool.call.arguments":
+                        attribute["value"] = {"stringValue": '{"a": NaN, "b": Infinity}'}
+    path = write(tmp_path, "nan.json", json.dumps(document))
+    _, out, _ = run_eval(path, "--format", "json", capsys=capsys)
+    [result] = json.loads(out, parse_constant=lambda constant: pytest.fail(f"{constant} is not JSON"))["results"]
+    assert result["chain"][0]["arguments"] == {"a": None, "b": None}
+
+
 def test_a_directory_stands_for_the_trace_files_in_it(tmp_path, capsys):
     (tmp_path / "a.json").write_bytes(SINGLE_TOOL.read_bytes())
     (tmp_path / "b.json").write_bytes(TOOL_ERROR.read_bytes())

@@ -121,6 +121,29 @@ def test_a_superseding_verdict_replaces_the_earlier_one(path, writes, expected_s
     store.close()
 
 
+@pytest.mark.parametrize(
+    ("arguments", "read_back"),
+    [
+        ({"city": "Zürich", "n": 3, "ratio": 0.25}, {"city": "Zürich", "n": 3, "ratio": 0.25}),
+        ({"id": 2**70, "neg": -(2**64)}, {"id": 2**70, "neg": -(2**64)}),  # beyond 64 bits: kept exactly
+        ({"x": float("nan"), "y": [float("inf"), 1.0]}, {"x": None, "y": [None, 1.0]}),  # strict JSON: null
+        ({"big": 2**70, "x": float("-inf")}, {"big": 2**70, "x": None}),
+        ({"nested": {"t": (1, "a")}}, {"nested": {"t": [1, "a"]}}),
+        ({"text": "lone \ud800 surrogate"}, {"text": "lone \ud800 surrogate"}),
+        ({"raw": b"\x00\xff"}, {"raw": "b'\\x00\\xff'"}),  # what JSON cannot hold is kept as its str()
+    ],
+    ids=["plain", "big-integers", "non-finite-numbers", "big-and-non-finite", "tuples", "lone-surrogate", "bytes"],
+)
+def test_stored_arguments_read_back_as_strict_json_values(path, arguments, read_back):
+    store = open_store(path)
+    stored = result(11)
+    stored.verdict.chain[0].arguments = arguments
+    store.add(stored)
+    (found,) = store.query()
+    assert found.verdict.chain[0].arguments == read_back
+    store.close()
+
+
 def test_data_survives_reopening(path):
     filled(path).close()
     store = open_store(path)
