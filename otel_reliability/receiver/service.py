@@ -145,10 +145,17 @@ class ReceiverService:
         self._evicted_reported = 0
         self._judge_thread = threading.Thread(target=self._judge_loop, name="otel-reliability-judge", daemon=True)
 
-    def start(self) -> None:
+    @property
+    def judge_interval(self) -> float:
+        """Seconds between two looks for traces that became due."""
+        return min(0.1, self.config.decision_wait / 4)
+
+    def start(self, judge_thread: bool = True) -> None:
+        """Start forwarding and, unless the caller calls ``judge_tick`` itself, the judge thread."""
         if self.forwarder is not None:
             self.forwarder.start()
-        self._judge_thread.start()
+        if judge_thread:
+            self._judge_thread.start()
 
     def stop(self) -> None:
         """Judge what has a run span, whether or not it went quiet; flush and close the store."""
@@ -272,13 +279,16 @@ class ReceiverService:
             for trace in expired:
                 self._release(trace.trace_id, [])
 
+    def judge_tick(self) -> None:
+        """``judge_due``, logging what went wrong instead of raising: the next traces are judged whatever one did."""
+        try:
+            self.judge_due()
+        except Exception:
+            logger.exception("otel-reliability receiver failed while judging")
+
     def _judge_loop(self) -> None:
-        tick = min(0.1, self.config.decision_wait / 4)
-        while not self._stop.wait(tick):
-            try:
-                self.judge_due()
-            except Exception:  # keep judging the next traces whatever one of them did
-                logger.exception("otel-reliability receiver failed while judging")
+        while not self._stop.wait(self.judge_interval):
+            self.judge_tick()
 
     def _judge(self, due: DueTrace) -> list[_Judged]:
         keys = [r.run_key for r in due.records if r.role is Role.AGENT_RUN]

@@ -25,6 +25,7 @@ import logging
 import multiprocessing
 import signal
 import threading
+import time
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
 from typing import Any, Iterable
@@ -261,27 +262,32 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s shard {index} %(name)s: %(message)s")
-    send_lock = threading.Lock()
-
-    def send(message: tuple) -> None:
-        with send_lock:
-            connection.send(message)
 
     def hand_on(keys: list[str], records: list[SpanRecord]) -> None:
-        send(("paused", None, keys, records))
+        connection.send(("paused", None, keys, records))
 
     try:
         service = ReceiverService(ReceiverConfig.model_validate(config_data), Shard(index, count), on_paused=hand_on)
     except Exception as exc:  # the serving process built the same service first: this is rare
-        send(("ready", None, str(exc) or type(exc).__name__))
+        connection.send(("ready", None, str(exc) or type(exc).__name__))
         return
     from .cli import tune_garbage_collection  # here: cli imports this module
 
     tune_garbage_collection()
-    service.start()
-    send(("ready", None, ""))
+    # One thread reads requests and judges between them: a judge thread beside it would only
+    # trade the GIL back and forth with it (and every message goes out from this thread).
+    service.start(judge_thread=False)
+    connection.send(("ready", None, ""))
+    tick = service.judge_interval
+    next_tick = time.monotonic() + tick
     try:
         while True:
+            now = time.monotonic()
+            if now >= next_tick:
+                service.judge_tick()
+                next_tick = now + tick
+            if not connection.poll(max(0.0, next_tick - time.monotonic())):
+                continue
             try:
                 kind, call_id, *args = connection.recv()
             except EOFError:  # the serving process is gone: judge what is here and stop
@@ -298,8 +304,8 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
                     outcome = ("invalid", exc.status, exc.grpc_code, exc.message)
                 except Overloaded as exc:
                     outcome = ("overloaded", exc.retry_after)
-                send(("reply", call_id, outcome))
+                connection.send(("reply", call_id, outcome))
             elif kind == "metrics":
-                send(("reply", call_id, list(service.registry.collect())))
+                connection.send(("reply", call_id, list(service.registry.collect())))
     finally:
         service.stop()
