@@ -14,8 +14,13 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import attrgetter
 
 from ..model import Role, SpanRecord
+
+
+_trace_id = attrgetter("trace_id")
 
 
 @dataclass(slots=True)
@@ -79,8 +84,9 @@ class TraceCompletion:
     def add(self, records: list[SpanRecord], now: float) -> list[str]:
         """Buffer records; returns one reason per record that could not be kept."""
         rejected = []
-        for record in records:
-            trace_id = record.trace_id
+        late = 0
+        # Exporters send a trace's spans side by side: the queues move once per run of them.
+        for trace_id, group in groupby(records, key=_trace_id):
             queue = self._open
             trace = queue.get(trace_id)
             if trace is None:
@@ -89,24 +95,31 @@ class TraceCompletion:
                 if trace is None:
                     queue = self._open
                     trace = queue[trace_id] = _Trace()
-            if record.span_id in trace.records:
-                continue  # a retried export: the span is already here
-            if len(trace.records) >= self.max_spans_per_trace:
-                rejected.append(
-                    f"trace {trace_id:032x} already holds {self.max_spans_per_trace} spans (max_spans_per_trace)"
-                )
+            held = trace.records
+            kept = 0
+            for record in group:
+                if record.span_id in held:
+                    continue  # a retried export: the span is already here
+                if len(held) >= self.max_spans_per_trace:
+                    rejected.append(
+                        f"trace {trace_id:032x} already holds {self.max_spans_per_trace} spans (max_spans_per_trace)"
+                    )
+                    continue
+                held[record.span_id] = record
+                kept += 1
+                if record.role is Role.AGENT_RUN:
+                    trace.has_run = True
+            if not kept:
                 continue
-            trace.records[record.span_id] = record
-            self.buffered_spans += 1
+            self.buffered_spans += kept
+            if trace.judged:
+                late += kept
             trace.last_arrival = now
             queue.move_to_end(trace_id)
-            if trace.judged:
-                self.stats.late_spans += 1
-            if record.role is Role.AGENT_RUN:
-                trace.has_run = True
             if trace.has_run:
                 self._waiting[trace_id] = trace
                 self._waiting.move_to_end(trace_id)
+        self.stats.late_spans += late
         self.stats.spans_rejected += len(rejected)
         self._evict_overflow()
         return rejected
