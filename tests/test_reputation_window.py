@@ -298,3 +298,27 @@ def test_a_store_from_before_superseding_gains_the_column_and_keeps_its_entries(
         assert (standing.evaluations, standing.total_evaluations, standing.score) == (1, 1, 0.0)
     finally:
         store.close()
+
+
+def test_a_store_from_before_the_window_index_has_it_in_place_of_the_agent_index(tmp_path):
+    import sqlite3
+
+    path = tmp_path / "old.db"
+    store = open_standings(str(path), ReputationConfig(window=2))
+    for i, passed in enumerate([True, False, True]):
+        store.append(entry("forecaster", chain(passed), i))
+    before = store.standing("forecaster")
+    store.close()
+    with sqlite3.connect(path) as db:  # the index as releases before the window index made it
+        db.execute("DROP INDEX reputation_evaluations_window")
+        db.execute("CREATE INDEX reputation_evaluations_by_agent ON reputation_evaluations (agent, seq)")
+    store = open_standings(str(path), ReputationConfig(window=2))
+    try:
+        with sqlite3.connect(path) as db:
+            indexes = {row[0] for row in db.execute("SELECT name FROM sqlite_master WHERE tbl_name = 'reputation_evaluations'")}
+        assert indexes == {"reputation_evaluations", "reputation_evaluations_window", "reputation_evaluations_by_run"}
+        assert store.standing("forecaster") == before
+        after = store.append(entry("forecaster", chain(True), 3))
+        assert (after.evaluations, after.total_evaluations, after.tallies["isnad"].items) == (2, 4, 2)
+    finally:
+        store.close()

@@ -151,12 +151,15 @@ def run_evidence(
                 items.append(Evidence(ADALAH, f"policy:{policy.policy}", not policy.violations, detail))
     if attempts:
         refused = [a.tool for a in attempts if a.outcome == REFUSED]
-        detail = f"refused: {', '.join(refused)}" if refused else "no tool call was refused"
-        items.append(Evidence(ADALAH, "refusals", not refused, detail))
+        items.append(Evidence(ADALAH, "refusals", False, f"refused: {', '.join(refused)}") if refused else _NONE_REFUSED)
 
     if expectation is not None and expectation.expected_output is not None and output is not None:
         items.extend(fact_evidence(expectation.expected_output, output, fact_confidence))
     return items
+
+
+# Made once: nearly every run that calls a tool gives it, and evidence is immutable.
+_NONE_REFUSED = Evidence(ADALAH, "refusals", True, "no tool call was refused")
 
 
 def fact_evidence(expected: Any, output: str, confidence: float = 1.0) -> list[Evidence]:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from otel_reliability.jsontext import encode_stored
-from otel_reliability.results import RunResult, span_hex, trace_hex
+from otel_reliability.results import RunResult, trace_hex
 from otel_reliability.stores import normalise_trace_id
 
 BUSY_TIMEOUT_S = 30.0
@@ -68,19 +68,7 @@ class SQLiteStore:
         self.add_many([result])
 
     def add_many(self, results: Iterable[RunResult]) -> None:
-        rows = [
-            (
-                trace_hex(result.trace_id),
-                span_hex(result.run_span_id),
-                result.agent,
-                result.expectation,
-                result.verdict.eval_status,
-                result.verdict.score,
-                result.evaluated_at,
-                encode_stored(result.to_record()),
-            )
-            for result in results
-        ]
+        rows = [_row(result.to_record()) for result in results]
         with self._lock:
             if len(rows) == 1:
                 self._db.execute(_UPSERT, rows[0])
@@ -126,3 +114,18 @@ class SQLiteStore:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _row(record: dict[str, Any]) -> tuple[Any, ...]:
+    """The ``results`` row of a ``RunResult.to_record()``: its columns come from the record,
+    which has the ids in hex already."""
+    return (
+        record["trace_id"],
+        record["run_span_id"],
+        record["agent"],
+        record["expectation"],
+        record["eval_status"],
+        record["score"],
+        record["evaluated_at"],
+        encode_stored(record),
+    )

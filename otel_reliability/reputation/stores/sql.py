@@ -7,7 +7,8 @@ One update is one transaction:
 2. read the previous chain signature of the case and add the stability item;
 3. insert the evaluation with its per-dimension sums, then delete what falls
    out of the window (everything older than the newest N);
-4. sum the window into the standings row (one ``UPDATE … RETURNING``).
+4. sum the window into the standings row (one ``UPDATE … RETURNING``; the window
+   index holds the tallies, so SQLite sums it without reading the table).
 
 PostgreSQL sends the statements in a pipeline: two round trips per update.
 
@@ -62,7 +63,7 @@ class SQLStandings:
                 total, passed = total - 1, passed - replaced.passed
                 previous, update_case = replaced.previous_signature, replaced.latest_of_case
             self._insert(entry, previous, update_case)
-            self._evict(entry.agent)
+            self._evict([entry.agent])
             return self._refresh(entry.agent, total + 1, passed + (entry.passed is True), entry.evaluated_at)
 
     def append_many(self, entries: Sequence[Entry]) -> dict[str, Standing]:
@@ -75,21 +76,14 @@ class SQLStandings:
             return {}
         with self._lock, self._batch(), self._transaction():
             agents = sorted({e.agent for e in entries})
-            for agent in agents:
-                self._run("INSERT INTO reputation_standings (agent) VALUES (?) ON CONFLICT (agent) DO NOTHING", (agent,))
-            locked = [
-                self._run(
-                    "SELECT total_evaluations, passed_evaluations FROM reputation_standings WHERE agent = ?" + self._lock_suffix,
-                    (agent,),
-                )
-                for agent in agents
-            ]
+            cursor = self._connection.cursor()
+            cursor.executemany(self._sql(_CREATE_STANDING), [(agent,) for agent in agents])
             cases = sorted({(e.agent, e.case) for e in entries if e.case is not None})
-            reads = [
-                self._run("SELECT signature FROM reputation_signatures WHERE agent = ? AND case_key = ?", pair) for pair in cases
-            ]
-            counters = {agent: list(map(int, cursor.fetchone())) for agent, cursor in zip(agents, locked)}
-            signatures = {pair: (None if (row := cursor.fetchone()) is None else row[0]) for pair, cursor in zip(cases, reads)}
+            standing_rows, signature_rows = self._first_rows(
+                (_LOCK_STANDING + self._lock_suffix, [(agent,) for agent in agents]), (_READ_SIGNATURE, cases)
+            )
+            counters = {agent: list(map(int, row)) for agent, row in zip(agents, standing_rows)}
+            signatures = {pair: None if row is None else row[0] for pair, row in zip(cases, signature_rows)}
             last_at: dict[str, float] = {}
             rows = []
             changed: set[tuple[str, str]] = set()
@@ -107,11 +101,10 @@ class SQLStandings:
                 counters[entry.agent][0] += 1
                 counters[entry.agent][1] += entry.passed is True
                 last_at[entry.agent] = entry.evaluated_at
-            self._connection.cursor().executemany(self._sql(_INSERT_EVALUATION), rows)
+            cursor.executemany(self._sql(_INSERT_EVALUATION), rows)
             for agent, case in sorted(changed):
                 self._run(_UPSERT_SIGNATURE, (agent, case, signatures[(agent, case)]))
-            for agent in agents:
-                self._evict(agent)
+            self._evict(agents)
             return {agent: self._refresh(agent, *counters[agent], last_at[agent]) for agent in agents}
 
     def amend(
@@ -127,7 +120,7 @@ class SQLStandings:
                 )
             if row is None:
                 self._insert(Entry(agent, tuple(evidence), evaluated_at, trace_id, run_span_id), None)
-                self._evict(agent)
+                self._evict([agent])
                 return self._refresh(agent, total + 1, passed, evaluated_at)
             items = [Evidence.from_json(e) for e in json.loads(row[1])] + list(evidence)
             sets = ", ".join(f"{c} = ?" for c in TALLY_COLUMNS)
@@ -187,17 +180,11 @@ class SQLStandings:
         were when it started, so a subquery of the locking statement could miss the
         signature the previous lock holder just committed.
         """
-        self._run("INSERT INTO reputation_standings (agent) VALUES (?) ON CONFLICT (agent) DO NOTHING", (agent,))
-        locked = self._run(
-            "SELECT total_evaluations, passed_evaluations FROM reputation_standings WHERE agent = ?" + self._lock_suffix,
-            (agent,),
+        self._run(_CREATE_STANDING, (agent,))
+        (locked,), (signature,) = self._first_rows(
+            (_LOCK_STANDING + self._lock_suffix, [(agent,)]), (_READ_SIGNATURE, [(agent, case)])
         )
-        signature = self._run(
-            "SELECT signature FROM reputation_signatures WHERE agent = ? AND case_key = ?", (agent, case)
-        )
-        total, passed = locked.fetchone()  # both fetched after both were sent: one round trip in a pipeline
-        previous = signature.fetchone()
-        return int(total), int(passed), None if previous is None else previous[0]
+        return int(locked[0]), int(locked[1]), None if signature is None else signature[0]
 
     def _insert(self, entry: Entry, previous: str | None, update_case: bool = True) -> None:
         """Insert the evaluation (with its stability item, given the case's previous signature)."""
@@ -226,13 +213,10 @@ class SQLStandings:
         self._run("DELETE FROM reputation_evaluations WHERE seq = ?", (seq,))
         return _Replaced(int(bool(passed)), previous, later is None)
 
-    def _evict(self, agent: str) -> None:
-        """Delete the agent's evaluations older than its newest N."""
-        self._run(
-            "DELETE FROM reputation_evaluations WHERE agent = ? AND seq <= "
-            "(SELECT seq FROM reputation_evaluations WHERE agent = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)",
-            (agent, agent, self.config.window),
-        )
+    def _evict(self, agents: Sequence[str]) -> None:
+        """Delete each agent's evaluations older than its newest N."""
+        window = self.config.window
+        self._connection.cursor().executemany(self._sql(_EVICT), [(agent, agent, window) for agent in agents])
 
     def _refresh(self, agent: str, total: int, passed: int, evaluated_at: float) -> Standing:
         """Sum the window into the standings row and return it."""
@@ -281,10 +265,25 @@ class SQLStandings:
     def _one(self, sql: str, params: Sequence[Any]) -> Any:
         return self._run(sql, params).fetchone()
 
+    def _first_rows(self, *queries: tuple[str, Sequence[Sequence[Any]]]) -> list[list[Any]]:
+        """For each query ``(sql, parameter sets)``, the first row ``sql`` gives with each set.
+
+        Every statement is sent before any row is read: one round trip in a pipeline.
+        """
+        cursors = [[self._run(sql, params) for params in param_sets] for sql, param_sets in queries]
+        return [[cursor.fetchone() for cursor in group] for group in cursors]
+
     def _all(self, sql: str, params: Sequence[Any]) -> list[Any]:
         return self._run(sql, params).fetchall()
 
 
+_CREATE_STANDING = "INSERT INTO reputation_standings (agent) VALUES (?) ON CONFLICT (agent) DO NOTHING"
+_LOCK_STANDING = "SELECT total_evaluations, passed_evaluations FROM reputation_standings WHERE agent = ?"
+_READ_SIGNATURE = "SELECT signature FROM reputation_signatures WHERE agent = ? AND case_key = ?"
+_EVICT = (
+    "DELETE FROM reputation_evaluations WHERE agent = ? AND seq <= "
+    "(SELECT seq FROM reputation_evaluations WHERE agent = ? ORDER BY seq DESC LIMIT 1 OFFSET ?)"
+)
 _UPSERT_SIGNATURE = (
     "INSERT INTO reputation_signatures (agent, case_key, signature) VALUES (?, ?, ?) "
     "ON CONFLICT (agent, case_key) DO UPDATE SET signature = excluded.signature"
@@ -377,7 +376,10 @@ CREATE TABLE IF NOT EXISTS reputation_evaluations (
     evidence TEXT NOT NULL,
     previous_signature TEXT
 );
-CREATE INDEX IF NOT EXISTS reputation_evaluations_by_agent ON reputation_evaluations (agent, seq);
+-- The window in sequence order with its tallies: summing a window reads this index alone.
+CREATE INDEX IF NOT EXISTS reputation_evaluations_window ON reputation_evaluations (agent, seq, {_TALLIES});
+-- What the window index replaced, in databases made before it.
+DROP INDEX IF EXISTS reputation_evaluations_by_agent;
 CREATE INDEX IF NOT EXISTS reputation_evaluations_by_run ON reputation_evaluations (trace_id, run_span_id);
 CREATE TABLE IF NOT EXISTS reputation_signatures (
     agent TEXT NOT NULL,

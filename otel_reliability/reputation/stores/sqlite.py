@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any, Sequence
 
 from otel_reliability.reputation.config import ReputationConfig
 from otel_reliability.reputation.stores.sql import ADDED_COLUMNS, SQLStandings, evaluations_ddl
@@ -43,3 +44,9 @@ class SQLiteStandings(SQLStandings):
         for table, column, kind in ADDED_COLUMNS:
             if column not in {row[1] for row in self._connection.execute(f"PRAGMA table_info({table})")}:
                 self._connection.execute(f"ALTER TABLE {table} ADD COLUMN {column} {kind}")
+
+    def _first_rows(self, *queries: tuple[str, Sequence[Sequence[Any]]]) -> list[list[Any]]:
+        # Each row is read before the next statement runs: there is no pipeline to fill, and a
+        # cursor left unread keeps its statement busy, so sqlite3 would compile the SQL anew
+        # for the next parameter set (several times the cost of running it).
+        return [[self._one(sql, params) for params in param_sets] for sql, param_sets in queries]
