@@ -204,6 +204,9 @@ POLICIES = [
     pytest.param("approve:pending pay:pending", {"fail_on": ["pending"]},
                  ["fail_on pending: 2 tool calls pending (approve, pay)"], id="fail-on-pending"),
     pytest.param("search:error", {"fail_on": ["refused", "pending"]}, [], id="fail-on-other-outcomes-only"),
+    pytest.param("a:error b:refused c:error", {"fail_on": ["refused", "error"]},
+                 ["fail_on refused: 1 tool call refused (b)", "fail_on error: 2 tool calls errored (a, c)"],
+                 id="fail-on-outcomes-in-listed-order-tools-in-chain-order"),
 ]
 
 

@@ -120,11 +120,10 @@ def _parts(span: SpanData, key: str, part_type: str) -> list[dict[str, Any]]:
 
 
 def _requests(span: SpanData) -> tuple[ToolRequest, ...]:
-    requests = [
-        ToolRequest(str(part["name"]), part.get("arguments"), str_or_none(part.get("id")))
-        for part in _parts(span, "gen_ai.output.messages", "tool_call")
-        if part.get("name")
-    ]
+    requests = []
+    for part in _parts(span, "gen_ai.output.messages", "tool_call"):
+        if part.get("name"):
+            requests.append(ToolRequest(str(part["name"]), part.get("arguments"), str_or_none(part.get("id"))))
     for event in span.events:
         if event.name == "gen_ai.choice":
             requests.extend(_legacy_choice_requests(event.attributes))
@@ -146,11 +145,11 @@ def _legacy_choice_requests(attrs: Any) -> Iterator[ToolRequest]:
 
 
 def _responses(span: SpanData) -> tuple[ToolResponse, ...]:
-    responses = [
-        ToolResponse(str(part["id"]), text_of(part["response"] if "response" in part else part.get("result")), refusal=True)
-        for part in _parts(span, "gen_ai.input.messages", "tool_call_response")
-        if part.get("id") is not None
-    ]
+    responses = []
+    for part in _parts(span, "gen_ai.input.messages", "tool_call_response"):
+        if part.get("id") is not None:
+            content = part["response"] if "response" in part else part.get("result")
+            responses.append(ToolResponse(str(part["id"]), text_of(content), refusal=True))
     for event in span.events:
         if event.name == "gen_ai.tool.message":
             responses.extend(_legacy_tool_message(event.attributes))

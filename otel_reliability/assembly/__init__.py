@@ -42,7 +42,7 @@ def assemble(records: Iterable[SpanRecord]) -> list[Run]:
     for record in records:
         spans = traces[record.trace_id]
         role = record.role
-        if role is _TOOL:
+        if role is _TOOL and record.call_id is None:
             inherit_dispatched_call_id(record, spans)
         owner = enclosing_run(record, spans)
         if role is _AGENT_RUN:

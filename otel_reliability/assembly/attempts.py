@@ -65,7 +65,7 @@ def attempts_of(owned: Sequence[SpanRecord], agent: str, path: tuple[str, ...], 
         answers = _answers(owned)
         failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
         attempts.extend(_unexecuted(request, answers, agent, path, run_error, failures) for request in unexecuted)
-    attempts.sort(key=_start)
+        attempts.sort(key=_start)  # the executions' attempts are in start order already
     return attempts
 
 

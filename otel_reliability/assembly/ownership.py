@@ -34,9 +34,10 @@ def enclosing_run(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> SpanRe
 
 
 def inherit_dispatched_call_id(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> None:
-    """LangGraph records a tool's call id only on the ``tools`` node that dispatched it."""
-    if record.call_id is not None:
-        return
+    """Give a tool record without a call id the one its parent dispatched, if it names the tool.
+
+    LangGraph records a tool's call id only on the ``tools`` node that dispatched it.
+    """
     parent = by_id.get(record.parent_id)
     dispatched = parent.dispatched if parent is not None else None
     if dispatched is not None and dispatched.name == record.tool_name:

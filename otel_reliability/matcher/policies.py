@@ -56,11 +56,20 @@ def check_policies(attempts: Sequence[Attempt], expectation: Expectation) -> lis
         errored = [a.tool for a in attempts if a.outcome == ERROR]
         sentence = f"max_errors {limit} exceeded: {plural(len(errored), 'tool call')} errored ({', '.join(errored)})"
         results.append(PolicyResult("max_errors", [sentence] if len(errored) > limit else []))
-    for outcome in dict.fromkeys(expectation.fail_on):
-        hit = [a.tool for a in attempts if a.outcome == outcome]
+    for outcome, hit in _tools_by_outcome(attempts, expectation.fail_on).items():
         violations = []
         if hit:  # the sentence only when it is needed: fail_on is checked for every run
             violations.append(f"fail_on {outcome}: {plural(len(hit), 'tool call')} {_OUTCOME_WORDS[outcome]} ({', '.join(hit)})")
         results.append(PolicyResult(f"fail_on {outcome}", violations))
     return results
 
+
+def _tools_by_outcome(attempts: Sequence[Attempt], outcomes: Sequence[str]) -> dict[str, list[str]]:
+    """The tools of the attempts with each of ``outcomes`` (each once, in the given order), in one pass."""
+    by_outcome: dict[str, list[str]] = {outcome: [] for outcome in outcomes}
+    if by_outcome:
+        for attempt in attempts:
+            tools = by_outcome.get(attempt.outcome)
+            if tools is not None:
+                tools.append(attempt.tool)
+    return by_outcome
