@@ -136,15 +136,20 @@ def test_missing_path_exits_2(tmp_path, capsys):
     assert code == 2 and "nope.json: no such file or directory" in err
 
 
-def test_tool_arguments_that_are_not_json_are_kept_raw(tmp_path, capsys):
+def with_tool_arguments(tmp_path, text):
+    """SINGLE_TOOL with its tool span's ``gen_ai.tool.call.arguments`` set to ``text``."""
     document = json.loads(SINGLE_TOOL.read_text())
     for resource in document["resourceSpans"]:
         for scope in resource["scopeSpans"]:
             for span in scope["spans"]:
                 for attribute in span.get("attributes", []):
                     if attribute["key"] == "gen_ai.tool.call.arguments":
-                        attribute["value"] = {"stringValue": "a=10, b=5"}
-    path = write(tmp_path, "raw.json", json.dumps(document))
+                        attribute["value"] = {"stringValue": text}
+    return write(tmp_path, "arguments.json", json.dumps(document))
+
+
+def test_tool_arguments_that_are_not_json_are_kept_raw(tmp_path, capsys):
+    path = with_tool_arguments(tmp_path, "a=10, b=5")
     code, out, _ = run_eval(path, "--format", "json", capsys=capsys)
     [result] = json.loads(out)["results"]
     assert code == 0
@@ -152,14 +157,7 @@ def test_tool_arguments_that_are_not_json_are_kept_raw(tmp_path, capsys):
 
 
 def test_json_output_writes_non_finite_argument_numbers_as_null(tmp_path, capsys):
-    document = json.loads(SINGLE_TOOL.read_text())
-    for resource in document["resourceSpans"]:
-        for scope in resource["scopeSpans"]:
-            for span in scope["spans"]:
-                for attribute in span.get("attributes", []):
-                    if attribute["key"] == "gen_ai.tool.call.arguments":
-                        attribute["value"] = {"stringValue": '{"a": NaN, "b": Infinity}'}
-    path = write(tmp_path, "nan.json", json.dumps(document))
+    path = with_tool_arguments(tmp_path, '{"a": NaN, "b": Infinity}')
     _, out, _ = run_eval(path, "--format", "json", capsys=capsys)
     [result] = json.loads(out, parse_constant=lambda constant: pytest.fail(f"{constant} is not JSON"))["results"]
     assert result["chain"][0]["arguments"] == {"a": None, "b": None}
