@@ -68,6 +68,19 @@ def test_a_resumed_run_joins_the_run_it_resumes_and_resolves_its_pending_call():
     ]
 
 
+def test_a_resumed_run_does_not_join_another_agent_s_run_that_left_the_same_call_id_pending():
+    # Both files leave a `call_del_1` pending: agno's "Files Agent" and pydantic-ai's "janitor".
+    def records(scenario):
+        return [to_record(s) for s in read_spans(next(p for p in trace_files() if scenario_id(p) == scenario))]
+
+    janitor = records("pydantic_ai/refused_approval_denied")
+    resumed_trace = max(janitor, key=lambda r: r.start_ns).trace_id  # the resumption is the later trace
+    resuming = [r for r in janitor if r.trace_id == resumed_trace]
+    [alone] = assemble(resuming)
+    [resumed] = [run for run in assemble(records("agno/agent_paused_confirmation") + resuming) if run.trace_id == resumed_trace]
+    assert [(a.agent, a.tool, a.arguments) for a in resumed.chain()] == [(a.agent, a.tool, a.arguments) for a in alone.chain()]
+
+
 def test_traces_that_reuse_span_ids_are_assembled_apart():
     path = next(p for p in TRUTH_FILES if scenario_id(p) == "pydantic_ai/single_tool")
     spans = read_spans(path)

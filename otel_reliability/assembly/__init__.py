@@ -60,16 +60,18 @@ def _runs_with_continuations(
     """One run per top-level run span; a continuation carries its predecessors' evidence.
 
     A run continues an earlier one when it has the same run identity, or when it
-    answers a call the earlier run left pending (a resumed human-in-the-loop run
-    in a framework that gives the resumed run a new identity).
+    answers a call an earlier run of the same agent left pending (a resumed
+    human-in-the-loop run in a framework that gives the resumed run a new identity;
+    call ids are not unique across agents, e.g. a model's ``call_1``).
     """
     runs = []
     by_key: dict[str, list[SpanRecord]] = {}
-    by_pending_call: dict[str, list[SpanRecord]] = {}
+    by_pending_call: dict[tuple[str | None, str], list[SpanRecord]] = {}
     for record in sorted(top_level, key=_start):
         chain = by_key.get(record.run_key) if record.run_key is not None else None
         if chain is None and by_pending_call:
-            answered = (resp.call_id for r in owned.get(_key(record), ()) for resp in r.responses)
+            agent = record.agent_name
+            answered = ((agent, resp.call_id) for r in owned.get(_key(record), ()) for resp in r.responses)
             chain = next((by_pending_call[c] for c in answered if c in by_pending_call), None)
         chain = chain + [record] if chain else [record]
         run = _build(chain, owned, members, ())
@@ -78,7 +80,7 @@ def _runs_with_continuations(
             by_key[record.run_key] = chain
         for attempt in run.own_attempts:
             if attempt.outcome == PENDING and attempt.call_id is not None:
-                by_pending_call[attempt.call_id] = chain
+                by_pending_call[record.agent_name, attempt.call_id] = chain
     return runs
 
 
