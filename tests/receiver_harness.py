@@ -11,6 +11,10 @@
 - ``remap_corpus`` copies the corpus with fresh trace and span ids per file (the agno
   fixtures reuse one trace id and the same span ids), so that one receiver can take every
   file, and several clients can each send their own copy.
+- ``start_collector`` runs the OpenTelemetry Collector that ``.ci/setup`` builds from
+  ``collector-config/builder.yaml``, with ``collector-config/loadbalancing.yaml`` routing
+  to given receivers; ``export_split`` sends trace files to it through the real OTLP/gRPC
+  exporter with every trace split across several export calls.
 - Run as a script, this module is a traced Python process: it replays OTLP/JSON trace
   files through an SDK ``TracerProvider`` whose ``BatchSpanProcessor`` feeds the real
   ``opentelemetry-exporter-otlp`` gRPC or HTTP exporter::
@@ -634,18 +638,80 @@ def _attributes(items: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
     return {kv["key"]: v for kv in items if (v := _any_value(kv.get("value", {}))) is not None}
 
 
-def replay(exporter_spec: str, endpoint: str, files: Sequence[Path], ca_file: str | None = None) -> int:
-    """Replay every span of ``files`` through a ``TracerProvider`` and the real OTLP exporter
-    (``grpc`` or ``http``; ``+gzip`` to have it compress its requests)."""
+def _replay_files(files: Sequence[Path], processor: Any) -> int:
+    """Replay every span of ``files``, with its own ids, through a ``TracerProvider`` whose
+    span processor is ``processor``; flushes and shuts the provider down. Returns the span count."""
     import threading
 
     from opentelemetry import trace
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
-    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
     from opentelemetry.sdk.trace.id_generator import IdGenerator
     from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, TraceFlags
     from opentelemetry.trace.status import Status, StatusCode
+
+    class ReplayIds(IdGenerator):
+        """Hands out the ids of the span being replayed."""
+
+        def __init__(self) -> None:
+            self.local = threading.local()
+
+        def generate_span_id(self) -> int:
+            return self.local.span_id
+
+        def generate_trace_id(self) -> int:
+            return self.local.trace_id
+
+    ids = ReplayIds()
+    provider = TracerProvider(
+        id_generator=ids, resource=Resource.create({"service.name": "otel-reliability-python-replay"})
+    )
+    provider.add_span_processor(processor)
+    replayed = 0
+    for path in files:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        for resource_spans in data.get("resourceSpans", []):
+            for scope_spans in resource_spans.get("scopeSpans", []):
+                scope = scope_spans.get("scope", {})
+                tracer = provider.get_tracer(scope.get("name", "replay"), scope.get("version") or None)
+                for s in scope_spans.get("spans", []):
+                    trace_id = int(s["traceId"], 16)
+                    ids.local.trace_id, ids.local.span_id = trace_id, int(s["spanId"], 16)
+                    parent = s.get("parentSpanId") or ""
+                    context = (
+                        trace.set_span_in_context(NonRecordingSpan(SpanContext(
+                            trace_id, int(parent, 16), is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED)
+                        )))
+                        if parent
+                        else None
+                    )
+                    span = tracer.start_span(
+                        s["name"],
+                        context=context,
+                        kind=SpanKind(max(int(s.get("kind", 1)), 1) - 1),
+                        attributes=_attributes(s.get("attributes", [])),
+                        start_time=int(s["startTimeUnixNano"]),
+                    )
+                    for event in s.get("events", []):
+                        span.add_event(
+                            event.get("name", ""), _attributes(event.get("attributes", [])),
+                            timestamp=int(event.get("timeUnixNano", 0)) or None,
+                        )
+                    status = s.get("status", {})
+                    code = int(status.get("code", 0))
+                    if code:
+                        span.set_status(Status(StatusCode(code), status.get("message") if code == 2 else None))
+                    span.end(end_time=int(s["endTimeUnixNano"]))
+                    replayed += 1
+    provider.force_flush(30_000)
+    provider.shutdown()
+    return replayed
+
+
+def replay(exporter_spec: str, endpoint: str, files: Sequence[Path], ca_file: str | None = None) -> int:
+    """Replay every span of ``files`` through a ``TracerProvider`` and the real OTLP exporter
+    (``grpc`` or ``http``; ``+gzip`` to have it compress its requests)."""
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
     exporter_kind, _, compress = exporter_spec.partition("+")
     if compress not in ("", "gzip"):
@@ -694,62 +760,8 @@ def replay(exporter_spec: str, endpoint: str, files: Sequence[Path], ca_file: st
         def force_flush(self, timeout_millis: int = 30_000) -> bool:
             return inner.force_flush(timeout_millis)
 
-    class ReplayIds(IdGenerator):
-        """Hands out the ids of the span being replayed."""
-
-        def __init__(self) -> None:
-            self.local = threading.local()
-
-        def generate_span_id(self) -> int:
-            return self.local.span_id
-
-        def generate_trace_id(self) -> int:
-            return self.local.trace_id
-
-    ids = ReplayIds()
     exporter = Checked()
-    provider = TracerProvider(
-        id_generator=ids, resource=Resource.create({"service.name": "otel-reliability-python-replay"})
-    )
-    provider.add_span_processor(BatchSpanProcessor(exporter, max_export_batch_size=128, schedule_delay_millis=50))
-    replayed = 0
-    for path in files:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-        for resource_spans in data.get("resourceSpans", []):
-            for scope_spans in resource_spans.get("scopeSpans", []):
-                scope = scope_spans.get("scope", {})
-                tracer = provider.get_tracer(scope.get("name", "replay"), scope.get("version") or None)
-                for s in scope_spans.get("spans", []):
-                    trace_id = int(s["traceId"], 16)
-                    ids.local.trace_id, ids.local.span_id = trace_id, int(s["spanId"], 16)
-                    parent = s.get("parentSpanId") or ""
-                    context = (
-                        trace.set_span_in_context(NonRecordingSpan(SpanContext(
-                            trace_id, int(parent, 16), is_remote=True, trace_flags=TraceFlags(TraceFlags.SAMPLED)
-                        )))
-                        if parent
-                        else None
-                    )
-                    span = tracer.start_span(
-                        s["name"],
-                        context=context,
-                        kind=SpanKind(max(int(s.get("kind", 1)), 1) - 1),
-                        attributes=_attributes(s.get("attributes", [])),
-                        start_time=int(s["startTimeUnixNano"]),
-                    )
-                    for event in s.get("events", []):
-                        span.add_event(
-                            event.get("name", ""), _attributes(event.get("attributes", [])),
-                            timestamp=int(event.get("timeUnixNano", 0)) or None,
-                        )
-                    status = s.get("status", {})
-                    code = int(status.get("code", 0))
-                    if code:
-                        span.set_status(Status(StatusCode(code), status.get("message") if code == 2 else None))
-                    span.end(end_time=int(s["endTimeUnixNano"]))
-                    replayed += 1
-    provider.force_flush(30_000)
-    provider.shutdown()
+    replayed = _replay_files(files, BatchSpanProcessor(exporter, max_export_batch_size=128, schedule_delay_millis=50))
     print(json.dumps({"replayed": replayed, "exported": exporter.exported, "failed": exporter.failed}))
     return 0 if exporter.exported == replayed and not exporter.failed else 1
 
@@ -766,6 +778,125 @@ def run_replay(exporter_kind: str, endpoint: str, files: Sequence[Path], ca_file
     done = subprocess.run(args, capture_output=True, text=True, timeout=120, env=env, cwd=REPO)
     assert done.returncode == 0, f"replay through the {exporter_kind} exporter failed:\n{done.stdout}\n{done.stderr}"
     return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def export_split(endpoint: str, files: Sequence[Path], requests: int) -> dict:
+    """Send every span of ``files`` through the real OTLP/gRPC exporter in ``requests`` export
+    calls, each trace's spans dealt out over the calls one by one, starting at a different
+    call per trace, in file order for one trace and reversed for the next: every call
+    carries pieces of many traces, and a trace of at least ``requests`` spans arrives in
+    that many pieces. Returns counts as ``run_replay`` does."""
+    from collections import defaultdict
+
+    from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExportResult
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    recorded = InMemorySpanExporter()
+    replayed = _replay_files(files, SimpleSpanProcessor(recorded))
+    traces: dict[int, list] = defaultdict(list)
+    for span in recorded.get_finished_spans():
+        traces[span.context.trace_id].append(span)
+    calls: list[list] = [[] for _ in range(requests)]
+    for n, spans in enumerate(traces.values()):
+        for i, span in enumerate(reversed(spans) if n % 2 else spans):
+            calls[(n + i) % requests].append(span)
+    exporter = OTLPSpanExporter(endpoint=endpoint, insecure=True)
+    exported = failed = 0
+    try:
+        for call in calls:
+            if exporter.export(call) is SpanExportResult.SUCCESS:
+                exported += len(call)
+            else:
+                failed += len(call)
+    finally:
+        exporter.shutdown()
+    return {"replayed": replayed, "exported": exported, "failed": failed}
+
+
+# -- an OpenTelemetry Collector in front of receivers (collector-config/) ---------------------
+
+COLLECTOR_CONFIG = REPO / "collector-config"
+
+
+def collector_binary() -> Path:
+    """Where ``.ci/setup`` builds the Collector of ``collector-config/builder.yaml``: under the
+    manifest's hash, so that a changed manifest is never tested with a binary built before it."""
+    digest = hashlib.sha256((COLLECTOR_CONFIG / "builder.yaml").read_bytes()).hexdigest()[:16]
+    return REPO / ".cache" / "collector" / digest / "otelcol-loadbalancing"
+
+
+@dataclass
+class Collector:
+    """One Collector subprocess running ``collector-config/loadbalancing.yaml``."""
+
+    process: subprocess.Popen
+    grpc_port: int
+    log: Path
+
+    @property
+    def grpc_endpoint(self) -> str:
+        return f"127.0.0.1:{self.grpc_port}"
+
+    def log_text(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace") if self.log.exists() else ""
+
+    def stop(self, timeout: float = STOP_TIMEOUT_S) -> int:
+        """SIGTERM (the Collector drains its queues first), then wait; returns the exit code."""
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(10)
+                raise AssertionError(f"the Collector ignored SIGTERM for {timeout} s\n{self.log_text()}") from None
+        return self.process.returncode
+
+
+def start_collector(workdir: Path, receivers: Sequence[Receiver]) -> Collector:
+    """Run the Collector with ``collector-config/loadbalancing.yaml`` as it is, its static
+    resolver listing ``receivers`` through ``OTEL_RELIABILITY_RECEIVERS``. A second config
+    file, which the Collector merges over the first, moves what would clash on a shared
+    machine: its OTLP ports onto free loopback ports, and its own metrics (port 8888) off.
+    Returns once its OTLP/gRPC port accepts connections (it opens after the exporters start)."""
+    import yaml
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    grpc_port, http_port = free_port(), free_port()
+    while http_port == grpc_port:
+        http_port = free_port()
+    overrides = workdir / "collector-overrides.yaml"
+    overrides.write_text(yaml.safe_dump({
+        "receivers": {"otlp": {"protocols": {
+            "grpc": {"endpoint": f"127.0.0.1:{grpc_port}"},
+            "http": {"endpoint": f"127.0.0.1:{http_port}"},
+        }}},
+        "service": {"telemetry": {"metrics": {"level": "none"}}},
+    }), encoding="utf-8")
+    env = {**os.environ, "OTEL_RELIABILITY_RECEIVERS": f"[{', '.join(r.grpc_endpoint for r in receivers)}]"}
+    log = workdir / "collector.log"
+    args = [str(collector_binary()), f"--config=file:{COLLECTOR_CONFIG / 'loadbalancing.yaml'}", f"--config=file:{overrides}"]
+    with open(log, "wb") as out:
+        process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env=env)
+    collector = Collector(process, grpc_port, log)
+
+    def listening() -> bool:
+        if process.poll() is not None:
+            raise AssertionError(f"the Collector exited with {process.returncode}:\n{collector.log_text()}")
+        try:
+            with socket.create_connection(("127.0.0.1", grpc_port), timeout=1):
+                return True
+        except OSError:
+            return False
+
+    try:
+        wait_until(listening, STARTUP_TIMEOUT_S, "the Collector's OTLP/gRPC port")
+    except AssertionError:
+        process.kill()
+        process.wait(10)
+        raise
+    return collector
 
 
 if __name__ == "__main__":

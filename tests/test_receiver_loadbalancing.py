@@ -1,0 +1,115 @@
+"""Several receivers behind the OpenTelemetry Collector of ``collector-config/`` (SPEC §8,
+horizontal scale): the corpus (less one file, see ``RESUMED_IN_ANOTHER_TRACE``) sent to
+the Collector, every trace split across export calls, gets exactly the verdicts
+``otel-reliability eval`` gives, each trace judged whole by one receiver, and the
+standings the receivers share through PostgreSQL count every run once.
+
+The Collector is the real one: built by ``.ci/setup`` from ``collector-config/builder.yaml``
+and run with ``collector-config/loadbalancing.yaml`` as it ships. The client is the real
+Python OTLP/gRPC exporter. A trace's spans travel in several export calls, each carrying
+pieces of many traces, so only routing by trace id brings a trace's spans together: split
+any other way, a receiver judges part of a run and the verdict differs from ``eval``'s.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from .receiver_harness import (
+    Collector,
+    Receiver,
+    by_run,
+    collector_binary,
+    eval_json,
+    export_split,
+    receivers,  # noqa: F401 - fixture
+    remap_corpus,
+    start_collector,
+    wait_until,
+)
+from .reputation_postgres import fresh_schema_url, postgres_server  # noqa: F401 - fixture
+
+COLLECTOR = collector_binary()
+COLLECTOR_MISSING = (
+    None if COLLECTOR.is_file()
+    else f"{COLLECTOR} is missing: run .ci/setup, which builds it from collector-config/builder.yaml with Go"
+)
+EXPORT_CALLS = 3
+# Its second trace resumes a run its first trace paused (a tool call awaiting approval): the
+# resumed run is judged with the paused one only where both traces meet. Routing by trace id
+# may put them on different receivers, which share no paused runs, so that verdict would
+# depend on where the Collector's hash ring puts the two traces.
+RESUMED_IN_ANOTHER_TRACE = "pydantic_ai/refused_approval_denied.json"
+
+
+@pytest.fixture
+def collector_for(tmp_path: Path):
+    """``collector_for(receivers)`` starts a Collector in front of them; stopped afterwards
+    (before the receivers), and it must exit 0 on SIGTERM."""
+    started: list[Collector] = []
+
+    def start(receivers: list[Receiver]) -> Collector:
+        started.append(start_collector(tmp_path / f"collector-{len(started)}", receivers))
+        return started[-1]
+
+    yield start
+    problems = [f"the Collector exited {code} on SIGTERM:\n{c.log_text()}" for c in started if (code := c.stop()) != 0]
+    assert not problems, "\n".join(problems)
+
+
+def test_the_collector_routes_each_trace_whole_to_one_receiver_which_gives_eval_s_verdict(
+    receivers, collector_for, postgres_server, tmp_path  # noqa: F811 - the imported fixtures
+):
+    if COLLECTOR_MISSING:
+        pytest.fail(COLLECTOR_MISSING)
+    shared_standings = fresh_schema_url(postgres_server)
+    pair = [
+        receivers.start(name, decision_wait=1.0, config={"reputation_store": shared_standings})
+        for name in ("receiver-a", "receiver-b")
+    ]
+    collector = collector_for(pair)
+    corpus = tmp_path / "corpus"
+    files = [f for f in remap_corpus(corpus, salt="loadbalancing") if f != corpus / RESUMED_IN_ANOTHER_TRACE]
+    expected = by_run(eval_json(files)["results"])
+    assert len(expected) >= 35 and any(r["eval_status"] == "FAILED" for r in expected)
+    trace_ids = {r["trace_id"] for r in expected}
+
+    sent = export_split(collector.grpc_endpoint, files, EXPORT_CALLS)
+
+    assert sent["exported"] == sent["replayed"] > 0 and not sent["failed"], sent
+
+    def judged() -> list[list[dict]]:
+        return [receiver.results_for(trace_ids) for receiver in pair]
+
+    try:
+        wait_until(lambda: by_run(sum(judged(), [])) == expected, 30, "the eval verdicts from the two receivers")
+    except AssertionError:
+        pass  # the comparison below shows the difference
+    per_receiver = judged()
+    assert by_run(sum(per_receiver, [])) == expected  # every run judged once, as eval judges it
+    traces_judged = [{r["trace_id"] for r in results} for results in per_receiver]
+    assert not traces_judged[0] & traces_judged[1], "a trace was judged by both receivers"
+    assert all(traces_judged), f"one receiver judged every trace: {[len(t) for t in traces_judged]}"
+
+    wait_until(
+        lambda: sum(r.metric("agent_reliability_spans_received_total") for r in pair) == sent["replayed"],
+        15, "every span sent to reach one receiver",
+    )
+    for receiver in pair:
+        assert receiver.metric("agent_reliability_spans_dropped_total") == 0
+        assert receiver.metric("agent_reliability_traces_evicted_total") == 0
+
+    runs_per_agent = Counter(r["agent"] for r in expected)
+    for receiver in pair:
+        wait_until(
+            lambda receiver=receiver: _evaluations_per_agent(receiver) == runs_per_agent, 15,
+            f"{receiver.log.name}'s shared standings to count every run once",
+        )
+
+
+def _evaluations_per_agent(receiver: Receiver) -> Counter:
+    standings = receiver.http("GET", "/api/v1/reputation").json()["standings"]
+    return Counter({s["agent"]: s["total_evaluations"] for s in standings})
