@@ -87,6 +87,20 @@ class HttpReply:
         return json.loads(self.body)
 
 
+def terminate(process: subprocess.Popen, timeout: float, name: str, log_text: Callable[[], str]) -> int:
+    """SIGTERM, then wait; returns the exit code. A process still running after ``timeout``
+    is killed and the test fails with its log."""
+    if process.poll() is None:
+        process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(10)
+            raise AssertionError(f"{name} ignored SIGTERM for {timeout} s\n{log_text()}") from None
+    return process.returncode
+
+
 @dataclass
 class Receiver:
     """One ``otel-reliability serve`` subprocess and clients for it."""
@@ -118,15 +132,7 @@ class Receiver:
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> int:
         """SIGTERM, then wait; returns the exit code (SIGKILL and fail if it does not exit)."""
         self._close_channel()
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-                raise AssertionError(f"receiver ignored SIGTERM for {timeout} s\n{self.log_text()}") from None
-        return self.process.returncode
+        return terminate(self.process, timeout, "receiver", self.log_text)
 
     def kill(self) -> None:
         """SIGKILL: no shutdown work at all."""
@@ -843,15 +849,7 @@ class Collector:
 
     def stop(self, timeout: float = STOP_TIMEOUT_S) -> int:
         """SIGTERM (the Collector drains its queues first), then wait; returns the exit code."""
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(10)
-                raise AssertionError(f"the Collector ignored SIGTERM for {timeout} s\n{self.log_text()}") from None
-        return self.process.returncode
+        return terminate(self.process, timeout, "the Collector", self.log_text)
 
 
 def start_collector(workdir: Path, receivers: Sequence[Receiver]) -> Collector:
