@@ -75,7 +75,7 @@ class ShardedReceiver:
             raise
 
     def start(self) -> None:
-        self._local.start()
+        self._local.start(judge_thread=not self._workers)  # with workers it has nothing to judge
 
     def stop(self) -> None:
         """Every shard judges what has a run span, flushes and closes (see ``ReceiverService.stop``)."""
