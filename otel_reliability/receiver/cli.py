@@ -54,6 +54,11 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    # Installed before anything listens: a stop signal that arrives while the servers
+    # start must still drain, not kill the process with buffered spans unjudged.
+    stopping = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stopping.set())
     overrides = {
         "grpc_endpoint": args.grpc_endpoint,
         "http_endpoint": args.http_endpoint,
@@ -86,9 +91,6 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     tune_garbage_collection()
     service.start()
-    stopping = threading.Event()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stopping.set())
     logging.getLogger(__name__).info(
         "receiving OTLP on grpc=%s http=%s; verdicts in %s", config.grpc_endpoint, config.http_endpoint, config.store
     )
