@@ -36,14 +36,11 @@ from prometheus_client import CollectorRegistry  # noqa: E402
 from receiver_throughput import SPANS_PER_TRACE, build_requests  # noqa: E402
 
 from otel_reliability.adapters import to_record  # noqa: E402
-from otel_reliability.assembly import assemble  # noqa: E402
-from otel_reliability.continuations import PausedRuns  # noqa: E402
 from otel_reliability.emitters.metrics import ReliabilityMetrics  # noqa: E402
-from otel_reliability.engine import Engine  # noqa: E402
-from otel_reliability.model import Role  # noqa: E402
+from otel_reliability.emitters.sinks import MetricsSink, StoreSink  # noqa: E402
+from otel_reliability.engine import Engine, Pipeline  # noqa: E402
 from otel_reliability.receiver.cli import tune_garbage_collection  # noqa: E402
-from otel_reliability.receiver.completion import TraceCompletion  # noqa: E402
-from otel_reliability.reputation import Observed, Reputation  # noqa: E402
+from otel_reliability.reputation import Reputation, ReputationSink  # noqa: E402
 from otel_reliability.sources import decode_request, parse_request  # noqa: E402
 from otel_reliability.stores.sqlite import SQLiteStore  # noqa: E402
 
@@ -51,19 +48,20 @@ STAGES = ("parse_request", "decode_request", "to_record", "completion", "assembl
           "store.add_many", "reputation", "metrics")
 
 
-class Pipeline:
-    """The receiver's engine path without its servers and threads."""
+class Stages:
+    """The receiver's engine path without its servers and threads, each sink timed on its own."""
 
     def __init__(self, workdir: Path) -> None:
         store = workdir / "stages.db"
-        self.engine = Engine()
-        self.store = SQLiteStore(store)
+        engine = Engine()
+        self.store = StoreSink(SQLiteStore(store))
         self.meter_provider = MeterProvider(metric_readers=[PrometheusMetricReader(registry=CollectorRegistry())])
-        self.metrics = ReliabilityMetrics(self.meter_provider)
-        self.reputation = Reputation(store, meter_provider=self.meter_provider, expectations=self.engine.expectations)
-        self.completion = TraceCompletion(decision_wait=0.2)
-        self.paused = PausedRuns()
-        self.clock = 0.0  # TraceCompletion is given its time: each tick is a decision_wait after the last
+        self.metrics = MetricsSink(ReliabilityMetrics(self.meter_provider))
+        self.reputation = ReputationSink(
+            Reputation(store, meter_provider=self.meter_provider, expectations=engine.expectations), owned=True
+        )
+        self.pipeline = Pipeline(engine, decision_wait=0.2)  # its sinks are timed one by one below
+        self.clock = 0.0  # the buffer is given its time: each tick is a decision_wait after the last
 
     def round(self, payloads: list[bytes], requests_per_tick: int) -> dict[str, float]:
         """Seconds spent in each stage on ``payloads``."""
@@ -81,28 +79,15 @@ class Pipeline:
                 request = timed("parse_request", parse_request, payload)
                 decoded = timed("decode_request", decode_request, request)
                 records = timed("to_record", lambda: [to_record(span) for span in decoded.spans])
-                timed("completion", self.completion.add, records, self.clock)
+                timed("completion", self.pipeline.add, records, self.clock)
             self.clock += 1.0
-            due = timed("completion", self.completion.due, self.clock)
-            timed("completion", self.completion.expire, self.clock)
-            observed = timed("assemble+judge", lambda: [o for trace in due for o in self.judge(trace)])
-            results = [o.result for o in observed]
-            timed("store.add_many", self.store.add_many, results)
-            timed("metrics", self.metrics.record_many, results)
-            timed("reputation", self.reputation.record_many, observed)
+            due = timed("completion", self.pipeline.buffer.due, self.clock)
+            timed("completion", self.pipeline.expire, self.clock)
+            judgements = timed("assemble+judge", lambda: [j for t in due for j in self.pipeline.judge_due(t).judgements])
+            timed("store.add_many", self.store.publish, judgements)
+            timed("metrics", self.metrics.publish, judgements)
+            timed("reputation", self.reputation.publish, judgements)
         return spent
-
-    def judge(self, due) -> list[Observed]:
-        """``ReceiverService._judge`` for traces whose spans carry no evaluator events or denials."""
-        keys = [r.run_key for r in due.records if r.role is Role.AGENT_RUN]
-        earlier = self.paused.predecessors(due.records, keys)
-        runs = [run for run in assemble(earlier + due.records) if run.trace_id == due.trace_id]
-        out = []
-        for run in runs:
-            result = self.engine.judge(run)
-            self.paused.remember(run, earlier + due.records)
-            out.append(Observed(result, run.output, (), frozenset()))
-        return out
 
     def close(self) -> None:
         self.store.close()
@@ -121,7 +106,7 @@ def main() -> None:
     traces = args.requests * args.traces_per_request
     spans = traces * SPANS_PER_TRACE
     with tempfile.TemporaryDirectory() as workdir:
-        pipeline = Pipeline(Path(workdir))
+        pipeline = Stages(Path(workdir))
         tune_garbage_collection()
         pipeline.round(build_requests(1 << 40, args.requests, args.traces_per_request), requests_per_tick)  # warm-up
         rounds = []

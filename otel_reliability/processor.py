@@ -14,7 +14,7 @@ import os
 import sys
 import threading
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Sequence
@@ -22,24 +22,23 @@ from typing import Any, Callable, Sequence
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
 
-from .adapters import to_record
-from .adapters.genai import RUN_OPERATIONS
+from .adapters import may_be_run, to_record
 from .assembly.ownership import enclosing_run
 from .emitters.metrics import ReliabilityMetrics
+from .emitters.sinks import MetricsSink, PrintSink, StoreSink
 from .emitters.span_attributes import evaluation_event, verdict_attributes
-from .emitters.table import render_table
-from .engine import Engine
+from .engine import CallbackSink, Engine, EngineSettings, Pipeline, Sink
 from .expectations import DEFAULT_EXPECTATION, Expectation
 from .inline import active_check, register_processor
-from .continuations import PausedRuns
 from .model import Role, SpanRecord
 from .results import RunResult
-from .sources.sdk import attributes_view, events_or_links, from_ended_span, from_readable_span
+from .sources.sdk import attributes_view, from_ended_span, from_readable_span, with_additions
 from .stores import ResultStore, open_store
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_STORE = "otel-reliability.db"
+STORE_FROM_ENVIRONMENT = "$OTEL_RELIABILITY_STORE"  # read when the processor is made, not at import
 _WAKE_EVERY = 1024  # also wake the worker each time this many spans wait
 _IDLE_WAKE_SECONDS = 0.5  # and at least this often, so spans of unfinished runs get buffered
 # After each batch the worker lets spans gather this long (unless drain() or shutdown()
@@ -48,6 +47,7 @@ _IDLE_WAKE_SECONDS = 0.5  # and at least this often, so spans of unfinished runs
 # raised the app thread's (benchmarks/processor_overhead.py); 5 ms and 20 ms measured
 # alike, and the shorter window keeps verdicts prompt.
 _BATCH_WINDOW_SECONDS = 0.005
+_SWEEP_SECONDS = 1.0
 _OPEN_END = sys.maxsize
 _AGENT_RUN = Role.AGENT_RUN
 
@@ -62,14 +62,25 @@ class ProcessorStats:
     dropped: dict[str, int] = field(default_factory=dict)
 
 
-@dataclass(slots=True)
-class _Trace:
-    records: dict[int, SpanRecord] = field(default_factory=dict)
-    touched: float = 0.0
-
-
 class _Stop:
     pass
+
+
+class _Watcher:
+    """An ``expect(...)`` block as a sink for the one run it saw start."""
+
+    __slots__ = ("name", "_check")
+
+    def __init__(self, check: Any) -> None:
+        self.name = "expect"
+        self._check = check
+
+    def publish(self, judgements: Sequence[Any]) -> None:
+        for judgement in judgements:
+            self._check.deliver(judgement.result)
+
+    def close(self) -> None:
+        pass
 
 
 class ReliabilitySpanProcessor(SpanProcessor):
@@ -89,35 +100,38 @@ class ReliabilitySpanProcessor(SpanProcessor):
         *,
         expectations: Sequence[Expectation | str | Path] = (),
         default_expectation: Expectation = DEFAULT_EXPECTATION,
-        store: str | Path | ResultStore | None = os.environ.get("OTEL_RELIABILITY_STORE", DEFAULT_STORE),
+        store: str | Path | ResultStore | None = STORE_FROM_ENVIRONMENT,
         meter_provider: Any = None,
         on_result: Callable[[RunResult], None] | None = None,
         print_results: bool = False,
-        max_traces: int = 10_000,
-        max_spans_per_trace: int = 10_000,
-        trace_ttl_seconds: float = 600.0,
+        sinks: Sequence[Sink] = (),
+        max_traces: int = EngineSettings.model_fields["max_traces"].default,
+        max_spans_per_trace: int = EngineSettings.model_fields["max_spans_per_trace"].default,
+        trace_ttl: float = EngineSettings.model_fields["trace_ttl"].default,
+        max_paused_runs: int = EngineSettings.model_fields["max_paused_runs"].default,
         max_queue: int = 100_000,
-        max_paused_runs: int = 1_000,
         max_label_values: int = 100,
     ) -> None:
+        settings = EngineSettings.checked(
+            {"max_traces": max_traces, "max_spans_per_trace": max_spans_per_trace,
+             "trace_ttl": trace_ttl, "max_paused_runs": max_paused_runs}
+        )
+        if store == STORE_FROM_ENVIRONMENT:
+            store = os.environ.get("OTEL_RELIABILITY_STORE", DEFAULT_STORE)
         self._next = span_processor
-        self._engine = Engine(expectations, default_expectation)
         self._store = open_store(store) if isinstance(store, (str, Path)) else store
         self._metrics = ReliabilityMetrics(meter_provider, max_label_values=max_label_values)
-        # Where each verdict goes, in this order; a failing one is logged and skipped.
-        self._sinks: list[tuple[str, Callable[[RunResult], Any]]] = [
-            (name, sink)
-            for name, sink in (
-                ("store", self._store.add if self._store is not None else None),
-                ("metrics", self._metrics.record),
-                ("callback", on_result),
-                ("print", render_table if print_results else None),
-            )
-            if sink is not None
-        ]
-        self._max_traces = max_traces
-        self._max_spans_per_trace = max_spans_per_trace
-        self._ttl = trace_ttl_seconds
+        # Where each verdict goes, in this order; a failing one is logged, counted and skipped.
+        chosen: list[Sink] = [StoreSink(self._store)] if self._store is not None else []
+        chosen += [MetricsSink(self._metrics), *sinks]
+        if on_result is not None:
+            chosen.append(CallbackSink(on_result))
+        if print_results:
+            chosen.append(PrintSink())
+        self._pipeline = Pipeline(
+            Engine(expectations, default_expectation), chosen, settings=settings, observer=self._metrics,
+            on_unjudgeable=lambda _name, _exc: self._count_drop("bad_expectation"),
+        )
         self._max_queue = max_queue
         self.stats = ProcessorStats()
         # Written by app threads, drained by the worker: dict and deque operations are
@@ -129,9 +143,6 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._hurry = threading.Event()  # cuts the batch window short
         self._open: dict[int, Span] = {}
         self._watchers: dict[int, Any] = {}
-        # Worker-only state.
-        self._traces: OrderedDict[int, _Trace] = OrderedDict()
-        self._paused = PausedRuns(max_paused_runs)
         self._last_sweep = time.monotonic()
         self._metrics.register_buffered(lambda: self.buffered_traces)
         self._worker = threading.Thread(target=self._work, name="otel-reliability", daemon=True)
@@ -141,7 +152,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
     @property
     def buffered_traces(self) -> int:
         """Traces with ended spans held for judging (bounded by ``max_traces``)."""
-        return len(self._traces)
+        return len(self._pipeline)
 
     # -- app thread ---------------------------------------------------------------
 
@@ -182,8 +193,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         if self._worker.is_alive():
             self._submit(_Stop())
             self._worker.join(timeout=30)
-        if self._store is not None:
-            self._store.close()
+        self._pipeline.close()
         if self._next is not None:
             self._next.shutdown()
 
@@ -206,117 +216,90 @@ class ReliabilitySpanProcessor(SpanProcessor):
         while True:
             self._wake.wait(_IDLE_WAKE_SECONDS)
             self._wake.clear()
+            batch: list[ReadableSpan] = []
             while self._backlog:
                 item = self._backlog.popleft()
-                if isinstance(item, _Stop):
-                    return
-                if isinstance(item, threading.Event):
+                if isinstance(item, (_Stop, threading.Event)):
+                    self._process(batch)
+                    batch = []
+                    if isinstance(item, _Stop):
+                        return
                     item.set()
                 else:
-                    self._process(item)
+                    batch.append(item)
+            self._process(batch)
             self._sweep()
             if self._hurry.wait(_BATCH_WINDOW_SECONDS):
                 self._hurry.clear()
 
-    def _process(self, span: ReadableSpan) -> None:
-        held = _may_be_run(span)  # what on_end decided: an ended span no longer changes
-        forward: ReadableSpan | None = span if held else None
+    def _process(self, spans: list[ReadableSpan]) -> None:
+        """Buffer a batch of ended spans, judge the top-level runs among them, forward the held ones."""
+        if not spans:
+            return
+        held = [span for span in spans if _may_be_run(span)]  # what on_end decided: an ended span no longer changes
+        forward: dict[int, ReadableSpan] = {id(span): span for span in held}
         try:
-            forward = self._ingest(span, held)
-        except Exception:  # never let one bad span stop the worker
-            logger.exception("otel-reliability could not process span %r", getattr(span, "name", span))
-            self._count_drop("internal_error")
+            self._ingest(spans, forward)
+        except Exception:  # never let one bad batch stop the worker
+            logger.exception("otel-reliability could not process %d spans", len(spans))
+            self._count_drop("internal_error", len(spans))
         finally:
-            if forward is not None and self._next is not None:
-                self._next.on_end(forward)
+            self.stats.traces_evicted = self._pipeline.traces_evicted
+            if self._next is not None:
+                for span in held:
+                    self._next.on_end(forward[id(span)])
 
-    def _ingest(self, span: ReadableSpan, held: bool) -> ReadableSpan | None:
-        """Buffer one ended span; judge it if it is a top-level run. Returns what to forward."""
-        self.stats.spans += 1
-        record = to_record(from_ended_span(span))
-        span_id = record.span_id
-        trace_id = record.trace_id
+    def _ingest(self, spans: list[ReadableSpan], forward: dict[int, ReadableSpan]) -> None:
+        self.stats.spans += len(spans)
+        records = []
+        runs: list[tuple[ReadableSpan, SpanRecord, Any]] = []
         open_spans = self._open
-        open_spans.pop(span_id, None)
-        # Emptiness first: watchers are rare, and a span's own watcher was added before it ended.
-        watcher = self._watchers.pop(span_id, None) if self._watchers else None
-        traces = self._traces
-        trace = traces.get(trace_id)
-        if trace is None:
-            trace = traces[trace_id] = _Trace()
-            self._evict_overflow()
-        else:
-            traces.move_to_end(trace_id)
-        trace.touched = time.monotonic()
-        records = trace.records
-        if len(records) >= self._max_spans_per_trace:
-            self._count_drop("trace_full")
-            return span if held else None
-        records[span_id] = record
-        forward = span if held else None
-        if record.role is _AGENT_RUN and enclosing_run(record, _Lookup(trace, open_spans)) is None:
-            result = self._judge(record, trace, watcher)
-            if result is not None and held:
-                forward = _enriched(span, result)
-        if record.parent_id not in records and record.parent_id not in open_spans:
-            del traces[trace_id]  # the local root ended: nothing more will arrive
-        return forward
-
-    def _judge(self, record: SpanRecord, trace: _Trace, watcher: Any) -> RunResult | None:
-        records = list(trace.records.values())
-        earlier = self._paused.predecessors(records, [record.run_key])
-        if earlier:
-            records = earlier + records
-        inline = watcher.expectation if watcher is not None else None
-        try:
-            run, result = self._engine.judge_run(records, record.span_id, inline)
-        except ValueError as exc:  # e.g. the run span names an expectation nobody loaded
-            logger.warning("otel-reliability could not judge run %r: %s", record.name, exc)
-            self._count_drop("bad_expectation")
-            return None
-        if run is None or result is None:
-            return None
-        self.stats.runs_judged += 1
-        self._paused.remember(run, records)
-        self._publish(result, watcher)
-        return result
-
-    def _publish(self, result: RunResult, watcher: Any) -> None:
-        sinks = self._sinks if watcher is None else [*self._sinks, ("expect", watcher.deliver)]
-        for name, sink in sinks:
-            try:
-                sink(result)
-            except Exception:
-                logger.exception("otel-reliability %s failed for run %x", name, result.run_span_id)
-
-    def _evict_overflow(self) -> None:
-        while len(self._traces) > self._max_traces:
-            self._traces.popitem(last=False)
-            self._count_eviction()
+        watchers = self._watchers
+        for span in spans:
+            record = to_record(from_ended_span(span))
+            records.append(record)
+            open_spans.pop(record.span_id, None)
+            # Emptiness first: watchers are rare, and a span's own watcher was added before it ended.
+            watcher = watchers.pop(record.span_id, None) if watchers else None
+            if record.role is _AGENT_RUN:
+                runs.append((span, record, watcher))
+        pipeline = self._pipeline
+        refused = pipeline.add(records, time.monotonic())
+        if refused:
+            self._count_drop("trace_full", len(refused))
+        for span, record, watcher in runs:
+            trace = pipeline.buffer.records_of(record.trace_id)
+            if trace is None or trace.get(record.span_id) is not record:
+                continue  # not kept (its trace was full)
+            if enclosing_run(record, _Lookup(trace, open_spans)) is not None:
+                continue  # a member run: judged with its top-level run
+            inline = watcher.expectation if watcher is not None else None
+            extra = (_Watcher(watcher),) if watcher is not None else ()
+            judgement = pipeline.judge_trace(record.trace_id, record.span_id, inline, extra)
+            if judgement is not None:
+                self.stats.runs_judged += 1
+                if id(span) in forward:
+                    forward[id(span)] = _enriched(span, judgement.result)
+        for record in records:
+            trace = pipeline.buffer.records_of(record.trace_id)
+            if trace is not None and record.parent_id not in trace and record.parent_id not in open_spans:
+                pipeline.forget(record.trace_id)  # the local root ended: nothing more will arrive
 
     def _sweep(self) -> None:
         now = time.monotonic()
-        if now - self._last_sweep < 1.0:
+        if now - self._last_sweep < _SWEEP_SECONDS:
             return
         self._last_sweep = now
-        while self._traces:
-            trace_id, trace = next(iter(self._traces.items()))
-            if now - trace.touched < self._ttl:
-                break
-            del self._traces[trace_id]
-            self._count_eviction()
-        horizon = time.time_ns() - int(self._ttl * 1e9)
+        self._pipeline.expire(now)
+        self.stats.traces_evicted = self._pipeline.traces_evicted
+        horizon = time.time_ns() - int(self._pipeline.settings.trace_ttl * 1e9)
         for span_id, span in list(self._open.items()):
             if (span.start_time or 0) < horizon:
                 self._open.pop(span_id, None)
 
-    def _count_eviction(self) -> None:
-        self.stats.traces_evicted += 1
-        self._metrics.traces_evicted()
-
-    def _count_drop(self, reason: str) -> None:
-        self.stats.dropped[reason] = self.stats.dropped.get(reason, 0) + 1
-        self._metrics.spans_dropped(1, reason)
+    def _count_drop(self, reason: str, count: int = 1) -> None:
+        self.stats.dropped[reason] = self.stats.dropped.get(reason, 0) + count
+        self._metrics.spans_dropped(count, reason)
 
 
 class _Lookup:
@@ -324,12 +307,12 @@ class _Lookup:
 
     __slots__ = ("_trace", "_open")
 
-    def __init__(self, trace: _Trace, open_spans: dict[int, Span]) -> None:
+    def __init__(self, trace: dict[int, SpanRecord], open_spans: dict[int, Span]) -> None:
         self._trace = trace
         self._open = open_spans
 
     def get(self, span_id: int) -> SpanRecord | None:
-        record = self._trace.records.get(span_id)
+        record = self._trace.get(span_id)
         if record is not None:
             return record
         live = self._open.get(span_id)
@@ -341,33 +324,11 @@ class _Lookup:
 
 
 def _may_be_run(span: ReadableSpan) -> bool:
-    """Cheap test for spans to hold back until judged: anything an adapter may call a run."""
-    attributes = attributes_view(span)
-    operation = attributes.get("gen_ai.operation.name")
-    if operation is not None:  # the GenAI adapter reads the span, whatever else it carries
-        return operation in RUN_OPERATIONS
-    kind = attributes.get("openinference.span.kind")
-    return kind == "AGENT" or (kind == "CHAIN" and (span.parent is None or span.parent.is_remote))
+    """Spans to hold back until judged: anything an adapter may call a run."""
+    parent = span.parent
+    return may_be_run(attributes_view(span), parent is None or parent.is_remote)
 
 
 def _enriched(span: ReadableSpan, result: RunResult) -> ReadableSpan:
     name, event_attributes = evaluation_event(result)
     return with_additions(span, verdict_attributes(result), [Event(name, event_attributes, timestamp=span.end_time)])
-
-
-def with_additions(span: ReadableSpan, attributes: dict[str, Any], events: Sequence[Event] = ()) -> ReadableSpan:
-    """A copy of an ended span with more attributes and events: the span itself can no longer change."""
-    return ReadableSpan(
-        name=span.name,
-        context=span.context,
-        parent=span.parent,
-        resource=span.resource,
-        attributes={**attributes_view(span), **attributes},
-        events=(*events_or_links(span, "events"), *events),
-        links=events_or_links(span, "links"),
-        kind=span.kind,
-        status=span.status,
-        start_time=span.start_time,
-        end_time=span.end_time,
-        instrumentation_scope=span.instrumentation_scope,
-    )

@@ -10,9 +10,10 @@ A new convention is one new module that implements ``Adapter`` and one line in
 from __future__ import annotations
 
 import logging
-from typing import Protocol
+from typing import Any, Mapping, Protocol
 
 from ..model import EVALUATION_EVENT, POLICY_DENIED, SpanData, SpanRecord
+from . import genai, openinference
 from .genai import GenAIAdapter
 from .openinference import OpenInferenceAdapter
 
@@ -28,6 +29,20 @@ class Adapter(Protocol):
 
 
 ADAPTERS: tuple[Adapter, ...] = (GenAIAdapter(), OpenInferenceAdapter())
+
+
+def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool:
+    """A cheap, conservative test for spans an adapter may read as an agent run, for a front
+    door's hot path (the span processor holds such spans back until judged). ``local_root``:
+    the span has no parent in this process. ``to_record`` gives the exact answer.
+
+    >>> may_be_run({"gen_ai.operation.name": "invoke_agent"}, local_root=False)
+    True
+    """
+    answer = genai.may_be_run(attributes)  # the GenAI adapter reads the span, whatever else it carries
+    if answer is None:
+        answer = openinference.may_be_run(attributes, local_root)
+    return bool(answer)
 
 
 def to_record(span: SpanData) -> SpanRecord:

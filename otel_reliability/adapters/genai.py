@@ -9,7 +9,7 @@ still emits by default, where a tool's arguments live only in an event.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from .common import error_text, loads, str_or_none, text_of
@@ -25,6 +25,14 @@ _REFUSAL_PREFIXES = (
     ("Unknown tool: ", "unknown tool"),  # strands
     ("Validation failed for input parameters", "invalid arguments"),  # strands
 )
+
+
+def may_be_run(attributes: Mapping[str, Any]) -> bool | None:
+    """Whether a span of this convention may be an agent run; None when it is not of this convention."""
+    operation = attributes.get("gen_ai.operation.name")
+    if operation is None:
+        return None
+    return isinstance(operation, str) and operation in RUN_OPERATIONS
 
 
 class GenAIAdapter:

@@ -11,7 +11,7 @@ and records the call id of a tool only on the ``tools`` node that dispatched it.
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from .common import error_text, loads, str_or_none, text_of
@@ -23,6 +23,15 @@ _DISPATCH_MARKER = '"tool_call_with_context"'
 
 # agno records a call the user rejected as an errored execution, not a refusal.
 _RAN_BUT_REJECTED = ("Function call was rejected by the user",)
+
+
+def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool | None:
+    """Whether a span of this convention may be an agent run (a graph's root ``CHAIN`` only at the
+    process's local root, where it is cheap to tell); None when it is not of this convention."""
+    kind = attributes.get("openinference.span.kind")
+    if kind is None:
+        return None
+    return kind == "AGENT" or (kind == "CHAIN" and local_root)
 
 
 class OpenInferenceAdapter:

@@ -32,6 +32,7 @@ STATUS = "reliability.status"
 EXPECTATION = "reliability.expectation"
 OUTCOME = "reliability.outcome"
 REASON = "reason"
+SINK = "reliability.sink"
 
 
 class CappedLabel:
@@ -102,6 +103,9 @@ class ReliabilityMetrics:
         self._dropped = meter.create_counter(
             "agent.reliability.spans.dropped", unit="{span}", description="Spans not accepted, by reason"
         )
+        self._sink_failures = meter.create_counter(
+            "agent.reliability.sink.failures", unit="{failure}", description="Times a verdict sink raised, by sink"
+        )
 
     def record(self, result: RunResult) -> None:
         """Count one verdict: the evaluation, its score, and its tool calls."""
@@ -147,6 +151,10 @@ class ReliabilityMetrics:
     def spans_dropped(self, count: int, reason: str) -> None:
         """Count spans not accepted; ``reason`` is one of the caller's fixed words, e.g. ``"buffer_full"``."""
         self._dropped.add(count, {REASON: reason})
+
+    def sink_failed(self, sink: str) -> None:
+        """Count a sink (store, metrics, reputation, callback …) that raised while publishing."""
+        self._sink_failures.add(1, {SINK: sink})
 
     def _observe_buffered(self, options: CallbackOptions) -> Iterable[Observation]:
         if self._buffered is not None:

@@ -17,17 +17,20 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import ConfigDict, Field, ValidationError, field_validator
+
+from ..engine import EngineSettings
 
 
 class ConfigError(ValueError):
     """Settings that cannot be used; the message names the setting and where it came from."""
 
 
-class ReceiverConfig(BaseModel):
-    """Every setting of ``otel-reliability serve``."""
+class ReceiverConfig(EngineSettings):
+    """Every setting of ``otel-reliability serve``: the engine's bounds (``EngineSettings``, the
+    same as the span processor's) and the receiver's own."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", frozen=False)
 
     grpc_endpoint: str | None = Field("0.0.0.0:4317", description="HOST:PORT for OTLP/gRPC; empty to disable")
     http_endpoint: str | None = Field(
@@ -36,10 +39,6 @@ class ReceiverConfig(BaseModel):
     store: str = Field("otel-reliability.db", description="results store: a SQLite file (.jsonl for JSON Lines)")
     expectations: list[str] = Field(default_factory=list, description="expectation files (YAML, TOML, JSON)")
     decision_wait: float = Field(2.0, gt=0, description="seconds a trace must be quiet before it is judged")
-    late_window: float = Field(30.0, ge=0, description="seconds after judging in which a late span re-judges the trace")
-    trace_ttl: float = Field(300.0, gt=0, description="seconds an incomplete trace (no run span yet) is kept")
-    max_traces: int = Field(50_000, ge=1, description="traces buffered at most; the least recent are evicted")
-    max_spans_per_trace: int = Field(10_000, ge=1, description="spans kept per trace; more are rejected")
     max_buffered_spans: int = Field(
         1_000_000, ge=1, description="spans buffered in all; beyond it requests get RESOURCE_EXHAUSTED / HTTP 503"
     )
@@ -82,6 +81,9 @@ class ReceiverConfig(BaseModel):
         if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
             raise ValueError(f"expected HOST:PORT, got {value!r}")
         return value
+
+    def engine_settings(self) -> EngineSettings:
+        return EngineSettings(**{name: getattr(self, name) for name in EngineSettings.model_fields})
 
     def model_post_init(self, _context: Any) -> None:
         if (self.tls_cert is None) != (self.tls_key is None):

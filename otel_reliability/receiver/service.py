@@ -1,7 +1,8 @@
-"""The receiver's core: accepts decoded spans, judges completed traces, keeps the verdicts.
+"""The receiver's core: decodes OTLP into records for the engine, and forwards spans.
 
-Both servers call ``accept``; a judge thread asks ``TraceCompletion`` which traces are
-due and runs them through the same engine as the span processor and ``eval``.
+Both servers call ``accept``; a judge thread ticks the engine's quiet rule (a trace is due
+once its run span has arrived and it has been quiet for ``decision_wait``). Judging,
+paused runs, and the verdicts' sinks (store, metrics, reputation) are the engine's.
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import Callable
 
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk.metrics import MeterProvider
@@ -19,18 +19,16 @@ from opentelemetry.sdk.resources import Resource
 from prometheus_client import CollectorRegistry, generate_latest
 
 from ..adapters import to_record
-from ..assembly import assemble
-from ..continuations import PausedRuns, resume_keys
 from ..emitters.metrics import ReliabilityMetrics
+from ..emitters.sinks import MetricsSink, StoreSink
 from ..emitters.span_attributes import verdict_attributes
-from ..engine import Engine
-from ..expectations import ExpectationError
-from ..model import Role, Run, SpanRecord
-from ..reputation import Evidence, Observed, Reputation
+from ..engine import Engine, Judged, Pipeline
+from ..engine.pipeline import PausedHook
+from ..model import Role, SpanRecord
+from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
 from ..sources import WHOLE, Shard
 from ..stores import open_store
-from .completion import DueTrace, TraceCompletion
 from .config import ReceiverConfig
 from .forwarding import Forwarder, enrich, evaluation_carrier, owned_request, request_of, split_run_spans
 from .intake import Body, Payload, read_payload
@@ -44,12 +42,6 @@ class Overloaded(Exception):
     def __init__(self, retry_after: int) -> None:
         super().__init__(f"receiver buffer is full; retry after {retry_after} s")
         self.retry_after = retry_after
-
-
-@dataclass(slots=True)
-class _Judged:
-    observed: Observed  # the verdict, with what the run's spans said for reputation
-    late: bool
 
 
 @dataclass(slots=True)
@@ -70,9 +62,6 @@ class Accepted:
         return "; ".join(self.reasons[:3]) + more
 
 
-PausedHook = Callable[[list[str], list[SpanRecord]], None]
-
-
 class ReceiverService:
     """Intake, trace completion and judging; the servers are thin edges around it.
 
@@ -84,9 +73,7 @@ class ReceiverService:
     def __init__(self, config: ReceiverConfig, shard: Shard = WHOLE, on_paused: PausedHook | None = None) -> None:
         self.config = config
         self.shard = shard
-        self._on_paused = on_paused
         self._max_buffered_spans = max(1, config.max_buffered_spans // shard.count)
-        self.engine = Engine(config.expectations)
         self.store = open_store(config.store)
         self.registry = CollectorRegistry()
         readers = [PrometheusMetricReader(registry=self.registry)]
@@ -114,24 +101,22 @@ class ReceiverService:
             description="Time to handle one OTLP request",
             explicit_bucket_boundaries_advisory=[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
         )
-        self._completion = TraceCompletion(
-            decision_wait=config.decision_wait,
-            late_window=config.late_window,
-            ttl=config.trace_ttl,
-            max_traces=config.max_traces,
-            max_spans_per_trace=config.max_spans_per_trace,
-        )
-        self.metrics.register_buffered(lambda: len(self._completion))
-        self._paused = PausedRuns()
-        # continuation key → buffered traces that may resume a paused run under it: a trace
-        # judged before the run it resumes was known is judged again when it becomes known
-        self._resumers: OrderedDict[str, list[int]] = OrderedDict()
+        engine = Engine(config.expectations)
+        self.engine = engine
         self.reputation = (
             Reputation(config.reputation_store or config.store, meter_provider=self.meter_provider,
-                       expectations=self.engine.expectations)
+                       expectations=engine.expectations)
             if config.reputation
             else None
         )
+        sinks = [StoreSink(self.store), MetricsSink(self.metrics)]
+        if self.reputation is not None:
+            sinks.append(ReputationSink(self.reputation))
+        self.pipeline = Pipeline(
+            engine, sinks, settings=config.engine_settings(), decision_wait=config.decision_wait,
+            observer=self.metrics, on_paused=on_paused,
+        )
+        self.metrics.register_buffered(lambda: len(self.pipeline))
         self.forwarder = (
             Forwarder(config.forward_endpoint, config.forward_headers, config.forward_queue_size)
             if config.forward_endpoint
@@ -140,9 +125,8 @@ class ReceiverService:
         self._held: dict[int, list] = {}  # trace id → run spans waiting for their verdict
         # (trace id, run span id) → a digest of the verdict downstream last received
         self._forwarded: OrderedDict[tuple[int, int], int] = OrderedDict()
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # the held run spans and what was forwarded
         self._stop = threading.Event()
-        self._evicted_reported = 0
         self._judge_thread = threading.Thread(target=self._judge_loop, name="otel-reliability-judge", daemon=True)
 
     @property
@@ -162,16 +146,14 @@ class ReceiverService:
         self._stop.set()
         if self._judge_thread.is_alive():
             self._judge_thread.join(timeout=30)
-        with self._lock:
-            remaining = self._completion.drain()
-        self._publish([judged for due in remaining for judged in self._judge(due)])
+        self._release_all(self.pipeline.drain())
         if self.forwarder is not None:
             with self._lock:
                 unjudged = [held for spans in self._held.values() for held in spans]
                 self._held.clear()
             self.forwarder.submit(request_of(unjudged))
             self.forwarder.stop()
-        self.store.close()
+        self.pipeline.close()
         if self.reputation is not None:
             self.reputation.close()
         self.meter_provider.shutdown()
@@ -182,12 +164,11 @@ class ReceiverService:
         payload = read_payload(body, self.shard)
         decoded = payload.decoded
         records = [to_record(span) for span in decoded.spans]
-        with self._lock:
-            if self._completion.buffered_spans + len(records) > self._max_buffered_spans:
+        with self._lock:  # one request at a time: the bound is checked against what it adds
+            if self.pipeline.buffered_spans + len(records) > self._max_buffered_spans:
                 self.metrics.spans_dropped(len(records), "overloaded")
                 raise Overloaded(self.config.retry_after)
-            refused = self._completion.add(records, time.monotonic())
-            self._index_resumers(records)
+            refused = self.pipeline.add(records, time.monotonic())
             if self.forwarder is not None:
                 self._forward_holding_runs(payload, records)
         reasons = decoded.rejected + refused
@@ -200,29 +181,7 @@ class ReceiverService:
 
     def keep_paused(self, keys: list[str], records: list[SpanRecord]) -> None:
         """Remember a run another shard judged paused, for the trace that may resume it here."""
-        self._paused.keep(keys, records)
-        self._reopen_resumers(keys, records)
-
-    def _index_resumers(self, records: list[SpanRecord]) -> None:
-        for record in records:
-            if record.responses or record.run_key is not None:
-                for key in resume_keys(record):
-                    traces = self._resumers.setdefault(key, [])
-                    if record.trace_id not in traces:
-                        traces.append(record.trace_id)
-                    self._resumers.move_to_end(key)
-        while len(self._resumers) > self._max_buffered_spans:  # at most a key a buffered span, oldest first out
-            self._resumers.popitem(last=False)
-
-    def _reopen_resumers(self, keys: list[str], paused_records: list[SpanRecord]) -> None:
-        """Judge again the traces already judged that resume this paused run (not its own)."""
-        own = {record.trace_id for record in paused_records}
-        now = time.monotonic()
-        with self._lock:
-            for key in keys:
-                for trace_id in self._resumers.get(key, ()):
-                    if trace_id not in own:
-                        self._completion.reopen(trace_id, now)
+        self.pipeline.keep_paused(keys, records)
 
     def metrics_text(self) -> bytes:
         return generate_latest(self.registry)
@@ -266,18 +225,16 @@ class ReceiverService:
             self._forwarded.popitem(last=False)
 
     def judge_due(self) -> None:
-        now = time.monotonic()
-        with self._lock:
-            due = self._completion.due(now)
-            expired = self._completion.expire(now)
-            evicted = self._completion.stats.traces_evicted
-        if evicted > self._evicted_reported:
-            self.metrics.traces_evicted(evicted - self._evicted_reported)
-            self._evicted_reported = evicted
-        self._publish([judged for trace in due for judged in self._judge(trace)])
+        judged, expired = self.pipeline.tick(time.monotonic())
+        self._release_all(judged)
         if self.forwarder is not None:
             for trace in expired:
                 self._release(trace.trace_id, [])
+
+    def _release_all(self, judged: list[Judged]) -> None:
+        if self.forwarder is not None:
+            for trace in judged:
+                self._release(trace.trace_id, [j.result for j in trace.judgements])
 
     def judge_tick(self) -> None:
         """``judge_due``, logging what went wrong instead of raising: the next traces are judged whatever one did."""
@@ -289,79 +246,6 @@ class ReceiverService:
     def _judge_loop(self) -> None:
         while not self._stop.wait(self.judge_interval):
             self.judge_tick()
-
-    def _judge(self, due: DueTrace) -> list[_Judged]:
-        keys = [r.run_key for r in due.records if r.role is Role.AGENT_RUN]
-        earlier = self._paused.predecessors(due.records, keys)
-        # A paused predecessor from another trace was judged when it ended: only this trace's runs.
-        runs = [run for run in assemble(earlier + due.records) if run.trace_id == due.trace_id]
-        said = self._said_about(due.records, runs) if self.reputation is not None else {}
-        judged = []
-        for run in runs:
-            try:
-                result = self.engine.judge(run)
-            except ExpectationError as exc:
-                logger.warning("receiver could not judge run %r: %s", run.span_name, exc)
-                continue
-            kept = self._paused.remember(run, earlier + due.records)
-            if kept:
-                self._reopen_resumers(kept, earlier + due.records)
-                if self._on_paused is not None:
-                    self._on_paused(kept, earlier + due.records)
-            external, denied = said.get(run.span_id, ((), frozenset()))
-            judged.append(_Judged(Observed(result, run.output, external, denied), due.late))
-        if self.forwarder is not None:
-            self._release(due.trace_id, [j.observed.result for j in judged])
-        return judged
-
-    def _said_about(self, records: list[SpanRecord], runs: list[Run]) -> dict[int, tuple[list[Evidence], frozenset[int]]]:
-        """By top-level run span: other evaluators' evidence on the run's spans (the run span, its
-        descendants, and evaluator spans that report as its children), and its calls a policy denied."""
-        marked = [r for r in records if r.evaluations or r.policy_denied]
-        if not marked:
-            return {}
-        by_id = {r.span_id: r for r in records}
-        run_ids = {run.span_id for run in runs}
-        evidence: dict[int, list[Evidence]] = {}
-        denied: dict[int, set[int]] = {}
-        for record in marked:
-            top = _outermost_run(record, by_id, run_ids)
-            if top is None:
-                continue
-            for attributes in record.evaluations:
-                item = self.reputation.evaluation(attributes)
-                if item is not None:
-                    evidence.setdefault(top, []).append(item)
-            if record.policy_denied:
-                denied.setdefault(top, set()).add(record.span_id)
-        return {run_id: (evidence.get(run_id, []), frozenset(denied.get(run_id, ()))) for run_id in evidence.keys() | denied.keys()}
-
-    def _publish(self, judged: list[_Judged]) -> None:
-        """Keep and count a tick's verdicts together: one transaction, one add per label set."""
-        if not judged:
-            return
-        results = [j.observed.result for j in judged]
-        self.store.add_many(results)
-        self.metrics.record_many(results)
-        late = sum(j.late for j in judged)
-        if late:
-            self.metrics.late_evaluation(late)
-        if self.reputation is not None:
-            self.reputation.record_many([j.observed for j in judged if not j.late])
-            self.reputation.record_many([j.observed for j in judged if j.late], supersede=True)
-
-
-def _outermost_run(record: SpanRecord, by_id: dict[int, SpanRecord], run_ids: set[int]) -> int | None:
-    """The outermost of ``run_ids`` among ``record`` and its ancestors."""
-    top = None
-    node: SpanRecord | None = record
-    for _ in range(1024):  # a parent cycle in bad input must not hang the judge
-        if node is None:
-            break
-        if node.span_id in run_ids:
-            top = node.span_id
-        node = by_id.get(node.parent_id)
-    return top
 
 
 def _digest(verdict_attributes: dict) -> int:

@@ -16,7 +16,8 @@ The pipeline, one module per concern:
 - ``report`` — the article's Markdown report and the JSON document (pure);
 - ``metrics`` — the reputation gauges and the denied-call counter;
 - ``tracker`` — ``Reputation``, which ties them together;
-- ``processor`` — ``ReputationSpanProcessor``, which feeds it from spans;
+- ``sink`` — ``ReputationSink``: the engine's verdicts, as evidence;
+- ``processor`` — ``ReputationSpanProcessor``: policy marks on tool spans, and judges that report after a run;
 - ``cli`` — ``otel-reliability reputation``.
 
 >>> from otel_reliability.reputation import Evidence, evaluate_evidence
@@ -33,6 +34,7 @@ from otel_reliability.reputation.scoring import Grade, Score, evaluate_evidence,
 from otel_reliability.reputation.standing import Entry, Standing
 from otel_reliability.reputation.stores import StandingStore, open_standings
 from otel_reliability.reputation.tracker import Observed, Reputation, check_permission
+from otel_reliability.reputation.sink import ReputationSink
 
 __all__ = [
     "DIMENSIONS",
@@ -45,6 +47,7 @@ __all__ = [
     "PermissionDenied",
     "Reputation",
     "ReputationConfig",
+    "ReputationSink",
     "Rule",
     "Score",
     "Standing",

@@ -49,7 +49,6 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import SpanProcessor
 
     from otel_reliability.processor import ReliabilitySpanProcessor
-    from otel_reliability.reputation.processor import ReputationSpanProcessor
 
 DEFAULT_STORE = "otel-reliability.db"
 
@@ -187,7 +186,7 @@ class Reputation:
     def on_result(self, result: RunResult) -> None:
         """``ReliabilitySpanProcessor(on_result=reputation.on_result)``: record without output or events.
 
-        ``processor()`` wires a ``ReputationSpanProcessor`` instead, which adds both.
+        ``processor()`` wires reputation into the engine instead, which adds both.
         """
         self.record(result)
 
@@ -341,35 +340,24 @@ class Reputation:
 
     # -- wiring -----------------------------------------------------------------------
 
-    def span_processor(self, span_processor: SpanProcessor | None = None) -> ReputationSpanProcessor:
-        """A ``ReputationSpanProcessor`` that wraps the exporting processor (see its module)."""
-        from otel_reliability.reputation.processor import ReputationSpanProcessor
-
-        return ReputationSpanProcessor(self, span_processor)
-
     def processor(self, span_processor: SpanProcessor | None = None, **options: Any) -> ReliabilitySpanProcessor:
         """A ``ReliabilitySpanProcessor`` whose verdicts feed this reputation, with run outputs,
         evaluator events and policy marks. ``options`` go to ``ReliabilitySpanProcessor``;
         its ``expectations`` default to this reputation's, its ``store`` to this store's file."""
         from otel_reliability.processor import ReliabilitySpanProcessor
+        from otel_reliability.reputation.processor import ReputationSpanProcessor
+        from otel_reliability.reputation.sink import ReputationSink
 
-        inner = self.span_processor(span_processor)
-        callback = options.pop("on_result", None)
+        sink = ReputationSink(self)
+        inner = ReputationSpanProcessor(self, sink, span_processor)
         if "expectations" in options:
             options["expectations"] = self._learn(options["expectations"])
         else:
             options["expectations"] = self.expectations
         if "store" not in options and self.store_spec is not None and not _is_url(self.store_spec):
             options["store"] = self.store_spec
-        if callback is None:
-            on_result = inner.on_result
-        else:
-
-            def on_result(result: RunResult) -> None:
-                inner.on_result(result)
-                callback(result)
-
-        return ReliabilitySpanProcessor(inner, on_result=on_result, **options)
+        options["sinks"] = [*options.get("sinks", ()), sink]
+        return ReliabilitySpanProcessor(inner, **options)
 
     def close(self) -> None:
         self._closed = True

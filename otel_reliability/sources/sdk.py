@@ -16,7 +16,7 @@ from typing import Any, Mapping, Sequence
 
 from opentelemetry.attributes import BoundedAttributes
 from opentelemetry.sdk import trace as sdk_trace
-from opentelemetry.sdk.trace import ReadableSpan, Span
+from opentelemetry.sdk.trace import Event, ReadableSpan, Span
 from opentelemetry.trace import StatusCode
 
 from ..model import STATUS_ERROR, STATUS_OK, STATUS_UNSET, EventData, SpanData
@@ -134,4 +134,22 @@ def _from_public_api(span: Any, copy_attributes: bool) -> SpanData:
         _events(events) if events else (),
         STATUS_ERROR if code is _ERROR else STATUS_OK if code is _OK else STATUS_UNSET,
         status.description or "",
+    )
+
+
+def with_additions(span: ReadableSpan, attributes: dict[str, Any], events: Sequence[Event] = ()) -> ReadableSpan:
+    """A copy of an ended span with more attributes and events: the span itself can no longer change."""
+    return ReadableSpan(
+        name=span.name,
+        context=span.context,
+        parent=span.parent,
+        resource=span.resource,
+        attributes={**attributes_view(span), **attributes},
+        events=(*events_or_links(span, "events"), *events),
+        links=events_or_links(span, "links"),
+        kind=span.kind,
+        status=span.status,
+        start_time=span.start_time,
+        end_time=span.end_time,
+        instrumentation_scope=span.instrumentation_scope,
     )

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from otel_reliability.model import Role, SpanRecord
-from otel_reliability.receiver.completion import TraceCompletion
+from otel_reliability.engine.buffer import TraceBuffer
+from otel_reliability.engine.settings import EngineSettings
 
 
 def record(trace_id: int, span_id: int, run: bool = False) -> SpanRecord:
@@ -26,7 +27,7 @@ def due_ids(buffer: TraceCompletion, now: float) -> list[tuple[int, int, bool]]:
     ],
 )
 def test_a_trace_split_across_requests_is_judged_once_when_quiet(arrivals):
-    buffer = TraceCompletion(decision_wait=2.0)
+    buffer = TraceBuffer(decision_wait=2.0)
     for t, span_ids in enumerate(arrivals):
         buffer.add([record(7, s, run=(s == 1)) for s in span_ids], now=float(t))
         assert buffer.due(now=float(t)) == []  # never while spans keep coming
@@ -37,7 +38,7 @@ def test_a_trace_split_across_requests_is_judged_once_when_quiet(arrivals):
 
 
 def test_a_trace_without_a_run_span_is_never_due_and_expires_after_its_ttl():
-    buffer = TraceCompletion(decision_wait=1.0, ttl=5.0)
+    buffer = TraceBuffer(EngineSettings(trace_ttl=5.0), decision_wait=1.0)
     buffer.add([record(7, 2)], now=0.0)
     assert buffer.due(now=4.0) == []
     assert [d.trace_id for d in buffer.expire(now=5.0)] == [7]
@@ -45,7 +46,7 @@ def test_a_trace_without_a_run_span_is_never_due_and_expires_after_its_ttl():
 
 
 def test_a_late_span_within_the_window_makes_the_trace_due_again_as_late():
-    buffer = TraceCompletion(decision_wait=1.0, late_window=10.0)
+    buffer = TraceBuffer(EngineSettings(late_window=10.0), decision_wait=1.0)
     buffer.add([record(7, 1, run=True)], now=0.0)
     assert due_ids(buffer, 1.0) == [(7, 1, False)]
     buffer.add([record(7, 2)], now=3.0)
@@ -54,7 +55,7 @@ def test_a_late_span_within_the_window_makes_the_trace_due_again_as_late():
 
 
 def test_reopening_a_judged_trace_makes_it_due_again_as_late_and_nothing_else_is_reopened():
-    buffer = TraceCompletion(decision_wait=1.0, late_window=10.0)
+    buffer = TraceBuffer(EngineSettings(late_window=10.0), decision_wait=1.0)
     buffer.add([record(7, 1, run=True)], now=0.0)
     buffer.add([record(8, 1, run=True)], now=0.5)
     assert due_ids(buffer, 1.0) == [(7, 1, False)]  # 8 is not quiet yet: not judged
@@ -65,7 +66,7 @@ def test_reopening_a_judged_trace_makes_it_due_again_as_late_and_nothing_else_is
 
 
 def test_a_judged_trace_is_forgotten_after_the_late_window():
-    buffer = TraceCompletion(decision_wait=1.0, late_window=10.0)
+    buffer = TraceBuffer(EngineSettings(late_window=10.0), decision_wait=1.0)
     buffer.add([record(7, 1, run=True)], now=0.0)
     buffer.due(now=1.0)
     assert buffer.expire(now=10.0) == []  # judged traces leave silently
@@ -73,7 +74,7 @@ def test_a_judged_trace_is_forgotten_after_the_late_window():
 
 
 def test_interleaved_traces_are_judged_independently():
-    buffer = TraceCompletion(decision_wait=1.0)
+    buffer = TraceBuffer(decision_wait=1.0)
     buffer.add([record(1, 1, run=True), record(2, 5)], now=0.0)
     buffer.add([record(2, 4, run=True)], now=0.5)
     assert due_ids(buffer, 1.0) == [(1, 1, False)]
@@ -81,7 +82,7 @@ def test_interleaved_traces_are_judged_independently():
 
 
 def test_a_repeated_span_from_a_retried_export_is_kept_once():
-    buffer = TraceCompletion(decision_wait=1.0)
+    buffer = TraceBuffer(decision_wait=1.0)
     buffer.add([record(7, 1, run=True), record(7, 2)], now=0.0)
     buffer.add([record(7, 2)], now=0.1)
     assert due_ids(buffer, 1.1) == [(7, 2, False)]
@@ -89,7 +90,7 @@ def test_a_repeated_span_from_a_retried_export_is_kept_once():
 
 
 def test_bounds_evict_the_oldest_trace_and_reject_spans_beyond_a_trace_limit():
-    buffer = TraceCompletion(max_traces=2, max_spans_per_trace=2)
+    buffer = TraceBuffer(EngineSettings(max_traces=2, max_spans_per_trace=2))
     buffer.add([record(1, 1), record(2, 1), record(3, 1)], now=0.0)
     assert (len(buffer), buffer.stats.traces_evicted) == (2, 1)
     rejected = buffer.add([record(3, 2), record(3, 3)], now=0.0)
@@ -97,7 +98,7 @@ def test_bounds_evict_the_oldest_trace_and_reject_spans_beyond_a_trace_limit():
 
 
 def test_drain_hands_over_every_trace_with_a_run_span_for_shutdown():
-    buffer = TraceCompletion(decision_wait=100.0)
+    buffer = TraceBuffer(decision_wait=100.0)
     buffer.add([record(1, 1, run=True), record(2, 3)], now=0.0)
     assert [d.trace_id for d in buffer.drain()] == [1]
 
@@ -107,7 +108,7 @@ def test_drain_hands_over_every_trace_with_a_run_span_for_shutdown():
     [pytest.param(True, [2, 3], id="judged-trace-is-oldest"), pytest.param(False, [3], id="unjudged-trace-is-oldest")],
 )
 def test_overflow_evicts_the_least_recently_arrived_trace_judged_or_not(first_has_run, left_unjudged):
-    buffer = TraceCompletion(decision_wait=0.5, max_traces=2)
+    buffer = TraceBuffer(EngineSettings(max_traces=2), decision_wait=0.5)
     buffer.add([record(1, 1, run=first_has_run)], now=0.0)
     buffer.due(now=1.0)
     buffer.add([record(2, 1, run=not first_has_run)], now=2.0)
@@ -118,7 +119,7 @@ def test_overflow_evicts_the_least_recently_arrived_trace_judged_or_not(first_ha
 
 
 def test_expiry_reaches_every_trace_past_its_window_whatever_arrived_after_it():
-    buffer = TraceCompletion(decision_wait=1.0, late_window=10.0, ttl=100.0)
+    buffer = TraceBuffer(EngineSettings(late_window=10.0, trace_ttl=100.0), decision_wait=1.0)
     buffer.add([record(1, 1, run=True)], now=0.0)  # judged at 1, forgotten at 10
     buffer.add([record(2, 1)], now=1.0)  # never runs: expires unjudged at 101
     buffer.add([record(3, 1, run=True)], now=2.0)  # judged at 3, forgotten at 12

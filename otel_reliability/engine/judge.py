@@ -1,7 +1,7 @@
-"""The one engine behind every front door: records → runs → expectation → verdict.
+"""Judging assembled runs: the expectation that applies to a run, then the matcher.
 
-The span processor, the OTLP receiver and ``eval`` differ only in how spans arrive
-and when a run is judged; this module is what they share.
+Precedence: an inline ``expect(...)`` beats the run span's ``reliability.expect.*``
+attributes beats the first matching file rule; the default expectation covers the rest.
 """
 
 from __future__ import annotations
@@ -10,12 +10,11 @@ import time
 from pathlib import Path
 from typing import Iterable, Sequence
 
-from .adapters import to_record
-from .assembly import assemble
-from .expectations import DEFAULT_EXPECTATION, Expectation, load_expectations, select
-from .matcher import evaluate
-from .model import Run, SpanData, SpanRecord
-from .results import RunResult
+from ..adapters import to_record
+from ..expectations import DEFAULT_EXPECTATION, Expectation, load_expectations, select
+from ..matcher import evaluate
+from ..model import Run, SpanData, SpanRecord
+from ..results import RunResult
 
 
 class Engine:
@@ -47,18 +46,11 @@ class Engine:
         verdict = evaluate(run, expectation)
         return RunResult(run.trace_id, run.span_id, run.agent, expectation.name, verdict, time.time())
 
-    def judge_run(
-        self, records: Iterable[SpanRecord], run_span_id: int, inline: Expectation | None = None
-    ) -> tuple[Run, RunResult] | tuple[None, None]:
-        """Judge the top-level run whose span is ``run_span_id``, if the records hold one."""
-        for run in assemble(records):
-            if run.span_id == run_span_id:
-                return run, self.judge(run, inline)
-        return None, None
-
     def judge_records(self, records: Iterable[SpanRecord]) -> list[RunResult]:
-        """Every top-level run in the records, judged, in start order."""
-        return [self.judge(run) for run in assemble(records)]
+        """Every top-level run in the records, judged as ``eval`` judges them, in start order."""
+        from .pipeline import judge_at_end  # the pipeline judges with this engine
+
+        return [judgement.result for judgement in judge_at_end(self, records)]
 
     def judge_spans(self, spans: Iterable[SpanData]) -> list[RunResult]:
         return self.judge_records(to_record(span) for span in spans)

@@ -1,7 +1,10 @@
-"""When a received trace is judged: its run span has arrived and it has been quiet.
+"""The engine's one trace buffer, and its quiet rule: a trace is due once its run span has
+arrived and it has been quiet.
 
 Spans of one trace arrive in any order, over many requests. A trace becomes due once
-it holds an agent-run span and no span of it has arrived for ``decision_wait``. After
+it holds an agent-run span and no span of it has arrived for ``decision_wait``. (A front
+door that knows better when a trace is complete — the span processor sees run spans
+end — judges from ``records_of`` and lets ``forget`` take the trace out.) After
 judging, the trace is kept for ``late_window``: a span arriving then makes it due
 again, and its new verdicts supersede the first ones. Traces that never become due
 are evicted after ``ttl``; the buffer holds at most ``max_traces`` traces and
@@ -16,8 +19,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from itertools import groupby
 from operator import attrgetter
+from typing import Callable
 
 from ..model import Role, SpanRecord
+from .settings import EngineSettings
 
 
 _trace_id = attrgetter("trace_id")
@@ -46,32 +51,32 @@ class CompletionStats:
     spans_rejected: int = 0
 
 
-class TraceCompletion:
-    """The receiver's trace buffer.
+class TraceBuffer:
+    """Buffered traces, queued by last arrival.
 
     Every question a tick asks costs what it answers, not what is buffered: traces sit
     in queues ordered by last arrival (arrival times only grow, so a trace that gets a
     span moves to the back), and ``due`` and ``expire`` stop at the first trace that is
     too recent.
 
-    >>> buffer = TraceCompletion(decision_wait=2.0)
+    >>> buffer = TraceBuffer(decision_wait=2.0)
     >>> buffer.due(now=0.0)
     []
     """
 
     def __init__(
         self,
+        settings: EngineSettings | None = None,
         decision_wait: float = 2.0,
-        late_window: float = 30.0,
-        ttl: float = 300.0,
-        max_traces: int = 50_000,
-        max_spans_per_trace: int = 10_000,
+        on_leave: Callable[[int], None] | None = None,
     ) -> None:
+        settings = settings or EngineSettings()
+        self._on_leave = on_leave  # told the id of every trace that leaves, however it leaves
         self.decision_wait = decision_wait
-        self.late_window = late_window
-        self.ttl = ttl
-        self.max_traces = max_traces
-        self.max_spans_per_trace = max_spans_per_trace
+        self.late_window = settings.late_window
+        self.ttl = settings.trace_ttl
+        self.max_traces = settings.max_traces
+        self.max_spans_per_trace = settings.max_spans_per_trace
         self.stats = CompletionStats()
         self._open: OrderedDict[int, _Trace] = OrderedDict()  # never judged; leave after ttl
         self._judged: OrderedDict[int, _Trace] = OrderedDict()  # leave after late_window
@@ -167,15 +172,36 @@ class TraceCompletion:
         return unjudged
 
     def drain(self) -> list[DueTrace]:
-        """Everything still unjudged, for shutdown: judged as it stands."""
-        pending = [DueTrace(trace_id, list(trace.records.values()), trace.judged) for trace_id, trace in self._waiting.items()]
+        """Every trace with a run span and spans not yet judged, quiet or not (the end of the
+        input, or shutdown): due now, as it stands."""
+        pending = []
+        for trace_id, trace in self._waiting.items():
+            pending.append(DueTrace(trace_id, list(trace.records.values()), trace.judged))
+            if not trace.judged:
+                trace.judged = True
+                del self._open[trace_id]
+                self._judged[trace_id] = trace
         self._waiting.clear()
         return pending
+
+    def records_of(self, trace_id: int) -> dict[int, SpanRecord] | None:
+        """The buffered records of a trace by span id (read only), or None when it is not buffered."""
+        trace = self._open.get(trace_id) or self._judged.get(trace_id)
+        return None if trace is None else trace.records
+
+    def forget(self, trace_id: int) -> None:
+        """Take a trace out: nothing more of it will arrive (its local root ended)."""
+        for queue in (self._open, self._judged):
+            if trace_id in queue:
+                self._forget(trace_id, queue)
+                return
 
     def _forget(self, trace_id: int, queue: OrderedDict[int, _Trace]) -> None:
         trace = queue.pop(trace_id)
         self._waiting.pop(trace_id, None)
         self.buffered_spans -= len(trace.records)
+        if self._on_leave is not None:
+            self._on_leave(trace_id)
 
     def _evict_overflow(self) -> None:
         while len(self) > self.max_traces:

@@ -2,8 +2,10 @@
 
 agno's ``continue_run`` and pydantic-ai's deferred tool results resume a paused run in
 a new trace. Assembly joins the two when it sees both (``assembly`` decides how);
-this bounded memory is what lets a front door hand it the paused run's records when
-only the resuming trace is at hand.
+this bounded memory is what lets the engine hand it the paused run's records when
+only the resuming trace is at hand. ``Resumers`` is the other direction: the buffered
+traces that may resume a run, so that a trace judged before the run it resumes was known
+is judged again when it becomes known.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Iterable
 
-from .model import PENDING, Role, Run, SpanRecord
+from ..model import PENDING, Role, Run, SpanRecord
 
 
 def _call(call_id: str) -> str:
@@ -71,3 +73,45 @@ class PausedRuns:
             self._by_key.move_to_end(key)
         while len(self._by_key) > self._capacity:
             self._by_key.popitem(last=False)
+
+
+class Resumers:
+    """Buffered traces by the continuation keys their records carry (``resume_keys``).
+
+    Lookups and removals cost O(1) however many traces share a key (models reuse call
+    ids such as ``call_1``); a trace's keys go when the trace leaves the buffer.
+
+    >>> resumers = Resumers()
+    >>> resumers.traces("call:c1")
+    ()
+    """
+
+    __slots__ = ("_by_key", "_keys_of")
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, dict[int, None]] = {}  # insertion-ordered sets
+        self._keys_of: dict[int, set[str]] = {}
+
+    def index(self, records: Iterable[SpanRecord]) -> None:
+        for record in records:
+            if record.responses or record.run_key is not None:
+                keys = resume_keys(record)
+                if keys:
+                    self._keys_of.setdefault(record.trace_id, set()).update(keys)
+                    for key in keys:
+                        self._by_key.setdefault(key, {})[record.trace_id] = None
+
+    def traces(self, key: str) -> tuple[int, ...]:
+        """The buffered traces carrying ``key``, oldest first."""
+        return tuple(self._by_key.get(key, ()))
+
+    def drop(self, trace_id: int) -> None:
+        for key in self._keys_of.pop(trace_id, ()):
+            traces = self._by_key.get(key)
+            if traces is not None:
+                traces.pop(trace_id, None)
+                if not traces:
+                    del self._by_key[key]
+
+    def __len__(self) -> int:
+        return len(self._keys_of)

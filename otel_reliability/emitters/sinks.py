@@ -1,0 +1,57 @@
+"""The engine's sinks for verdicts: a results store, metrics, a printed table.
+
+Each takes a whole tick of judgements at once: the store writes them in one
+transaction, the metrics add once per label set.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..engine import Judgement
+from ..stores import ResultStore
+from .metrics import ReliabilityMetrics
+from .table import render_table
+
+
+class StoreSink:
+    """Keeps every verdict; a re-judgement supersedes the run's stored one."""
+
+    name = "store"
+
+    def __init__(self, store: ResultStore) -> None:
+        self.store = store
+
+    def publish(self, judgements: Sequence[Judgement]) -> None:
+        self.store.add_many([j.result for j in judgements])
+
+    def close(self) -> None:
+        self.store.close()
+
+
+class MetricsSink:
+    """Counts verdicts, tool calls by outcome and scores (``agent.reliability.*``)."""
+
+    name = "metrics"
+
+    def __init__(self, metrics: ReliabilityMetrics) -> None:
+        self.metrics = metrics
+
+    def publish(self, judgements: Sequence[Judgement]) -> None:
+        self.metrics.record_many([j.result for j in judgements])
+
+    def close(self) -> None:
+        pass
+
+
+class PrintSink:
+    """Prints each verdict as a table on standard output (``print_results=True``)."""
+
+    name = "print"
+
+    def publish(self, judgements: Sequence[Judgement]) -> None:
+        for judgement in judgements:
+            render_table(judgement.result)
+
+    def close(self) -> None:
+        pass

@@ -1,0 +1,26 @@
+"""The engine: everything between "records arrive" and "a verdict is published", once.
+
+``Pipeline`` owns the trace buffer, its due rules, paused runs and the traces that
+resume them, and the fan-out to sinks; ``Engine`` chooses the expectation and runs the
+matcher. Front doors (the span processor, the receiver, ``eval``) turn their input into
+records and say when a trace is due; features (reputation, stores, metrics) are sinks.
+The engine imports neither.
+"""
+
+from .judge import Engine
+from .pipeline import Judged, Pipeline, judge_at_end
+from .settings import EngineSettings, SettingsError
+from .sinks import CallbackSink, Judgement, Sink, Sinks
+
+__all__ = [
+    "CallbackSink",
+    "Engine",
+    "EngineSettings",
+    "Judged",
+    "Judgement",
+    "Pipeline",
+    "SettingsError",
+    "Sink",
+    "Sinks",
+    "judge_at_end",
+]

@@ -1,0 +1,48 @@
+"""The engine's bounds and timing, the same for every front door.
+
+The span processor takes these as keyword arguments, the receiver as settings
+(``serve --config``, ``OTEL_RELIABILITY_*``); both validate them here, so a bad value is
+one clear error naming the setting, whichever door it came through.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+
+class SettingsError(ValueError):
+    """Engine settings that cannot be used; the message names each bad setting."""
+
+
+class EngineSettings(BaseModel):
+    """How much the engine buffers, and for how long.
+
+    >>> EngineSettings(max_traces=100).max_traces
+    100
+    >>> EngineSettings.checked({"max_traces": 0})
+    Traceback (most recent call last):
+    ...
+    otel_reliability.engine.settings.SettingsError: max_traces: Input should be greater than or equal to 1
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    max_traces: int = Field(50_000, ge=1, description="traces buffered at most; the least recent are evicted")
+    max_spans_per_trace: int = Field(10_000, ge=1, description="spans kept per trace; more are rejected")
+    trace_ttl: float = Field(300.0, gt=0, description="seconds a trace that is never judged is kept after its last span")
+    late_window: float = Field(30.0, ge=0, description="seconds after judging in which a late span re-judges the trace")
+    max_paused_runs: int = Field(
+        1_000, ge=1, description="runs that ended waiting on a human, kept for the run that resumes them"
+    )
+
+    @classmethod
+    def checked(cls, values: dict[str, Any]) -> EngineSettings:
+        """Validate ``values``, raising ``SettingsError`` that names every bad one."""
+        try:
+            return cls.model_validate(values)
+        except ValidationError as exc:
+            raise SettingsError(
+                "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
+            ) from None

@@ -1,0 +1,90 @@
+"""Where judgements go: one small protocol, and a fan-out that isolates each sink.
+
+A sink is handed every judgement of a tick at once (stores and reputation write them in
+one transaction). A sink that raises is logged and counted, and the others still run:
+a broken store must not stop the metrics, nor a user's callback the store.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping, Protocol, Sequence
+
+from ..model import Run
+from ..results import RunResult
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class Judgement:
+    """One judged top-level run, with what else its spans said about it."""
+
+    run: Run
+    result: RunResult
+    late: bool = False  # a re-judgement: it supersedes the run's earlier one
+    # attributes of other evaluators' gen_ai.evaluation.result events on the run's spans
+    evaluations: tuple[Mapping[str, Any], ...] = ()
+    denied_span_ids: frozenset[int] = field(default_factory=frozenset)  # calls an access policy stopped
+
+
+class Sink(Protocol):
+    """Receives judgements; ``close`` flushes what it holds."""
+
+    name: str
+
+    def publish(self, judgements: Sequence[Judgement]) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class CallbackSink:
+    """Calls ``callback(result)`` for every judgement.
+
+    >>> seen = []
+    >>> CallbackSink(seen.append).close()
+    """
+
+    def __init__(self, callback: Callable[[RunResult], Any], name: str = "callback") -> None:
+        self.name = name
+        self._callback = callback
+
+    def publish(self, judgements: Sequence[Judgement]) -> None:
+        for judgement in judgements:
+            self._callback(judgement.result)
+
+    def close(self) -> None:
+        pass
+
+
+class Sinks:
+    """Publishes to every sink in order; each failure is logged and counted by sink name.
+
+    >>> Sinks([]).publish([])
+    """
+
+    def __init__(self, sinks: Sequence[Sink], on_failure: Callable[[str], None] | None = None) -> None:
+        self.sinks = list(sinks)
+        self.failures: dict[str, int] = {}
+        self._on_failure = on_failure
+
+    def publish(self, judgements: Sequence[Judgement], extra: Sequence[Sink] = ()) -> None:
+        if not judgements:
+            return
+        for sink in (*self.sinks, *extra) if extra else self.sinks:
+            self._run(sink.name, sink.publish, judgements)
+
+    def close(self) -> None:
+        for sink in self.sinks:
+            self._run(sink.name, sink.close)
+
+    def _run(self, name: str, call: Callable[..., None], *args: Any) -> None:
+        try:
+            call(*args)
+        except BaseException:  # SystemExit from a user's callback included: sinks run on the
+            # engine's worker, which must outlive whatever one sink does
+            logger.exception("otel-reliability sink %r failed", name)
+            self.failures[name] = self.failures.get(name, 0) + 1
+            if self._on_failure is not None:
+                self._on_failure(name)
