@@ -23,7 +23,7 @@ from typing import Callable, Sequence
 
 from otel_reliability.bfcl.cases import dataset_cases
 from otel_reliability.bfcl.dataset import CATEGORIES, load_category
-from otel_reliability.bfcl.judge import Case, Judgement, judge
+from otel_reliability.matcher.bfcl.judge import Case, Judgement, judge
 from otel_reliability.bfcl.official import official_judge
 
 TARGET = 2.0

@@ -39,7 +39,7 @@ from otel_reliability.adapters import to_record  # noqa: E402
 from otel_reliability.emitters.metrics import ReliabilityMetrics  # noqa: E402
 from otel_reliability.emitters.sinks import MetricsSink, StoreSink  # noqa: E402
 from otel_reliability.engine import Engine, Pipeline  # noqa: E402
-from otel_reliability.receiver.cli import tune_garbage_collection  # noqa: E402
+from otel_reliability.receiver.tuning import tune_garbage_collection  # noqa: E402
 from otel_reliability.reputation import Reputation, ReputationSink  # noqa: E402
 from otel_reliability.sources import decode_request, parse_request  # noqa: E402
 from otel_reliability.stores.sqlite import SQLiteStore  # noqa: E402

@@ -5,26 +5,59 @@
 >>> from otel_reliability import ReliabilitySpanProcessor
 >>> provider = TracerProvider()
 >>> provider.add_span_processor(ReliabilitySpanProcessor(BatchSpanProcessor(ConsoleSpanExporter()), store=None))
+
+The names below are imported when first used, so that the pure parts (``matcher``,
+``assembly``, ``expectations``, …) import without the OpenTelemetry SDK.
 """
 
-from .engine import Engine
-from .expectations import Expectation, Match, load_expectations
-from .inline import expect
-from .matcher import evaluate
-from .model import Attempt, Run, Verdict
-from .processor import ReliabilitySpanProcessor
-from .results import RunResult
+from __future__ import annotations
 
-__all__ = [
-    "Attempt",
-    "Engine",
-    "Expectation",
-    "Match",
-    "ReliabilitySpanProcessor",
-    "Run",
-    "RunResult",
-    "Verdict",
-    "evaluate",
-    "expect",
-    "load_expectations",
-]
+from importlib import import_module
+from importlib.metadata import PackageNotFoundError, version
+from typing import TYPE_CHECKING, Any
+
+try:
+    __version__ = version("otel-reliability")
+except PackageNotFoundError:  # a source tree that was never installed
+    __version__ = "0+unknown"
+
+_EXPORTS = {
+    "Attempt": "model",
+    "Engine": "engine",
+    "Expectation": "expectations",
+    "ExpectationError": "expectations",
+    "Match": "expectations",
+    "ReliabilitySpanProcessor": "processor",
+    "Run": "model",
+    "RunResult": "results",
+    "TraceInputError": "sources.decoded",
+    "Verdict": "model",
+    "evaluate": "matcher",
+    "expect": "inline",
+    "load_expectations": "expectations",
+}
+
+__all__ = ["__version__", *sorted(_EXPORTS)]
+
+if TYPE_CHECKING:
+    from .engine import Engine
+    from .expectations import Expectation, ExpectationError, Match, load_expectations
+    from .inline import expect
+    from .matcher import evaluate
+    from .model import Attempt, Run, Verdict
+    from .processor import ReliabilitySpanProcessor
+    from .results import RunResult
+    from .sources.decoded import TraceInputError
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'otel_reliability' has no attribute {name!r}")
+    value = getattr(import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_EXPORTS))

@@ -15,7 +15,7 @@ from rich.console import Console
 
 from .emitters.markdown import results_markdown
 from .emitters.table import render_results
-from .engine import Engine
+from .engine import Engine, judge_spans
 from .expectations import ExpectationError
 from .jsontext import encode_document
 from .bfcl.cli import register as register_bfcl
@@ -98,7 +98,7 @@ def _trace_files(paths: Sequence[str]) -> list[Path]:
 def _eval(args: argparse.Namespace) -> int:
     engine = Engine(args.expectations)
     spans = [span for path in _trace_files(args.paths) for span in read_spans(path)]
-    results = engine.judge_spans(spans)
+    results = judge_spans(engine, spans)
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
     _write_report(results, args.format, args.output)

@@ -17,7 +17,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
@@ -34,6 +34,9 @@ from .model import Role, SpanRecord
 from .results import RunResult
 from .sources.sdk import attributes_view, from_ended_span, from_readable_span, with_additions
 from .stores import ResultStore, open_store
+
+if TYPE_CHECKING:
+    from .reputation import Reputation
 
 logger = logging.getLogger(__name__)
 
@@ -105,6 +108,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         on_result: Callable[[RunResult], None] | None = None,
         print_results: bool = False,
         sinks: Sequence[Sink] = (),
+        reputation: Reputation | None = None,
         max_traces: int = EngineSettings.model_fields["max_traces"].default,
         max_spans_per_trace: int = EngineSettings.model_fields["max_spans_per_trace"].default,
         trace_ttl: float = EngineSettings.model_fields["trace_ttl"].default,
@@ -116,6 +120,10 @@ class ReliabilitySpanProcessor(SpanProcessor):
             {"max_traces": max_traces, "max_spans_per_trace": max_spans_per_trace,
              "trace_ttl": trace_ttl, "max_paused_runs": max_paused_runs}
         )
+        if reputation is not None:
+            span_processor, sinks, expectations = _with_reputation(reputation, span_processor, sinks, expectations)
+            if store == STORE_FROM_ENVIRONMENT and reputation.store_spec is not None and "://" not in str(reputation.store_spec):
+                store = reputation.store_spec  # one file for verdicts and standings
         if store == STORE_FROM_ENVIRONMENT:
             store = os.environ.get("OTEL_RELIABILITY_STORE", DEFAULT_STORE)
         self._next = span_processor
@@ -321,6 +329,22 @@ class _Lookup:
         record = to_record(from_readable_span(live))
         record.end_ns = _OPEN_END
         return record
+
+
+def _with_reputation(
+    reputation: Reputation,
+    span_processor: SpanProcessor | None,
+    sinks: Sequence[Sink],
+    expectations: Sequence[Expectation | str | Path],
+) -> tuple[SpanProcessor, list[Sink], Sequence[Expectation | str | Path]]:
+    """Reputation as a sink of the engine, its span processor in front of the exporting one,
+    and the expectations both judge by (the reputation's own when none are given)."""
+    from .reputation.processor import ReputationSpanProcessor
+    from .reputation.sink import ReputationSink
+
+    sink = ReputationSink(reputation)
+    expectations = reputation.learn(expectations) if expectations else reputation.expectations
+    return ReputationSpanProcessor(reputation, sink, span_processor), [*sinks, sink], expectations
 
 
 def _may_be_run(span: ReadableSpan) -> bool:

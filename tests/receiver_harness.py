@@ -524,10 +524,10 @@ def otlp_json(request: Any) -> bytes:
 
 def expected_results(spans: Iterable[Any]) -> list[dict]:
     """The §10 result objects ``eval`` gives for these protobuf spans (the same engine)."""
-    from otel_reliability.engine import Engine
+    from otel_reliability.engine import Engine, judge_spans
     from otel_reliability.sources import spans_from_request
 
-    return [r.to_json() for r in Engine().judge_spans(spans_from_request(export_request(spans)))]
+    return [r.to_json() for r in judge_spans(Engine(), spans_from_request(export_request(spans)))]
 
 
 def by_run(results: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:

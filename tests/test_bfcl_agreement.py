@@ -14,7 +14,7 @@ import pytest
 
 from otel_reliability.bfcl.cases import dataset_cases
 from otel_reliability.bfcl.dataset import CATEGORIES, load_category
-from otel_reliability.bfcl.judge import judge
+from otel_reliability.matcher.bfcl.judge import judge
 
 pytest.importorskip("bfcl_eval", reason="the official checker: pip install --no-deps bfcl-eval==2026.3.23 (see otel_reliability/bfcl/official.py)")
 

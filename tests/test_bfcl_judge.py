@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from otel_reliability.bfcl.judge import Case, arguments_match, has_call, judge, language_of
+from otel_reliability.matcher.bfcl.judge import Case, arguments_match, has_call, judge, language_of
 
 pytest.importorskip("bfcl_eval", reason="the official checker: pip install --no-deps bfcl-eval==2026.3.23 (see otel_reliability/bfcl/official.py)")
 

@@ -55,7 +55,7 @@ def test_judge_reads_standard_input_when_given_a_dash():
 
 @pytest.mark.usefixtures("official_checker_installed")
 def test_the_fixture_labels_are_what_the_installed_official_checker_says():
-    from otel_reliability.bfcl.judge import Case
+    from otel_reliability.matcher.bfcl.judge import Case
     from otel_reliability.bfcl.official import official_judge
 
     check = official_judge()

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from otel_reliability.engine import Engine
+from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.expectations import Expectation, Match
-from otel_reliability.reports import bfcl_report, render_html, verdict_report
+from otel_reliability.bfcl.report import bfcl_report
+from otel_reliability.reports import render_html, verdict_report
 from otel_reliability.sources import read_spans
 
 from .corpus import trace_files
@@ -75,7 +76,7 @@ def verdict_page() -> str:
         Expectation(name="no errors", fail_on=["error"]),
     ]
     engine = Engine(expectations)
-    results = [r for path in trace_files("agno") for r in engine.judge_spans(list(read_spans(path)))]
+    results = [r for path in trace_files("agno") for r in judge_spans(engine, read_spans(path))]
     return render_html(verdict_report(results, expectations=expectations))
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from otel_reliability.engine import Engine
+from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.expectations import Expectation, Match
 from otel_reliability.reports.cli import register
 from otel_reliability.results import results_document
@@ -34,7 +34,7 @@ def report(*args: str) -> int:
 def results():
     """The agno corpus's verdicts; the corpus reuses ids across files, and stores key runs by id."""
     engine = Engine(EXPECTATIONS)
-    judged = [r for path in trace_files("agno") for r in engine.judge_spans(list(read_spans(path)))]
+    judged = [r for path in trace_files("agno") for r in judge_spans(engine, read_spans(path))]
     return [replace(result, trace_id=number) for number, result in enumerate(judged, start=1)]
 
 

@@ -6,7 +6,8 @@ import re
 from html.parser import HTMLParser
 
 from otel_reliability.bfcl.score import BfclScore, SampleResult
-from otel_reliability.reports import bfcl_report, format_for, render, render_html
+from otel_reliability.bfcl.report import bfcl_report
+from otel_reliability.reports import format_for, render, render_html
 from otel_reliability.reports.model import GroupRow, Report, SampleRow
 
 PART_IDS = ["overview", "metrics", "samples", "chart", "recommendations"]

@@ -8,9 +8,10 @@ from collections import Counter
 import pytest
 
 from otel_reliability.bfcl.score import BfclScore, SampleResult
-from otel_reliability.engine import Engine
+from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.expectations import Expectation, Match
-from otel_reliability.reports import bfcl_report, render_markdown, verdict_report
+from otel_reliability.bfcl.report import bfcl_report
+from otel_reliability.reports import render_markdown, verdict_report
 from otel_reliability.reports.model import GroupRow, Report, SampleRow
 from otel_reliability.reports.recommend import bfcl_recommendations
 from otel_reliability.sources import read_spans
@@ -104,7 +105,7 @@ def test_verdict_reports_group_runs_per_expectation():
         Expectation(name="no errors", fail_on=["error"]),
     ]
     engine = Engine(expectations)
-    results = [r for path in trace_files("agno") for r in engine.judge_spans(list(read_spans(path)))]
+    results = [r for path in trace_files("agno") for r in judge_spans(engine, read_spans(path))]
     report = verdict_report(results, expectations=expectations)
     text = render_markdown(report)
     assert [line for line in text.splitlines() if line.startswith("## ")] == HEADINGS

@@ -31,6 +31,7 @@ from pydantic_ai.messages import ModelMessage, ModelRequest, ModelResponse, Retr
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 
+from otel_reliability import ReliabilitySpanProcessor
 from otel_reliability.expectations import Expectation, ExpectedOutput
 from otel_reliability.reputation import Grade, Reputation
 
@@ -80,7 +81,7 @@ def test_degrading_agent_steps_down_through_every_grade_and_the_gauge_follows(tm
     reputation = Reputation(str(tmp_path / "reliability.db"), expectations=[WEATHER], meter_provider=meters)
     provider = TracerProvider()
     exporter = InMemorySpanExporter()
-    processor = reputation.processor(SimpleSpanProcessor(exporter), meter_provider=meters)
+    processor = ReliabilitySpanProcessor(SimpleSpanProcessor(exporter), reputation=reputation, meter_provider=meters)
     provider.add_span_processor(processor)
 
     service = {"up": True}
@@ -139,7 +140,7 @@ def test_guarded_pydantic_ai_tool_is_blocked_and_its_span_marked(tmp_path):
     reputation = Reputation(str(tmp_path / "reliability.db"), policy=policy)
     provider = TracerProvider()
     exporter = InMemorySpanExporter()
-    processor = reputation.processor(SimpleSpanProcessor(exporter))
+    processor = ReliabilitySpanProcessor(SimpleSpanProcessor(exporter), reputation=reputation)
     provider.add_span_processor(processor)
 
     def script(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:

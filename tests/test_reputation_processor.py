@@ -1,4 +1,4 @@
-"""Reputation fed from real SDK spans through ``Reputation.processor()``: the run's output against
+"""Reputation fed from real SDK spans through ``ReliabilitySpanProcessor(reputation=...)``: the run's output against
 ``expected_output``, evaluator events on the spans, post-hoc judges, policy marks on tool
 spans, and the reputation gauges.
 """
@@ -15,6 +15,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import Link, Status, StatusCode
 
+from otel_reliability import ReliabilitySpanProcessor
 from otel_reliability.expectations import Expectation, ExpectedOutput
 from otel_reliability.reputation import AccessPolicy, Grade, Reputation, ReputationConfig
 
@@ -43,7 +44,7 @@ class Harness:
         meters = MeterProvider(metric_readers=[self.reader])
         options.setdefault("config", ReputationConfig(evaluators={"human_review": {"confidence": 1.0}}))
         self.reputation = Reputation(str(tmp_path / "reliability.db"), expectations=[WEATHER], meter_provider=meters, cache_seconds=0, **options)
-        self.processor = self.reputation.processor(SimpleSpanProcessor(self.exporter), meter_provider=meters)
+        self.processor = ReliabilitySpanProcessor(SimpleSpanProcessor(self.exporter), reputation=self.reputation, meter_provider=meters)
         self.provider = TracerProvider()
         self.provider.add_span_processor(self.processor)
         self.tracer = self.provider.get_tracer("test")

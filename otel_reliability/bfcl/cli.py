@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import IO, Any, Iterable
 
 from otel_reliability.bfcl.dataset import DatasetError
-from otel_reliability.bfcl.judge import COMPAT_MODES, Case, judge
+from otel_reliability.matcher.bfcl.judge import COMPAT_MODES, Case, judge
 from otel_reliability.bfcl.score import BfclScore, score_files
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT = 0, 1, 2
@@ -42,7 +42,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     judge_parser.add_argument(
         "--compat", choices=COMPAT_MODES, default="official",
         help="official: the official checker's verdicts and error types, quirks included (default); "
-        "strict: quirks fixed, each documented in otel_reliability.bfcl.judge",
+        "strict: quirks fixed, each documented in otel_reliability.matcher.bfcl.judge",
     )
     judge_parser.add_argument("--output", metavar="FILE", help="write the verdicts here instead of standard output")
     judge_parser.set_defaults(run=_judge)
@@ -137,7 +137,8 @@ def _write(lines: Iterable[tuple[bool, str]], out: IO[str]) -> bool:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from otel_reliability.reports import bfcl_report, format_for, render
+    from otel_reliability.bfcl.report import bfcl_report
+    from otel_reliability.reports import format_for, render
 
     try:
         score = score_files(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
-from otel_reliability.bfcl.judge import Case, language_of
+from otel_reliability.matcher.bfcl.judge import Case, language_of
 
 __all__ = ["CATEGORIES", "DatasetError", "Entry", "category_of", "data_dir", "load_category"]
 

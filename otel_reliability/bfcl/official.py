@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Callable
 
-from otel_reliability.bfcl.judge import (
+from otel_reliability.matcher.bfcl.judge import (
     IRRELEVANT_CALL,
     RELEVANT_NO_CALL,
     UNJUDGEABLE,

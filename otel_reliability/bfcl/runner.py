@@ -32,7 +32,7 @@ from typing import Any, Callable, Sequence
 from opentelemetry.sdk.trace import TracerProvider
 
 from otel_reliability.bfcl.dataset import Entry, load_category
-from otel_reliability.bfcl.judge import Compat
+from otel_reliability.matcher.bfcl.judge import Compat
 from otel_reliability.bfcl.score import BfclScore, SampleResult, judge_entry
 from otel_reliability.processor import ReliabilitySpanProcessor
 from otel_reliability.results import RunResult

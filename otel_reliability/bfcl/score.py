@@ -18,7 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from otel_reliability.bfcl.dataset import CATEGORIES, DatasetError, Entry, category_of, load_entries
 from otel_reliability.bfcl.decode import DecodeError, decode
-from otel_reliability.bfcl.judge import DECODER_FAILED, Compat, Judgement, judge
+from otel_reliability.matcher.bfcl.judge import DECODER_FAILED, Compat, Judgement, judge
 
 __all__ = ["BfclScore", "CategoryScore", "SampleResult", "judge_entry", "read_results", "score_files", "score_results"]
 

@@ -8,7 +8,7 @@ The engine imports neither.
 """
 
 from .judge import Engine
-from .pipeline import Judged, Pipeline, judge_at_end
+from .pipeline import Judged, Pipeline, judge_at_end, judge_spans
 from .settings import EngineSettings, SettingsError
 from .sinks import CallbackSink, Judgement, Sink, Sinks
 
@@ -23,4 +23,5 @@ __all__ = [
     "Sink",
     "Sinks",
     "judge_at_end",
+    "judge_spans",
 ]

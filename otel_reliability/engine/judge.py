@@ -8,20 +8,19 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
-from ..adapters import to_record
 from ..expectations import DEFAULT_EXPECTATION, Expectation, load_expectations, select
 from ..matcher import evaluate
-from ..model import Run, SpanData, SpanRecord
+from ..model import Run
 from ..results import RunResult
 
 
 class Engine:
     """Judges assembled runs against the loaded expectations.
 
-    >>> Engine().judge_spans([])
-    []
+    >>> Engine().expectation_for(Run(1, 2, "calc", "invoke_agent calc", 0, 1)).name
+    'default'
     """
 
     def __init__(
@@ -45,12 +44,3 @@ class Engine:
         expectation = self.expectation_for(run, inline)
         verdict = evaluate(run, expectation)
         return RunResult(run.trace_id, run.span_id, run.agent, expectation.name, verdict, time.time())
-
-    def judge_records(self, records: Iterable[SpanRecord]) -> list[RunResult]:
-        """Every top-level run in the records, judged as ``eval`` judges them, in start order."""
-        from .pipeline import judge_at_end  # the pipeline judges with this engine
-
-        return [judgement.result for judgement in judge_at_end(self, records)]
-
-    def judge_spans(self, spans: Iterable[SpanData]) -> list[RunResult]:
-        return self.judge_records(to_record(span) for span in spans)

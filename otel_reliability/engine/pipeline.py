@@ -18,9 +18,11 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
+from ..adapters import to_record
 from ..assembly import assemble
 from ..expectations import Expectation, ExpectationError
-from ..model import Role, Run, SpanRecord
+from ..model import Role, Run, SpanData, SpanRecord
+from ..results import RunResult
 from .buffer import DueTrace, TraceBuffer
 from .continuations import PausedRuns, Resumers
 from .judge import Engine
@@ -226,6 +228,15 @@ class Pipeline:
             if self._observer is not None:
                 self._observer.traces_evicted(evicted - self._evicted_reported)
             self._evicted_reported = evicted
+
+
+def judge_spans(engine: Engine, spans: Iterable[SpanData]) -> list[RunResult]:
+    """``judge_at_end`` of spans read from files: every top-level run's verdict, in start order.
+
+    >>> judge_spans(Engine(), [])
+    []
+    """
+    return [judgement.result for judgement in judge_at_end(engine, (to_record(span) for span in spans))]
 
 
 def judge_at_end(engine: Engine, records: Iterable[SpanRecord]) -> list[Judgement]:

@@ -8,7 +8,7 @@ Four modes, chosen by ``Expectation.argument_match`` and overridden per tool by
   ``"10" != 10``); extra keys in the call are fine; nested values compare whole.
 - ``exact``: the call has exactly the spec's keys, with equal values.
 - ``bfcl``: the Berkeley Function Calling Leaderboard's rules, as its strict judge
-  applies them (``otel_reliability.bfcl.judge.arguments_match``): each spec value
+  applies them (``otel_reliability.matcher.bfcl.judge.arguments_match``): each spec value
   is a list of allowed values, ``""`` in it meaning "may be left out"; no unknown
   keys; strings compared after BFCL's normalisation; ``int`` fits ``float`` but
   ``bool`` is not a number; lists and dicts compared recursively.
@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from otel_reliability.bfcl.judge import arguments_match
+from otel_reliability.matcher.bfcl.judge import arguments_match
 from otel_reliability.expectations import ArgumentMode, Expectation
 
 

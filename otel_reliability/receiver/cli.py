@@ -9,7 +9,6 @@ nothing in them can be judged.
 from __future__ import annotations
 
 import argparse
-import gc
 import logging
 import signal
 import sys
@@ -17,6 +16,7 @@ import threading
 
 from ..expectations import ExpectationError
 from .config import ConfigError, ReceiverConfig, load_config
+from .tuning import tune_garbage_collection
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -99,19 +99,6 @@ def _serve(args: argparse.Namespace) -> int:
         server.stop()
     service.stop()
     return 0
-
-
-GC_THRESHOLD_YOUNG = 50_000  # allocations between young-generation collections (CPython's default: 700)
-
-
-def tune_garbage_collection() -> None:
-    # The buffer holds hundreds of thousands of small records that never form cycles;
-    # at CPython's default thresholds the collector re-walks them so often that it costs
-    # more than judging them (benchmarks/receiver_throughput.py). The process is ours:
-    # freeze what startup built and collect the young generation far less often.
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(GC_THRESHOLD_YOUNG, 20, 20)
 
 
 class _GrpcHandle:

@@ -38,6 +38,7 @@ from ..sources import Shard
 from .config import ReceiverConfig
 from .intake import Body, IntakeError
 from .service import Accepted, Overloaded, ReceiverService
+from .tuning import tune_garbage_collection
 
 logger = logging.getLogger(__name__)
 
@@ -271,7 +272,6 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     except Exception as exc:  # the serving process built the same service first: this is rare
         connection.send(("ready", None, str(exc) or type(exc).__name__))
         return
-    from .cli import tune_garbage_collection  # here: cli imports this module
 
     tune_garbage_collection()
     # One thread reads requests and judges between them: a judge thread beside it would only

@@ -4,9 +4,9 @@ Overview (agent, groups, accuracy, correct/total), per-group metrics, per-sample
 details (id, question, prediction, expected, verdict), an accuracy chart, and
 recommendations — as Markdown or as one self-contained HTML page.
 
-Two sources, one ``Report``:
+Two sources, one ``Report``: ``otel_reliability.bfcl.report.bfcl_report(score)`` — a BFCL
+score, one group per category — and here
 
-- ``bfcl_report(score)`` — a BFCL score (``otel_reliability.bfcl.score``), one group per category;
 - ``verdict_report(results)`` — verdicts from the processor, the receiver or ``eval``,
   one group per expectation and one row per run (``reports.cli``: ``otel-reliability report``).
 
@@ -15,7 +15,6 @@ Two sources, one ``Report``:
 # Tool-call reliability report
 """
 
-from otel_reliability.reports.bfcl import bfcl_report
 from otel_reliability.reports.html import render_html
 from otel_reliability.reports.markdown import render_markdown
 from otel_reliability.reports.model import GroupRow, Report, SampleRow
@@ -36,4 +35,4 @@ def format_for(path: str) -> str:
     return "html" if str(path).lower().endswith((".html", ".htm")) else "markdown"
 
 
-__all__ = ["GroupRow", "Report", "SampleRow", "bfcl_report", "format_for", "render", "render_html", "render_markdown", "verdict_report"]
+__all__ = ["GroupRow", "Report", "SampleRow", "format_for", "render", "render_html", "render_markdown", "verdict_report"]

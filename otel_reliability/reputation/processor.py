@@ -3,7 +3,7 @@
 The engine hands reputation every verdict with its run's output, other evaluators'
 events and denied calls (``ReputationSink``). Two things happen outside a run, so they
 are this processor's, between ``ReliabilitySpanProcessor`` and the exporting processor
-(``Reputation.processor()`` wires it so); it forwards every span:
+(``ReliabilitySpanProcessor(reputation=...)`` wires it so); it forwards every span:
 
 - with an access policy, it marks the tool spans of agents the policy denies the tool
   ``reliability.policy.denied`` (an enriched copy goes to the exporter) and counts them —

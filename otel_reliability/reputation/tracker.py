@@ -1,10 +1,9 @@
 """``Reputation``: evidence from every verdict into the agent's rolling standing, and access by grade.
 
-In process, ``Reputation.processor(...)`` builds the ``ReliabilitySpanProcessor`` with
-reputation wired in::
+In process, ``ReliabilitySpanProcessor(..., reputation=reputation)`` wires reputation in::
 
     reputation = Reputation("otel-reliability.db", policy="policy.yaml", expectations=["expect.yaml"])
-    provider.add_span_processor(reputation.processor(BatchSpanProcessor(exporter)))
+    provider.add_span_processor(ReliabilitySpanProcessor(BatchSpanProcessor(exporter), reputation=reputation))
 
     @reputation.guard(agent="weather-agent")
     def send_email(to: str, body: str) -> str: ...   # raises PermissionDenied below the grade
@@ -23,7 +22,7 @@ import time
 import weakref
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from opentelemetry import trace
 
@@ -44,11 +43,6 @@ from otel_reliability.reputation.report import standing_markdown
 from otel_reliability.reputation.standing import Entry, Standing, WindowEntry
 from otel_reliability.reputation.stores import StandingStore, open_standings
 from otel_reliability.results import RunResult
-
-if TYPE_CHECKING:
-    from opentelemetry.sdk.trace import SpanProcessor
-
-    from otel_reliability.processor import ReliabilitySpanProcessor
 
 DEFAULT_STORE = "otel-reliability.db"
 
@@ -100,7 +94,7 @@ class Reputation:
         self.policy = policy if isinstance(policy, AccessPolicy) or policy is None else validate_file(AccessPolicy, policy)
         self.expectations: list[Expectation] = []
         self._by_name: dict[str, Expectation] = {}
-        self._learn(expectations)
+        self.learn(expectations)
         if store is None:
             store = os.environ.get("OTEL_RELIABILITY_STORE", DEFAULT_STORE)
         self._store: StandingStore = open_standings(store, self.config) if isinstance(store, (str, Path)) else store
@@ -186,7 +180,7 @@ class Reputation:
     def on_result(self, result: RunResult) -> None:
         """``ReliabilitySpanProcessor(on_result=reputation.on_result)``: record without output or events.
 
-        ``processor()`` wires reputation into the engine instead, which adds both.
+        ``ReliabilitySpanProcessor(reputation=...)`` wires reputation into the engine instead, which adds both.
         """
         self.record(result)
 
@@ -340,25 +334,6 @@ class Reputation:
 
     # -- wiring -----------------------------------------------------------------------
 
-    def processor(self, span_processor: SpanProcessor | None = None, **options: Any) -> ReliabilitySpanProcessor:
-        """A ``ReliabilitySpanProcessor`` whose verdicts feed this reputation, with run outputs,
-        evaluator events and policy marks. ``options`` go to ``ReliabilitySpanProcessor``;
-        its ``expectations`` default to this reputation's, its ``store`` to this store's file."""
-        from otel_reliability.processor import ReliabilitySpanProcessor
-        from otel_reliability.reputation.processor import ReputationSpanProcessor
-        from otel_reliability.reputation.sink import ReputationSink
-
-        sink = ReputationSink(self)
-        inner = ReputationSpanProcessor(self, sink, span_processor)
-        if "expectations" in options:
-            options["expectations"] = self._learn(options["expectations"])
-        else:
-            options["expectations"] = self.expectations
-        if "store" not in options and self.store_spec is not None and not _is_url(self.store_spec):
-            options["store"] = self.store_spec
-        options["sinks"] = [*options.get("sinks", ()), sink]
-        return ReliabilitySpanProcessor(inner, **options)
-
     def close(self) -> None:
         self._closed = True
         self._store.close()
@@ -366,8 +341,9 @@ class Reputation:
     def _observed(self) -> list[Standing]:
         return [] if self._closed else self._store.standings()
 
-    def _learn(self, expectations: Sequence[Expectation | str | Path]) -> list[Expectation]:
-        """Load expectations (objects or files) and know them by name, for their ``expected_output``."""
+    def learn(self, expectations: Sequence[Expectation | str | Path]) -> list[Expectation]:
+        """Load expectations (objects or files) and know them by name, for their ``expected_output``;
+        returns the ones loaded."""
         files = [e for e in expectations if not isinstance(e, Expectation)]
         loaded = [e for e in expectations if isinstance(e, Expectation)] + load_expectations(files)
         for expectation in loaded:
@@ -387,10 +363,6 @@ class _Denied:
 
     def __init__(self, value: Any) -> None:
         self.value = value
-
-
-def _is_url(spec: str | Path) -> bool:
-    return "://" in str(spec)
 
 
 def check_permission(agent: str, action: str) -> Decision:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import SpanData
-from . import Decoded, TraceInputError
+from .decoded import Decoded, TraceInputError
 from .otlp_json import _at, decode_object
 from .otlp_proto import decode_request, parse_request
 

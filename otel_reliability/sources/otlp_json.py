@@ -22,7 +22,7 @@ import math
 from typing import Any
 
 from ..model import EventData, SpanData
-from . import Decoded, TraceInputError
+from .decoded import Decoded, TraceInputError
 
 _INT64_MIN = -(1 << 63)
 _INT64_END = 1 << 63

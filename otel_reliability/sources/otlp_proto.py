@@ -15,7 +15,7 @@ from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from ..model import EventData, SpanData
-from . import WHOLE, Decoded, Shard, TraceInputError
+from .decoded import WHOLE, Decoded, Shard, TraceInputError
 
 
 class _Bad(Exception):

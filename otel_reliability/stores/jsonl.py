@@ -14,7 +14,7 @@ from typing import Iterable
 
 from otel_reliability.jsontext import encode_stored
 from otel_reliability.results import RunResult
-from otel_reliability.stores import normalise_trace_id
+from otel_reliability.stores.base import normalise_trace_id
 
 
 class JsonLinesStore:

@@ -15,7 +15,7 @@ from typing import Any, Iterable
 
 from otel_reliability.jsontext import encode_stored
 from otel_reliability.results import RunResult, trace_hex
-from otel_reliability.stores import normalise_trace_id
+from otel_reliability.stores.base import normalise_trace_id
 
 BUSY_TIMEOUT_S = 30.0
 

@@ -72,7 +72,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal, Mapping, Sequence
 
-from otel_reliability.bfcl.normalise import (
+from otel_reliability.matcher.bfcl.normalise import (
     JAVA_TYPES,
     JS_TYPES,
     PYTHON_TYPES,
