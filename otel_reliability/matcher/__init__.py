@@ -1,14 +1,15 @@
 """The matcher: one run and one expectation in, one ``Verdict`` out. Pure — no I/O.
 
-``evaluate`` composes one module per check, like the tail-sampling processor's
-one-file-per-policy layout:
+``evaluate`` sums one module per check (``CHECKS``, each behind ``checks.Check``), like the
+tail-sampling processor's one-file-per-policy layout:
 
 - ``agno`` — Agno ReliabilityEval parity (SPEC §5.1): the name and argument lists;
 - ``arguments`` — how an argument spec is compared (``subset`` / ``exact`` / ``ignore``);
 - ``agents`` — ``expected_tool_calls_by_agent``;
 - ``order`` — ``expected_chain`` with ``order`` = ``exact`` / ``in_order``;
 - ``policies`` — ``allowed_tools``, ``forbidden_tools``, ``max_tool_calls``,
-  ``max_errors``, ``fail_on``.
+  ``max_errors``, ``fail_on``;
+- ``outcomes`` — no check: the errored, refused and pending tools, listed.
 
 With an expectation's optional fields left at their defaults, the verdict's
 seven Agno fields equal Agno's result exactly.
@@ -33,11 +34,16 @@ So a verdict is ``PASSED`` exactly when its score is 1.0.
 from __future__ import annotations
 
 from otel_reliability.expectations import Expectation
-from otel_reliability.matcher import agents, agno, order, policies
+from otel_reliability.matcher import agents, agno, order, outcomes, policies
+from otel_reliability.matcher.checks import Attempts, Check, CheckResult
 from otel_reliability.matcher.wording import name_problems, plural
-from otel_reliability.model import ERROR, PENDING, REFUSED, Run, Verdict
+from otel_reliability.model import Run, Verdict
 
-__all__ = ["evaluate", "explain"]
+__all__ = ["CHECKS", "Check", "CheckResult", "evaluate", "explain"]
+
+# In this order: each adds its entries after the ones before it (missing_tool_calls: Agno's
+# names, then the per-agent shortfalls).
+CHECKS: tuple[Check, ...] = (agno.check, agents.check, order.check, policies.check, outcomes.check)
 
 
 def evaluate(run: Run, expectation: Expectation) -> Verdict:
@@ -51,65 +57,26 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
     """
     evidence = run.evidence()
     chain = sorted(evidence, key=lambda a: a.start_ns)  # Run.chain(), without collecting the evidence twice
-    named = [a for a in chain if a.tool]
-    names = agno.judge(evidence, expectation)
-    by_agent = agents.missing_by_agent(named, expectation)
-    order_violations = order.order_violations(chain, expectation)
-    policy_results = policies.check_policies(named, expectation)
-    policy_violations = []
-    broken_policies = 0
-    for result in policy_results:
-        if result.violations:
-            policy_violations += result.violations
-            broken_policies += 1
-
-    expected = expectation.expected_tool_calls or []
-    by_agent_tools = expectation.expected_tool_calls_by_agent
-    agent_pairs = sum(len(tools) for tools in by_agent_tools.values()) if by_agent_tools else 0
-    total = (
-        len(expected)
-        + names.judged_attempts
-        + len(names.passed_argument_checks)
-        + len(names.failed_argument_checks)
-        + agent_pairs
-        + (expectation.order != "any")
-        + len(policy_results)
-    )
-    failed = (
-        len(names.missing_tool_calls)
-        + len(names.failed_tool_calls)
-        + len(names.failed_argument_checks)
-        + len(by_agent)
-        + bool(order_violations)
-        + broken_policies
-    )
-    errored, refused, pending = [], [], []
-    for attempt in named:
-        outcome = attempt.outcome
-        if outcome == ERROR:
-            errored.append(attempt.tool)
-        elif outcome == REFUSED:
-            refused.append(attempt.tool)
-        elif outcome == PENDING:
-            pending.append(attempt.tool)
+    attempts = Attempts(evidence, chain, [a for a in chain if a.tool])
+    total = failed = 0
+    lists: dict[str, list[str]] = {}
+    for check in CHECKS:
+        result = check(attempts, expectation)
+        total += result.checks
+        failed += result.failed
+        for name, entries in result.lists.items():
+            if name in lists:
+                lists[name] += entries
+            else:
+                lists[name] = entries
     # Every failed check lands in one of Agno's three failing lists, the order
     # violations or the policy violations, so this is Agno's PASSED rule extended.
     return Verdict(
         eval_status="PASSED" if failed == 0 else "FAILED",
         expectation=expectation.name,
-        failed_tool_calls=names.failed_tool_calls,
-        passed_tool_calls=names.passed_tool_calls,
-        additional_tool_calls=names.additional_tool_calls,
-        missing_tool_calls=names.missing_tool_calls + by_agent,
-        failed_argument_checks=names.failed_argument_checks,
-        passed_argument_checks=names.passed_argument_checks,
-        order_violations=order_violations,
-        policy_violations=policy_violations,
-        errored_tool_calls=errored,
-        refused_tool_calls=refused,
-        pending_tool_calls=pending,
         score=(total - failed) / total if total else 1.0,
         chain=chain,
+        **lists,
     )
 
 

@@ -14,7 +14,17 @@ from __future__ import annotations
 from typing import Sequence
 
 from otel_reliability.expectations import Expectation
+from otel_reliability.matcher.checks import Attempts, CheckResult
 from otel_reliability.model import Attempt
+
+
+def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
+    """One check per (agent, tool) pair; a shortfall joins ``missing_tool_calls``."""
+    by_agent = expectation.expected_tool_calls_by_agent
+    if not by_agent:
+        return CheckResult()
+    missing = missing_by_agent(attempts.named, expectation)
+    return CheckResult(sum(len(tools) for tools in by_agent.values()), len(missing), {"missing_tool_calls": missing})
 
 
 def missing_by_agent(attempts: Sequence[Attempt], expectation: Expectation) -> list[str]:

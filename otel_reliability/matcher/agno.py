@@ -19,6 +19,7 @@ from typing import Sequence
 
 from otel_reliability.expectations import Expectation
 from otel_reliability.matcher.arguments import argument_mode, spec_matches
+from otel_reliability.matcher.checks import Attempts, CheckResult
 from otel_reliability.model import OK, REFUSED, Attempt
 
 ATTEMPTED_ANNOTATION = "(requested but refused/errored — execution matching, new in 2.8.0)"
@@ -36,6 +37,26 @@ class AgnoResult:
     failed_argument_checks: list[str] = field(default_factory=list)
     passed_argument_checks: list[str] = field(default_factory=list)
     judged_attempts: int = 0
+
+
+def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
+    """Agno's lists as checks: each expected name, each judged attempt, each argument spec."""
+    result = judge(attempts.evidence, expectation)
+    return CheckResult(
+        checks=len(expectation.expected_tool_calls or ())
+        + result.judged_attempts
+        + len(result.passed_argument_checks)
+        + len(result.failed_argument_checks),
+        failed=len(result.missing_tool_calls) + len(result.failed_tool_calls) + len(result.failed_argument_checks),
+        lists={
+            "failed_tool_calls": result.failed_tool_calls,
+            "passed_tool_calls": result.passed_tool_calls,
+            "additional_tool_calls": result.additional_tool_calls,
+            "missing_tool_calls": result.missing_tool_calls,
+            "failed_argument_checks": result.failed_argument_checks,
+            "passed_argument_checks": result.passed_argument_checks,
+        },
+    )
 
 
 def judge(evidence: Sequence[Attempt], expectation: Expectation) -> AgnoResult:

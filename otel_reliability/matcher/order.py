@@ -22,7 +22,16 @@ from collections import Counter
 from typing import Sequence
 
 from otel_reliability.expectations import ChainStep, Expectation
+from otel_reliability.matcher.checks import Attempts, CheckResult
 from otel_reliability.model import Attempt
+
+
+def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
+    """One check when ``order`` is not ``any``."""
+    if expectation.order == "any":
+        return CheckResult()
+    violations = order_violations(attempts.chain, expectation)
+    return CheckResult(1, bool(violations), {"order_violations": violations})
 
 
 def order_violations(chain: Sequence[Attempt], expectation: Expectation) -> list[str]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from otel_reliability.expectations import Expectation
+from otel_reliability.matcher.checks import Attempts, CheckResult
 from otel_reliability.matcher.wording import plural
 from otel_reliability.model import ERROR, Attempt
 
@@ -26,6 +27,13 @@ class PolicyResult:
 
     policy: str
     violations: list[str]
+
+
+def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
+    """One check per configured policy; its sentences join ``policy_violations``."""
+    results = check_policies(attempts.named, expectation)
+    broken = [r for r in results if r.violations]
+    return CheckResult(len(results), len(broken), {"policy_violations": [v for r in broken for v in r.violations]})
 
 
 def check_policies(attempts: Sequence[Attempt], expectation: Expectation) -> list[PolicyResult]:

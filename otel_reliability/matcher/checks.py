@@ -1,0 +1,46 @@
+"""The one shape every check of the matcher shares, as the tail-sampling processor's policies
+share one evaluator interface.
+
+A check reads the run's attempts and the expectation and returns a ``CheckResult``: how
+many checks it ran, how many failed, and the entries it adds to the verdict's lists.
+``evaluate`` sums them; a new check is one new module with a ``check`` function, listed in
+``matcher.CHECKS``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from otel_reliability.expectations import Expectation
+from otel_reliability.model import Attempt
+
+
+@dataclass(slots=True)
+class Attempts:
+    """A run's attempts, its members' included, in the orders the checks read them."""
+
+    evidence: list[Attempt]  # depth-first pre-order: the run's own, then each member's (Agno's order)
+    chain: list[Attempt]  # start order
+    named: list[Attempt]  # the chain's attempts that have a tool name
+
+
+@dataclass(slots=True)
+class CheckResult:
+    """What one check found; ``lists`` maps ``Verdict`` list fields to the entries it adds.
+
+    >>> CheckResult(checks=2, failed=1, lists={"order_violations": ["step 2: expected parse, got compute"]}).passed
+    False
+    """
+
+    checks: int = 0
+    failed: int = 0
+    lists: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def passed(self) -> bool:
+        return self.failed == 0
+
+
+class Check(Protocol):
+    def __call__(self, attempts: Attempts, expectation: Expectation) -> CheckResult: ...
