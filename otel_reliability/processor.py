@@ -34,6 +34,7 @@ from .model import Role, SpanRecord
 from .results import RunResult
 from .sources.sdk import attributes_view, from_ended_span, from_readable_span, with_additions
 from .stores import ResultStore, open_store
+from .suppression import suppress_instrumentation_in_this_thread
 
 if TYPE_CHECKING:
     from .reputation import Reputation
@@ -221,6 +222,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
     # -- worker -------------------------------------------------------------------
 
     def _work(self) -> None:
+        suppress_instrumentation_in_this_thread()  # the store's writes are not the app's spans
         while True:
             self._wake.wait(_IDLE_WAKE_SECONDS)
             self._wake.clear()

@@ -30,6 +30,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import ResourceSpans, Span
 from ..emitters.span_attributes import evaluation_event, verdict_attributes
 from ..results import RunResult
 from ..sources import Shard
+from ..suppression import suppress_instrumentation_in_this_thread
 
 logger = logging.getLogger(__name__)
 
@@ -77,6 +78,7 @@ class Forwarder:
         self._thread.join(timeout)
 
     def _send_loop(self) -> None:
+        suppress_instrumentation_in_this_thread()
         while (request := self._queue.get()) is not None:
             self._send(request.SerializeToString())
 

@@ -29,6 +29,7 @@ from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
 from ..sources import WHOLE, Shard
 from ..stores import open_store
+from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
 from .forwarding import Forwarder, enrich, evaluation_carrier, owned_request, request_of, split_run_spans
 from .intake import Body, Payload, read_payload
@@ -244,6 +245,7 @@ class ReceiverService:
             logger.exception("otel-reliability receiver failed while judging")
 
     def _judge_loop(self) -> None:
+        suppress_instrumentation_in_this_thread()
         while not self._stop.wait(self.judge_interval):
             self.judge_tick()
 

@@ -35,6 +35,7 @@ from prometheus_client.metrics_core import Metric
 
 from ..model import SpanRecord
 from ..sources import Shard
+from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
 from .intake import Body, IntakeError
 from .service import Accepted, Overloaded, ReceiverService
@@ -274,6 +275,7 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
         return
 
     tune_garbage_collection()
+    suppress_instrumentation_in_this_thread()
     # One thread reads requests and judges between them: a judge thread beside it would only
     # trade the GIL back and forth with it (and every message goes out from this thread).
     service.start(judge_thread=False)

@@ -1,0 +1,318 @@
+"""One engine behind every front door: the same records through the span processor, the
+receiver and ``eval`` give the same stored results, standings and metric points; a sink that
+fails is counted and stops no other sink; the engine's own I/O is not traced back into the app."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from opentelemetry.instrumentation.utils import is_instrumentation_enabled
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+from opentelemetry.sdk.trace import Event, ReadableSpan
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
+
+from otel_reliability import ReliabilitySpanProcessor
+from otel_reliability.engine import Engine, EngineSettings, SettingsError, judge_spans
+from otel_reliability.model import STATUS_ERROR, STATUS_OK, SpanData
+from otel_reliability.receiver.config import ReceiverConfig
+from otel_reliability.receiver.intake import JSON, Body
+from otel_reliability.receiver.service import ReceiverService
+from otel_reliability.reputation import Reputation
+from otel_reliability.sources import read_spans
+from otel_reliability.stores import open_store
+
+from .receiver_harness import remap_corpus
+
+LATE_TRACE = "agno/team_nested.json"  # its tool spans also arrive after the trace was judged once
+
+
+def _sdk_span(span: SpanData) -> ReadableSpan:
+    def context(span_id: int) -> SpanContext:
+        return SpanContext(span.trace_id, span_id, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
+
+    code = {STATUS_ERROR: StatusCode.ERROR, STATUS_OK: StatusCode.OK}.get(span.status_code, StatusCode.UNSET)
+    return ReadableSpan(
+        name=span.name,
+        context=context(span.span_id),
+        parent=context(span.parent_id) if span.parent_id else None,
+        attributes=dict(span.attributes),
+        events=[Event(e.name, dict(e.attributes), e.time_ns) for e in span.events],
+        status=Status(code, span.status_message or None),
+        start_time=span.start_ns,
+        end_time=span.end_ns,
+    )
+
+
+def _replay(spans: list[SpanData]) -> list[tuple[str, ReadableSpan]]:
+    """Each span's start and end, in the order they happened, as the SDK calls a processor.
+
+    At the same instant a span ends before another starts, and parents start before their children.
+    """
+    by_id = {span.span_id: span for span in spans}
+
+    def depth(span: SpanData) -> int:
+        seen = 0
+        while span.parent_id in by_id and seen < 64:
+            span, seen = by_id[span.parent_id], seen + 1
+        return seen
+
+    sdk = {span.span_id: _sdk_span(span) for span in spans}
+    events = [(s.start_ns, 1, depth(s), "start", s.span_id) for s in spans]
+    events += [(s.end_ns, 0, -depth(s), "end", s.span_id) for s in spans]
+    return [(kind, sdk[span_id]) for *_, kind, span_id in sorted(events)]
+
+
+def _spans_of(path: Path) -> list[SpanData]:
+    return list(read_spans(path))
+
+
+def _stored(path: Path) -> list[dict[str, Any]]:
+    store = open_store(path)
+    try:
+        return _comparable(store.query(limit=None))
+    finally:
+        store.close()
+
+
+def _standings(path: Path) -> dict[str, tuple]:
+    reputation = Reputation(path)
+    try:
+        return {s.agent: (s.evaluations, round(s.score, 9), s.grade.value) for s in reputation.standings()}
+    finally:
+        reputation.close()
+
+
+EVALUATION_LABELS = ("gen_ai.agent.name", "reliability.status", "reliability.expectation")
+
+
+def _evaluations(reader: InMemoryMetricReader) -> dict[tuple, int]:
+    """``agent.reliability.evaluations`` by (agent, status, expectation)."""
+    points = {}
+    for resource in reader.get_metrics_data().resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == "agent.reliability.evaluations":
+                    for point in metric.data.data_points:
+                        points[tuple(point.attributes[k] for k in EVALUATION_LABELS)] = point.value
+    return points
+
+
+def _through_the_processor(workdir: Path, files: list[Path]) -> tuple[list, dict, dict]:
+    store = workdir / "processor.db"
+    reader = InMemoryMetricReader()
+    reputation = Reputation(store)
+    processor = ReliabilitySpanProcessor(
+        SimpleSpanProcessor(InMemorySpanExporter()), reputation=reputation,
+        meter_provider=MeterProvider(metric_readers=[reader]),
+    )
+    for path in files:
+        for kind, span in _replay(_spans_of(path)):
+            (processor.on_start if kind == "start" else processor.on_end)(span)
+        processor.drain()
+    metrics = _evaluations(reader)
+    processor.shutdown()
+    reputation.close()
+    return _stored(store), _standings(store), metrics
+
+
+def _through_the_receiver(workdir: Path, files: list[Path]) -> tuple[list, dict, dict]:
+    store = workdir / "receiver.db"
+    service = ReceiverService(ReceiverConfig(store=str(store), grpc_endpoint=None, http_endpoint=None))
+    for path in files:
+        document = json.loads(path.read_bytes())
+        if path.relative_to(path.parents[1]).as_posix() == LATE_TRACE:
+            held_back = _hold_back_tool_spans(document)
+            service.accept(Body(json.dumps(document).encode(), JSON))
+            service.pipeline.drain()  # judged once without its tool spans …
+            service.accept(Body(json.dumps(held_back).encode(), JSON))  # … which then arrive late
+        else:
+            service.accept(Body(path.read_bytes(), JSON))
+    service.pipeline.drain()  # the end of the input: what is left, the late trace again
+    metrics_text = service.metrics_text().decode()
+    service.stop()
+    return _stored(store), _standings(store), _prometheus_evaluations(metrics_text)
+
+
+def _hold_back_tool_spans(document: dict) -> dict:
+    """Take the tool spans out of ``document`` and return them as a request of their own."""
+    late = json.loads(json.dumps(document))
+    for resource, late_resource in zip(document["resourceSpans"], late["resourceSpans"]):
+        for scope, late_scope in zip(resource["scopeSpans"], late_resource["scopeSpans"]):
+            tools = [s for s in scope["spans"] if _is_tool(s)]
+            scope["spans"] = [s for s in scope["spans"] if not _is_tool(s)]
+            late_scope["spans"] = tools
+    return late
+
+
+def _is_tool(span: dict) -> bool:
+    return any(a["key"] == "openinference.span.kind" and a["value"].get("stringValue") == "TOOL" for a in span["attributes"])
+
+
+def _prometheus_evaluations(text: str) -> dict[tuple, int]:
+    """``agent_reliability_evaluations_total`` by (agent, status, expectation), and the re-judgements
+    (``agent_reliability_evaluations_late_total``) under the key ``"late"``."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    points: dict = {"late": 0}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "agent_reliability_evaluations_total":
+                points[tuple(sample.labels[k.replace(".", "_")] for k in EVALUATION_LABELS)] = int(sample.value)
+            elif sample.name == "agent_reliability_evaluations_late_total":
+                points["late"] += int(sample.value)
+    return points
+
+
+def _through_eval(files: list[Path]) -> list[dict[str, Any]]:
+    return _comparable(judge_spans(Engine(), [span for path in files for span in _spans_of(path)]))
+
+
+def _comparable(results) -> list[dict[str, Any]]:
+    """Every stored field of each result but the time it was judged, in id order."""
+    records = [{k: v for k, v in r.to_record().items() if k != "evaluated_at"} for r in results]
+    return sorted(records, key=lambda r: (r["trace_id"], r["run_span_id"]))
+
+
+@pytest.fixture(scope="module")
+def doors(tmp_path_factory):
+    workdir = tmp_path_factory.mktemp("doors")
+    files = remap_corpus(workdir / "corpus", salt="doors")  # the agno files share ids: made unique
+    return {
+        "processor": _through_the_processor(workdir, files),
+        "receiver": _through_the_receiver(workdir, files),
+        "eval": _through_eval(files),
+    }
+
+
+def test_the_corpus_gives_the_same_stored_results_through_every_front_door(doors):
+    expected = doors["eval"]
+    assert len(expected) >= 40 and any(r["eval_status"] == "FAILED" for r in expected)
+    assert any(a["outcome"] == "pending" for r in expected for a in r["chain"]), "paused runs are compared too"
+    assert doors["processor"][0] == expected
+    assert doors["receiver"][0] == expected
+
+
+def test_the_corpus_gives_the_same_standings_through_the_processor_and_the_receiver(doors):
+    standings = doors["processor"][1]
+    assert len(standings) >= 5
+    assert doors["receiver"][1] == standings
+
+
+def test_the_corpus_gives_the_same_evaluation_counts_through_the_processor_and_the_receiver(doors):
+    processor, receiver = doors["processor"][2], dict(doors["receiver"][2])
+    assert sum(processor.values()) == len(doors["eval"])
+    # The receiver also counted each verdict a re-judgement superseded: the late trace's first
+    # one, and a resumed run's judged before the paused run it resumes (the spans of one file
+    # reach a receiver together, in file order; in process, a paused run ends before it resumes).
+    late = receiver.pop("late")
+    assert late >= 1
+    assert sum(receiver.values()) == sum(processor.values()) + late
+    assert all(receiver.get(labels, 0) >= count for labels, count in processor.items())
+
+
+# -- sinks -----------------------------------------------------------------------------
+
+
+class BrokenStore:
+    def add_many(self, results):
+        raise OSError("disk full")
+
+    def close(self):
+        pass
+
+
+def _run_span(provider_tracer, agent: str) -> None:
+    with provider_tracer.start_as_current_span(
+        f"invoke_agent {agent}", attributes={"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": agent}
+    ):
+        with provider_tracer.start_as_current_span(
+            "execute_tool multiply", attributes={"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "multiply"}
+        ):
+            pass
+
+
+@pytest.mark.parametrize(
+    ("failure", "store", "callback_raises"),
+    [
+        pytest.param("store", BrokenStore(), None, id="a-store-that-raises"),
+        pytest.param("callback", None, SystemExit(3), id="a-callback-that-raises-SystemExit"),
+        pytest.param("callback", None, ValueError("bad"), id="a-callback-that-raises"),
+    ],
+)
+def test_a_failing_sink_is_counted_and_the_others_still_publish(failure, store, callback_raises):
+    from opentelemetry.sdk.trace import TracerProvider
+
+    reader = InMemoryMetricReader()
+    exporter = InMemorySpanExporter()
+    seen = []
+
+    def callback(result):
+        seen.append(result.agent)
+        if callback_raises is not None:
+            raise callback_raises
+
+    processor = ReliabilitySpanProcessor(
+        SimpleSpanProcessor(exporter), store=store, on_result=callback, meter_provider=MeterProvider(metric_readers=[reader])
+    )
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    tracer = provider.get_tracer("test")
+    _run_span(tracer, "first")
+    _run_span(tracer, "second")  # the worker outlived the first failure
+    assert processor.drain()
+
+    assert seen == ["first", "second"]
+    runs = [s for s in exporter.get_finished_spans() if s.name.startswith("invoke_agent")]
+    assert [s.attributes["reliability.status"] for s in runs] == ["PASSED", "PASSED"]
+    assert sum(_evaluations(reader).values()) == 2, "the metrics sink still counted both"
+    failures = {}
+    for resource in reader.get_metrics_data().resource_metrics:
+        for scope in resource.scope_metrics:
+            for metric in scope.metrics:
+                if metric.name == "agent.reliability.sink.failures":
+                    failures = {p.attributes["reliability.sink"]: p.value for p in metric.data.data_points}
+    assert failures == {failure: 2}
+    provider.shutdown()
+
+
+def test_instrumentations_are_suppressed_while_the_worker_publishes():
+    from opentelemetry.sdk.trace import TracerProvider
+
+    enabled = []
+    processor = ReliabilitySpanProcessor(store=None, on_result=lambda _: enabled.append(is_instrumentation_enabled()))
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    _run_span(provider.get_tracer("test"), "calc")
+    assert processor.drain()
+    assert enabled == [False], "a store write or a callback's HTTP call would be traced back into the app"
+    assert is_instrumentation_enabled(), "the app's own threads keep their instrumentation"
+    provider.shutdown()
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        ({"max_traces": 0}, "max_traces: Input should be greater than or equal to 1"),
+        ({"trace_ttl": -1}, "trace_ttl: Input should be greater than 0"),
+        ({"max_spans_per_trace": "many"}, "max_spans_per_trace: Input should be a valid integer"),
+    ],
+)
+def test_bad_engine_settings_are_refused_at_construction_naming_the_setting(settings, message):
+    with pytest.raises(SettingsError, match=message):
+        ReliabilitySpanProcessor(store=None, **settings)
+    with pytest.raises(SettingsError, match=message):
+        EngineSettings.checked(settings)
+
+
+def test_both_doors_share_the_engine_defaults():
+    processor_defaults = {
+        name: ReliabilitySpanProcessor.__init__.__kwdefaults__[name] for name in EngineSettings.model_fields if name != "late_window"
+    }
+    receiver = ReceiverConfig().engine_settings()
+    assert processor_defaults == {name: getattr(receiver, name) for name in processor_defaults}
