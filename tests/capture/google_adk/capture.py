@@ -64,7 +64,7 @@ from google.adk.models.base_llm import BaseLlm  # noqa: E402
 from google.adk.models.llm_response import LlmResponse  # noqa: E402
 from google.adk.plugins.base_plugin import BasePlugin  # noqa: E402
 from google.adk.runners import InMemoryRunner  # noqa: E402
-from google.adk.tools import AgentTool, FunctionTool, ToolContext  # noqa: E402
+from google.adk.tools import AgentTool as AdkAgentTool, FunctionTool, ToolContext  # noqa: E402
 from google.genai import types  # noqa: E402
 
 APP = "corpus"
@@ -156,8 +156,12 @@ def refund(order_id: str, tool_context: ToolContext) -> str:
     return f"refunded {order_id}"
 
 
-class RecordedAgentTool(AgentTool):
-    """ADK's AgentTool, recording itself when it starts (before the sub-agent's own tools)."""
+class AgentTool(AdkAgentTool):
+    """ADK's AgentTool, recording itself when it starts (before the sub-agent's own tools).
+
+    It keeps the name AgentTool because ADK writes the tool's class name into
+    ``gen_ai.tool.type``: the spans stay what a plain AgentTool emits.
+    """
 
     async def run_async(self, *, args: dict[str, Any], tool_context: ToolContext) -> Any:
         _record(tool_context, self.name, dict(args), delegates_to=self.agent.name)
@@ -322,7 +326,7 @@ def scenario_delegation_agent_tool() -> Awaitable[Any]:
     router = LlmAgent(name="router", model=model(
         "scripted-router", [call("researcher", {"request": "What is OCaml?"}, "call_delegate_1")],
         [text("The researcher says OCaml is statically typed and functional")]),
-        tools=[RecordedAgentTool(agent=researcher)])
+        tools=[AgentTool(agent=researcher)])
     return run_turns(router, user("Tell me about OCaml"))
 
 
