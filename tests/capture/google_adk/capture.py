@@ -9,6 +9,7 @@ Modes (one fixture folder each, the environment ADK reads in ``MODES``):
     google_adk                ADK's default telemetry schema (v2, GenAI semconv aligned) with
                               content capture on (SPAN_AND_EVENT)
     google_adk_no_content     the same with nothing set: no arguments, results or messages
+    google_adk_event_only     content capture "true" (= EVENT_ONLY): messages in log records only
     google_adk_experimental   v2 + content + ADK_EXPERIMENTAL_TELEMETRY (blocked scenarios only)
     google_adk_legacy         ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN=1, the legacy schema (ADK 1.x shape)
     google_adk_legacy_latest  legacy + OTEL_SEMCONV_STABILITY_OPT_IN=gen_ai_latest_experimental
@@ -33,6 +34,7 @@ from typing import Any, Awaitable, Callable
 MODES = {
     "google_adk": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_AND_EVENT"},
     "google_adk_no_content": {},
+    "google_adk_event_only": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "true"},
     "google_adk_experimental": {"OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT": "SPAN_AND_EVENT",
                                 "ADK_EXPERIMENTAL_TELEMETRY": "true"},
     "google_adk_legacy": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1"},
