@@ -19,6 +19,8 @@ mode: schema v2 has the experimental GenAI semconv on already and the variable c
 nothing there (NOTES.md). Run:
 
     /tmp/capture-google_adk/bin/python tests/capture/google_adk/capture.py [--mode MODE] [scenario ...]
+
+Without ``--mode`` every configuration is captured, each in a process of its own.
 """
 
 from __future__ import annotations
@@ -41,13 +43,20 @@ MODES = {
     "google_adk_legacy_latest": {"ADK_TELEMETRY_SCHEMA_VERSION_OPT_IN": "1",
                                  "OTEL_SEMCONV_STABILITY_OPT_IN": "gen_ai_latest_experimental"},
 }
-# The experimental switch changes only what a callback-answered call looks like.
+# That folder is about the calls a callback answered, which the experimental switch marks.
 MODE_SCENARIOS = {"google_adk_experimental": ("blocked_before_tool_callback", "blocked_plugin", "blocked_confirmation_denied")}
 
 _cli = argparse.ArgumentParser()
-_cli.add_argument("--mode", choices=sorted(MODES), default="google_adk")
+_cli.add_argument("--mode", choices=sorted(MODES), help="one configuration (default: every one)")
 _cli.add_argument("scenarios", nargs="*")
 ARGS = _cli.parse_args()
+if ARGS.mode is None:
+    # ADK reads the environment once: every configuration runs in a process of its own.
+    import subprocess
+
+    for mode in MODES:
+        subprocess.run([sys.executable, __file__, "--mode", mode, *ARGS.scenarios], check=True)
+    sys.exit(0)
 # ADK reads its telemetry switches from the environment: set them before it is imported.
 os.environ.update(MODES[ARGS.mode])
 
@@ -403,6 +412,6 @@ def capture(name: str, description: str, body: Callable[[], Awaitable[Any]], del
 
 if __name__ == "__main__":
     for name, description, body, delegation, notes in SCENARIOS:
-        wanted = ARGS.scenarios or MODE_SCENARIOS.get(ARGS.mode)
-        if not wanted or name in wanted:
+        in_mode = name in MODE_SCENARIOS.get(ARGS.mode, (name,))
+        if in_mode and (not ARGS.scenarios or name in ARGS.scenarios):
             capture(name, description, body, delegation, notes)
