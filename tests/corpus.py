@@ -22,7 +22,10 @@ AGNO_FIELDS = (
 def trace_files(framework: str | None = None) -> list[Path]:
     pattern = f"{framework}/*.json" if framework else "*/*.json"
     return sorted(
-        p for p in CORPUS.glob(pattern) if not p.name.endswith((".truth.json", ".verdict.json", ".runoutput.json"))
+        p
+        for p in CORPUS.glob(pattern)
+        # a capture's .logs.json holds its OTLP log records, beside the trace file
+        if not p.name.endswith((".truth.json", ".verdict.json", ".runoutput.json", ".logs.json"))
     )
 
 
