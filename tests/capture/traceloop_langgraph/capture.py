@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -30,6 +31,7 @@ from langchain_core.messages import ToolMessage  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.types import Command  # noqa: E402
+from langgraph_supervisor import create_supervisor  # noqa: E402
 from opentelemetry.instrumentation.langchain import LangchainInstrumentor  # noqa: E402
 from opentelemetry.instrumentation.openai import OpenAIInstrumentor  # noqa: E402
 
@@ -133,6 +135,14 @@ T, R = cc.tool_call, cc.reply
 def single_tool(server: cc.ScriptedOpenAI) -> None:
     server.script(R(tool_calls=[T("multiply", {"a": 10, "b": 5}, "call_mul_1")]), R("10 times 5 is 50."))
     _agent(server, "calculator", [multiply, add]).invoke(_ask("What is 10 times 5?"))
+
+
+def single_tool_content_off(server: cc.ScriptedOpenAI) -> None:
+    os.environ["TRACELOOP_TRACE_CONTENT"] = "false"  # read on every span
+    try:
+        single_tool(server)
+    finally:
+        os.environ.pop("TRACELOOP_TRACE_CONTENT")
 
 
 def parallel_tools(server: cc.ScriptedOpenAI) -> None:
@@ -239,6 +249,27 @@ def delegation(server: cc.ScriptedOpenAI) -> None:
     _agent(server, "coordinator", [ask_researcher]).invoke(_ask("Tell me about OCaml."))
 
 
+def delegation_supervisor(server: cc.ScriptedOpenAI) -> None:
+    researcher = _agent(server, "researcher", [lookup])
+    supervisor = create_supervisor([researcher], model=_model(server), supervisor_name="supervisor").compile(name="supervisor")
+    server.script(
+        R(tool_calls=[T("transfer_to_researcher", {}, "call_transfer_1")]),
+        R(tool_calls=[T("lookup", {"term": "OCaml"}, "call_lookup_1")]),
+        R("OCaml is a statically typed functional language."),
+        R("The researcher says OCaml is a statically typed functional language."),
+    )
+    supervisor.invoke(_ask("Tell me about OCaml."))
+    # The handoff tool is langgraph-supervisor's own (no body of ours to record in); it ran,
+    # since the researcher's lookup ran after it. It goes first: the supervisor asked for it first.
+    entries = cc.truth_snapshot()
+    assert [e["name"] for e in entries] == ["lookup"], entries
+    cc.reset_truth()
+    cc.record("transfer_to_researcher", {}, "ok", "supervisor", tool_call_id="call_transfer_1", handoff=True,
+              recorded_by="scenario (library tool)")
+    for entry in entries:
+        cc.record(entry["name"], entry["arguments"], entry["outcome"], entry["agent"], tool_call_id=entry["tool_call_id"])
+
+
 def multi_turn(server: cc.ScriptedOpenAI) -> None:
     server.script(
         R(tool_calls=[T("multiply", {"a": 10, "b": 5}, "call_mul_1")]),
@@ -258,6 +289,7 @@ def multi_turn(server: cc.ScriptedOpenAI) -> None:
 
 SCENARIOS: list[tuple[str, str, Callable[[cc.ScriptedOpenAI], None], dict[str, Any]]] = [
     ("single_tool", "one multiply(a=10, b=5) call, then a text answer", single_tool, {}),
+    ("single_tool_content_off", "single_tool with TRACELOOP_TRACE_CONTENT=false", single_tool_content_off, {}),
     ("parallel_tools", "two lookup_weather calls in one model turn (ToolNode runs them concurrently)", parallel_tools,
      {"notes": "seq is start order; it may differ between reruns"}),
     ("sequential_chain", "lookup_weather in turn 1, convert_temperature in turn 2", sequential_chain, {}),
@@ -276,6 +308,12 @@ SCENARIOS: list[tuple[str, str, Callable[[cc.ScriptedOpenAI], None], dict[str, A
      {"delegation": {"parent_agent": "coordinator", "child_agent": "researcher", "via_tool": "ask_researcher",
                      "delegating_call_id": "call_research_1", "child_call_ids": ["call_lookup_1"]},
       "notes": "agent as tool: the researcher graph runs inside the ask_researcher tool"}),
+    ("delegation_supervisor", "langgraph-supervisor hands off to the researcher, which calls lookup, then hands back",
+     delegation_supervisor,
+     {"delegation": {"parent_agent": "supervisor", "child_agent": "researcher", "via_tool": "transfer_to_researcher",
+                     "delegating_call_id": "call_transfer_1", "child_call_ids": ["call_lookup_1"], "kind": "handoff"},
+      "notes": "langgraph-supervisor then adds a transfer_back_to_supervisor AIMessage + ToolMessage to the history "
+               "that no model asked for and no tool of ours ran; it is not a tool execution"}),
     ("multi_turn", "two user turns on one checkpointer thread (thread-multi-turn-1)", multi_turn, {}),
 ]
 
