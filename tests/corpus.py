@@ -22,7 +22,10 @@ AGNO_FIELDS = (
 def trace_files(framework: str | None = None) -> list[Path]:
     pattern = f"{framework}/*.json" if framework else "*/*.json"
     return sorted(
-        p for p in CORPUS.glob(pattern) if not p.name.endswith((".truth.json", ".verdict.json", ".runoutput.json"))
+        p
+        for p in CORPUS.glob(pattern)
+        # .logs.json: the log records (GenAI events) captured beside a trace, not a trace
+        if not p.name.endswith((".truth.json", ".verdict.json", ".runoutput.json", ".logs.json"))
     )
 
 
