@@ -19,6 +19,16 @@ AGNO_FIELDS = (
 )
 
 
+# The frameworks the adapters were built on: their traces reconstruct to the truth
+# (test_corpus_truth.py), and the receiver's interoperability tests replay them. The other
+# captured frameworks (tests/capture/) are read by the tests that hold for every trace.
+ADAPTED = ("agno", "langgraph", "openai_agents", "pydantic_ai", "strands", "strands_latest_semconv")
+
+
+def adapted_files() -> list[Path]:
+    return [path for framework in ADAPTED for path in trace_files(framework)]
+
+
 def trace_files(framework: str | None = None) -> list[Path]:
     pattern = f"{framework}/*.json" if framework else "*/*.json"
     return sorted(

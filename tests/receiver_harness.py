@@ -576,9 +576,9 @@ def peak_rss_bytes(pid: int) -> int:
 
 
 def corpus_files() -> list[Path]:
-    from tests.corpus import trace_files
+    from tests.corpus import adapted_files
 
-    return trace_files()
+    return adapted_files()
 
 
 def remap_corpus(dest: Path, salt: str) -> list[Path]:

@@ -14,9 +14,9 @@ from otel_reliability.adapters import to_record
 from otel_reliability.assembly import assemble
 from otel_reliability.sources import read_spans
 
-from .corpus import companion, scenario_id, trace_files
+from .corpus import adapted_files, companion, scenario_id, trace_files
 
-TRUTH_FILES = [p for p in trace_files() if p.with_name(p.stem + ".truth.json").exists()]
+TRUTH_FILES = [p for p in adapted_files() if p.with_name(p.stem + ".truth.json").exists()]
 
 
 def reconstructed(path):
