@@ -18,7 +18,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 
 from otel_reliability.emitters.metrics import ReliabilityMetrics
-from otel_reliability.engine import Engine
+from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.sources import read_spans
 
 from .corpus import trace_files
@@ -46,7 +46,7 @@ def corpus_judged():
     engine = Engine([EXPECTATIONS])
     verdicts = []
     for path in trace_files():
-        results = engine.judge_spans(read_spans(path))
+        results = judge_spans(engine, read_spans(path))
         metrics.record_many(results)
         verdicts += [r.to_json() for r in results]
     return reader, verdicts
