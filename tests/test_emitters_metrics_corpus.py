@@ -21,7 +21,7 @@ from otel_reliability.emitters.metrics import ReliabilityMetrics
 from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.sources import read_spans
 
-from .corpus import trace_files
+from .corpus import adapted_files
 
 EXPECTATIONS = Path(__file__).parent / "fixtures" / "corpus_expectations.yaml"
 OUTCOMES = {"ok", "error", "refused", "pending"}
@@ -45,7 +45,7 @@ def corpus_judged():
     metrics = ReliabilityMetrics(MeterProvider(metric_readers=[reader]))
     engine = Engine([EXPECTATIONS])
     verdicts = []
-    for path in trace_files():
+    for path in adapted_files():
         results = judge_spans(engine, read_spans(path))
         metrics.record_many(results)
         verdicts += [r.to_json() for r in results]
