@@ -206,6 +206,24 @@ def single_tool() -> None:
         agent("calculator", server, [multiply, add]).run("What is 10 times 5?")
 
 
+def single_tool_streaming() -> None:
+    with cc.ScriptedOpenAI() as server:
+        server.script(cc.reply(tool_calls=[call("multiply", {"a": 10, "b": 5}, "call_mul_1")]), final("50", "call_final_1"))
+        agent("calculator", server, [multiply, add], stream_outputs=True).run("What is 10 times 5?")
+
+
+def parallel_one_unknown() -> None:
+    with cc.ScriptedOpenAI() as server:
+        server.script(
+            cc.reply(tool_calls=[call("get_weather", {"city": "Paris"}, "call_w_paris"),
+                                 call("get_forecast", {"city": "Paris"}, "call_forecast_1")]),
+            final("Paris is sunny", "call_final_1"),
+        )
+        refused("get_forecast", {"city": "Paris"}, "no tool of that name (AgentToolExecutionError: Unknown tool)",
+                "unknown_tool", "weather")
+        agent("weather", server, [get_weather]).run("Weather and forecast for Paris?")
+
+
 def parallel_tools() -> None:
     with cc.ScriptedOpenAI() as server:
         server.script(
@@ -325,6 +343,10 @@ def _number_runs(first_run_size: int) -> None:
 
 SCENARIOS: list[tuple[str, str, Callable[[], None], dict[str, Any], str]] = [
     ("single_tool", "multiply(a=10, b=5), then final_answer", single_tool, {}, ""),
+    ("single_tool_streaming", "single_tool with ToolCallingAgent(stream_outputs=True)", single_tool_streaming, {}, ""),
+    ("parallel_one_unknown", "one model turn asks for get_weather (exists) and get_forecast (does not)",
+     parallel_one_unknown, {}, "the unknown call fails the whole step; seq of the refused entry is the scenario's, "
+     "not an execution order"),
     ("parallel_tools", "two get_weather calls in one model turn", parallel_tools, {},
      "smolagents runs the calls of one turn in a thread pool; seq is start order and may vary between reruns"),
     ("sequential_chain", "search, then compute in the next turn, then final_answer", sequential_chain, {}, ""),
