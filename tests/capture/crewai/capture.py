@@ -49,10 +49,19 @@ def _key(name: str, arguments: dict[str, Any]) -> tuple[str, str]:
     return name, json.dumps(arguments, sort_keys=True)
 
 
+_ID_PREFIX = "crewel" if EVENT_LISTENER else "crew"
+_scenario_tag = ""  # set per scenario by run()
+
+
+def scripted_id(call_id: str) -> str:
+    """``call_mul_1`` made unique in the whole corpus: the engine joins traces that share a call id."""
+    return f"call_{_ID_PREFIX}_{_scenario_tag}_{call_id.removeprefix('call_')}"
+
+
 def call(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
     """A scripted tool call whose id the tool body can find again."""
-    _scripted_ids[_key(name, arguments)] = call_id
-    return cc.tool_call(name, arguments, call_id)
+    _scripted_ids[_key(name, arguments)] = scripted_id(call_id)
+    return cc.tool_call(name, arguments, scripted_id(call_id))
 
 
 def _ids(name: str, arguments: dict[str, Any]) -> dict[str, str]:
@@ -353,9 +362,11 @@ SCENARIOS: list[tuple[str, str, Callable[[], None], dict[str, Any], str]] = [
 
 def run(scenario: str, description: str, body: Callable[[], None], delegation_truth: dict[str, Any],
         notes: str) -> None:
+    global _scenario_tag
     exporter.clear()
     cc.reset_truth()
     _scripted_ids.clear()
+    _scenario_tag = scenario
     outcome, error = "ok", None
     try:
         body()
@@ -366,11 +377,19 @@ def run(scenario: str, description: str, body: Callable[[], None], delegation_tr
     cc.save_scenario(FRAMEWORK, scenario, list(exporter.get_finished_spans()), {
         "description": description,
         "tool_executions": cc.truth_snapshot(),
-        "delegation": delegation_truth,
+        "delegation": _with_scripted_ids(delegation_truth),
         "run_outcome": outcome,
         "run_error": error,
         "notes": notes,
     })
+
+
+
+def _with_scripted_ids(delegation: dict[str, Any]) -> dict[str, Any]:
+    if not delegation:
+        return {}
+    return {**delegation, "via_tool_call_id": scripted_id(delegation["via_tool_call_id"]),
+            "child_tool_calls": [scripted_id(call_id) for call_id in delegation["child_tool_calls"]]}
 
 
 if __name__ == "__main__":

@@ -44,10 +44,19 @@ def _key(name: str, arguments: dict[str, Any]) -> tuple[str, str]:
     return name, json.dumps(arguments, sort_keys=True)
 
 
+_ID_PREFIX = "llama"
+_scenario_tag = ""  # set per scenario by run()
+
+
+def scripted_id(call_id: str) -> str:
+    """``call_mul_1`` made unique in the whole corpus: the engine joins traces that share a call id."""
+    return f"call_{_ID_PREFIX}_{_scenario_tag}_{call_id.removeprefix('call_')}"
+
+
 def call(name: str, arguments: dict[str, Any], call_id: str) -> dict[str, Any]:
     """A scripted tool call whose id the tool body can find again."""
-    _scripted_ids[_key(name, arguments)] = call_id
-    return cc.tool_call(name, arguments, call_id)
+    _scripted_ids[_key(name, arguments)] = scripted_id(call_id)
+    return cc.tool_call(name, arguments, scripted_id(call_id))
 
 
 def _ids(name: str, arguments: dict[str, Any]) -> dict[str, str]:
@@ -273,7 +282,7 @@ async def blocked_approval_denied() -> None:
 async def delegation_handoff() -> None:
     with cc.ScriptedOpenAI() as router_server, cc.ScriptedOpenAI() as researcher_server:
         handoff_args = {"to_agent": "researcher", "reason": "an encyclopedia question"}
-        router_server.script(cc.reply(tool_calls=[cc.tool_call("handoff", handoff_args, "call_handoff_1")]))
+        router_server.script(cc.reply(tool_calls=[call("handoff", handoff_args, "call_handoff_1")]))
         researcher_server.script(
             cc.reply(tool_calls=[call("lookup", {"term": "OCaml"}, "call_lookup_1")]),
             final("OCaml is a statically typed functional language"),
@@ -375,9 +384,11 @@ SCENARIOS: list[tuple[str, str, Callable[[], Awaitable[None]], dict[str, Any], s
 
 def run(scenario: str, description: str, body: Callable[[], Awaitable[None]], delegation: dict[str, Any],
         notes: str) -> None:
+    global _scenario_tag
     exporter.clear()
     cc.reset_truth()
     _scripted_ids.clear()
+    _scenario_tag = scenario
     outcome, error = "ok", None
     try:
         asyncio.run(body())
@@ -388,11 +399,19 @@ def run(scenario: str, description: str, body: Callable[[], Awaitable[None]], de
     cc.save_scenario(FRAMEWORK, scenario, list(exporter.get_finished_spans()), {
         "description": description,
         "tool_executions": cc.truth_snapshot(),
-        "delegation": delegation,
+        "delegation": _with_scripted_ids(delegation),
         "run_outcome": outcome,
         "run_error": error,
         "notes": notes,
     })
+
+
+
+def _with_scripted_ids(delegation: dict[str, Any]) -> dict[str, Any]:
+    if not delegation:
+        return {}
+    return {**delegation, "via_tool_call_id": scripted_id(delegation["via_tool_call_id"]),
+            "child_tool_calls": [scripted_id(call_id) for call_id in delegation["child_tool_calls"]]}
 
 
 if __name__ == "__main__":
