@@ -164,32 +164,30 @@ class FinalAnswerTool(BuiltinFinalAnswerTool):
 # -- agents -----------------------------------------------------------------------------
 
 
-class RecordingAgent(ToolCallingAgent):
-    """A ToolCallingAgent that tells the tool bodies which agent runs them.
+class RunsAsItself:
+    """Tells the tool bodies which agent runs them (mixed into smolagents' agent classes)."""
 
-    When it is another agent's managed agent, being called is a tool call of the caller:
-    that call is recorded as the caller's.
-    """
+    name: str
 
     def run(self, task: str, *args: Any, **kwargs: Any) -> Any:
         token = cc.current_agent.set(self.name)
         try:
-            return super().run(task, *args, **kwargs)
+            return super().run(task, *args, **kwargs)  # type: ignore[misc]
         finally:
             cc.current_agent.reset(token)
+
+
+class RecordingAgent(RunsAsItself, ToolCallingAgent):
+    """When it is another agent's managed agent, being called is a tool call of the caller:
+    that call is recorded as the caller's."""
 
     def __call__(self, task: str, **kwargs: Any) -> Any:
         ran(self.name, {"task": task, **kwargs}, managed_agent=True)
         return super().__call__(task, **kwargs)
 
 
-class RecordingCodeAgent(CodeAgent):
-    def run(self, task: str, *args: Any, **kwargs: Any) -> Any:
-        token = cc.current_agent.set(self.name)
-        try:
-            return super().run(task, *args, **kwargs)
-        finally:
-            cc.current_agent.reset(token)
+class RecordingCodeAgent(RunsAsItself, CodeAgent):
+    pass
 
 
 def model(server: cc.ScriptedOpenAI) -> OpenAIServerModel:
