@@ -171,6 +171,22 @@ scenario('single_tool_stream', 'streamText: multiply(a=10, b=5), then final text
   await result.text;
 });
 
+scenario('single_tool_no_content', 'generateText with recordInputs/recordOutputs false: multiply(a=10, b=5), then text', async () => {
+  await generateText({
+    model: scriptedModel('scripted-no-content', [call('multiply', { a: 10, b: 5 }, 'call_mul_1')], [text('50')]),
+    tools: tools('calculator'), stopWhen: stepCountIs(5), prompt: 'What is 10 times 5?',
+    experimental_telemetry: { ...telemetry('calculator'), recordInputs: false, recordOutputs: false },
+  });
+}, { notes: 'Content capture off: what the spans still say about the call without arguments, results or messages.' });
+
+scenario('single_tool_no_function_id', 'generateText with telemetry on but no functionId: multiply(a=10, b=5), then text', async () => {
+  await generateText({
+    model: scriptedModel('scripted-anonymous', [call('multiply', { a: 10, b: 5 }, 'call_mul_1')], [text('50')]),
+    tools: tools('calculator'), stopWhen: stepCountIs(5), prompt: 'What is 10 times 5?',
+    experimental_telemetry: { isEnabled: true },
+  });
+}, { notes: 'Without functionId no span names the agent: the truth\'s agent is the one the tools were built for.' });
+
 scenario('parallel_tools', 'two calls in one model turn: multiply(3, 4) and add(3, 4), then text', async () => {
   await generateText({
     model: scriptedModel('scripted-parallel',
