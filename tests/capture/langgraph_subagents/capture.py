@@ -73,6 +73,16 @@ def refuse(position: int, *args: Any, **extra: Any) -> None:
     before the refused call, in the order the model requested them.
     """
     cc.add_refused(*args, **extra)
+    _place_last_at(position)
+
+
+def handoff(position: int, target: str, call_id: str) -> None:
+    """A ``transfer_to_<target>`` call of the supervisor: it ran, but its body is langgraph-supervisor's."""
+    cc.record(f"transfer_to_{target}", {}, "ok", "supervisor", tool_call_id=call_id, handoff=True)
+    _place_last_at(position)
+
+
+def _place_last_at(position: int) -> None:
     with cc._lock:
         cc._truth.insert(position, cc._truth.pop())
         for seq, entry in enumerate(cc._truth, start=1):
@@ -223,7 +233,7 @@ def hitl_approved() -> None:
     _hitl({"type": "approve"})
 
 
-def delegation_supervisor() -> None:
+def delegation_supervisor() -> dict[str, Any]:
     math_agent = create_agent(scripted(calls(("multiply", {"a": 6, "b": 7}, "call_mul_1")), say("6*7 is 42")),
                               [tools_for("math_agent")["multiply"]], name="math_agent")
     weather_agent = create_agent(scripted(calls(("lookup_weather", {"city": "Paris"}, "call_weather_1")), say("Paris: sunny")),
@@ -234,9 +244,17 @@ def delegation_supervisor() -> None:
         say("6*7 is 42 and Paris is sunny."),
     )
     workflow = create_supervisor([math_agent, weather_agent], model=supervisor_model, supervisor_name="supervisor")
-    workflow.compile(name="supervisor_graph").invoke({"messages": [("user", "What is 6*7, and the weather in Paris?")]})
-    # The handoff tools are langgraph-supervisor's own: no body of ours runs, so they are in the
-    # delegation record, not in tool_executions.
+    final = workflow.compile(name="supervisor_graph").invoke({"messages": [("user", "What is 6*7, and the weather in Paris?")]})
+    # The handoff tools are langgraph-supervisor's own, so the scenario records them, in the
+    # order they ran. The library also writes a transfer_back call into the history that no
+    # model made and no tool ran; its ids are random, so they are read from the result.
+    handoff(0, "math_agent", "call_handoff_math")
+    handoff(2, "weather_agent", "call_handoff_weather")
+    return {"synthetic_tool_calls_in_history": [
+        {"name": call["name"], "tool_call_id": call["id"], "written_as": message.name}
+        for message in final["messages"] if isinstance(message, AIMessage)
+        for call in message.tool_calls if call["name"] == "transfer_back_to_supervisor"
+    ]}
 
 
 def delegation_agent_as_tool() -> None:
@@ -284,7 +302,7 @@ SUPERVISOR_DELEGATION = {
     "child_call_ids": {"math_agent": ["call_mul_1"], "weather_agent": ["call_weather_1"]},
 }
 
-SCENARIOS: list[tuple[str, str, Callable[[], None], dict[str, Any], str]] = [
+SCENARIOS: list[tuple[str, str, Callable[[], dict[str, Any] | None], dict[str, Any], str]] = [
     ("single_tool", "create_agent: multiply(a=10, b=5), then final text", single_tool, {}, ""),
     ("tool_error", "fetch_url raises; create_agent's default error handling re-raises, so the run fails", tool_error, {}, ""),
     ("tool_error_handled", "fetch_url raises; ToolErrorMiddleware hands the error to the model; then lookup_weather; "
@@ -303,8 +321,9 @@ SCENARIOS: list[tuple[str, str, Callable[[], None], dict[str, Any], str]] = [
      hitl_approved, {}, "Two invocations on one thread (checkpointer): the interrupt, then the resume."),
     ("delegation_supervisor", "langgraph-supervisor: supervisor hands off to math_agent (multiply) and then to "
      "weather_agent (lookup_weather), then answers", delegation_supervisor, SUPERVISOR_DELEGATION,
-     "transfer_to_* and the fabricated transfer_back_to_supervisor calls are the library's handoff tools: no tool "
-     "body of the scenario runs for them, so they are not tool_executions."),
+     "transfer_to_* are langgraph-supervisor's handoff tools (handoff: true), recorded by the scenario since their "
+     "body is the library's. transfer_back_to_supervisor is written into the history by the library: no model asked "
+     "for it and no tool ran, so it is no tool execution (delegation.synthetic_tool_calls_in_history)."),
     ("delegation_agent_as_tool", "orchestrator's tool ask_researcher invokes the researcher agent, which calls "
      "lookup_weather", delegation_agent_as_tool,
      {"parent": "orchestrator", "child": "researcher", "delegating_tool": "ask_researcher",
@@ -323,14 +342,15 @@ def main() -> None:
         exporter.clear()
         cc.reset_truth()
         outcome, error = "ok", None
+        seen_in_run: dict[str, Any] = {}
         try:
-            body()
+            seen_in_run = body() or {}
         except Exception as exc:  # noqa: BLE001 - the run's failure is part of the truth
             outcome, error = "error", f"{type(exc).__name__}: {exc}"
             traceback.print_exc()
         provider.force_flush()
         truth = {"description": description, "run_outcome": outcome, "run_error": error,
-                 "tool_executions": cc.truth_snapshot(), "delegation": delegation, "notes": notes}
+                 "tool_executions": cc.truth_snapshot(), "delegation": {**delegation, **seen_in_run}, "notes": notes}
         cc.save_scenario(FRAMEWORK, name, list(exporter.get_finished_spans()), truth)
 
 
