@@ -122,6 +122,13 @@ def lookup_weather(ctx: ToolContext[Any], city: str) -> str:
     return {"Paris": "sunny, 21C", "London": "rain, 14C"}.get(city, "unknown")
 
 
+@function_tool
+def fetch_url(ctx: ToolContext[Any], url: str) -> str:
+    """Fetch a URL (always fails: no network here)."""
+    _record(ctx, "fetch_url", {"url": url}, "error", error="ConnectionError: network unreachable")
+    raise ConnectionError("network unreachable")
+
+
 def delete_file_tool(**options: Any) -> Any:
     @function_tool(name_override="delete_file", **options)
     def delete_file(ctx: ToolContext[Any], path: str) -> str:
@@ -170,6 +177,13 @@ async def invalid_arguments() -> None:
     await Runner.run(agent("calculator", [multiply]), "ten times 5")
     refuse(0, "multiply", {"a": "ten", "b": 5}, "calculator", "arguments fail the tool's schema",
            "invalid_arguments", tool_call_id="call_mul_bad")
+
+
+async def tool_error() -> None:
+    # The SDK's default failure_error_function turns the exception into a message for the model.
+    server.script(reply(tool_calls=[tool_call("fetch_url", {"url": "https://example.invalid/"}, "call_fetch_1")]),
+                  reply("The page could not be fetched."))
+    await Runner.run(agent("fetcher", [fetch_url]), "Fetch https://example.invalid/")
 
 
 async def blocked_tool_input_guardrail() -> None:
@@ -261,6 +275,8 @@ SCENARIOS: list[tuple[str, str, Callable[[], Awaitable[None]], str]] = [
      unknown_tool, ""),
     ("invalid_arguments", "multiply(a='ten', b=5) fails validation (body never runs); then multiply(10, 5); then text",
      invalid_arguments, ""),
+    ("tool_error", "fetch_url raises; the SDK sends an error message to the model; then text", tool_error,
+     "For comparison with invalid_arguments: both are ERROR TOOL spans."),
     ("blocked_tool_input_guardrail", "tool input guardrail rejects delete_file(/etc/passwd) (reject_content); "
      "then delete_file(/srv/scratch.txt) runs", blocked_tool_input_guardrail, ""),
     ("blocked_tool_input_guardrail_raise", "tool input guardrail raises on delete_file(/etc/passwd): "
