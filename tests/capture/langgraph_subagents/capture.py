@@ -16,6 +16,7 @@ Run:  /tmp/capture-langgraph_subagents/bin/python tests/capture/langgraph_subage
 
 from __future__ import annotations
 
+import json
 import sys
 import traceback
 from pathlib import Path
@@ -334,6 +335,39 @@ SCENARIOS: list[tuple[str, str, Callable[[], dict[str, Any] | None], dict[str, A
 ]
 
 
+def with_tool_spans(executions: list[dict[str, Any]], spans: list[Any]) -> list[dict[str, Any]]:
+    """Each call's tool span, found by the call id its parent ``tools`` span was given.
+
+    A TOOL span carries no call id itself; the ``tools`` node span that ran the call has the
+    tool call (with its id) as ``input.value``. An executed call gets ``execution_span``; a
+    refused one that still has a tool span (invalid arguments) gets ``tool_span_despite_refusal``.
+    """
+    by_parent: dict[int, list[Any]] = {}
+    for span in spans:
+        if span.parent is not None:
+            by_parent.setdefault(span.parent.span_id, []).append(span)
+    tool_span_of: dict[str, Any] = {}
+    for span in spans:
+        if span.name != "tools":
+            continue
+        given = json.loads(str(span.attributes.get("input.value", "null")))
+        # create_agent sends [tool_call]; create_react_agent (the supervisor) sends
+        # {"__type": "tool_call_with_context", "tool_call": …, "state": <history>}.
+        calls = given if isinstance(given, list) else [given.get("tool_call")] if isinstance(given, dict) else []
+        children = [c for c in by_parent.get(span.context.span_id, []) if "tool.name" in c.attributes]
+        if len(calls) == 1 and len(children) == 1 and isinstance(calls[0], dict):
+            tool_span_of[calls[0]["id"]] = children[0]
+    annotated = []
+    for entry in executions:
+        span = tool_span_of.get(entry.get("tool_call_id", ""))
+        found = span and {"span_id": f"{span.context.span_id:016x}", "span_name": span.name,
+                          "status": span.status.status_code.name,
+                          "matched_by": "tool_call id in the parent tools span's input.value"}
+        key = "tool_span_despite_refusal" if entry["outcome"] == "refused" else "execution_span"
+        annotated.append({**entry, key: found or None})
+    return annotated
+
+
 def main() -> None:
     only = set(sys.argv[1:])
     for name, description, body, delegation, notes in SCENARIOS:
@@ -349,9 +383,11 @@ def main() -> None:
             outcome, error = "error", f"{type(exc).__name__}: {exc}"
             traceback.print_exc()
         provider.force_flush()
+        spans = list(exporter.get_finished_spans())
         truth = {"description": description, "run_outcome": outcome, "run_error": error,
-                 "tool_executions": cc.truth_snapshot(), "delegation": {**delegation, **seen_in_run}, "notes": notes}
-        cc.save_scenario(FRAMEWORK, name, list(exporter.get_finished_spans()), truth)
+                 "tool_executions": with_tool_spans(cc.truth_snapshot(), spans),
+                 "delegation": {**delegation, **seen_in_run}, "notes": notes}
+        cc.save_scenario(FRAMEWORK, name, spans, truth)
 
 
 if __name__ == "__main__":
