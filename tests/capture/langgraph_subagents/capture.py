@@ -137,6 +137,22 @@ def single_tool() -> None:
     agent.invoke({"messages": [("user", "What is 10 times 5?")]})
 
 
+def parallel_tools() -> None:
+    own = tools_for("calculator")
+    agent = create_agent(scripted(calls(("multiply", {"a": 3, "b": 4}, "call_mul_1"), ("add", {"a": 3, "b": 4}, "call_add_1")),
+                                  say("12 and 7")),
+                         [own["multiply"], own["add"]], name="calculator")
+    agent.invoke({"messages": [("user", "3*4 and 3+4?")]})
+
+
+def sequential_chain() -> None:
+    own = tools_for("planner")
+    agent = create_agent(scripted(calls(("lookup_weather", {"city": "Paris"}, "call_weather_1")),
+                                  calls(("multiply", {"a": 21, "b": 2}, "call_mul_1")), say("Paris is sunny; 42")),
+                         [own["lookup_weather"], own["multiply"]], name="planner")
+    agent.invoke({"messages": [("user", "Weather in Paris, and double the temperature")]})
+
+
 def tool_error() -> None:
     # create_agent's default tool-error handling re-raises a plain exception: the run fails.
     agent = create_agent(scripted(calls(("fetch_url", {"url": "https://example.invalid/"}, "call_fetch_1")),
@@ -305,6 +321,9 @@ SUPERVISOR_DELEGATION = {
 
 SCENARIOS: list[tuple[str, str, Callable[[], dict[str, Any] | None], dict[str, Any], str]] = [
     ("single_tool", "create_agent: multiply(a=10, b=5), then final text", single_tool, {}, ""),
+    ("parallel_tools", "create_agent: multiply(3, 4) and add(3, 4) in one model turn, then text", parallel_tools, {},
+     "seq is the real start order of the two bodies."),
+    ("sequential_chain", "create_agent: lookup_weather(Paris), then multiply(21, 2), then text", sequential_chain, {}, ""),
     ("tool_error", "fetch_url raises; create_agent's default error handling re-raises, so the run fails", tool_error, {}, ""),
     ("tool_error_handled", "fetch_url raises; ToolErrorMiddleware hands the error to the model; then lookup_weather; "
      "then text", tool_error_handled, {}, ""),
