@@ -161,6 +161,13 @@ async def single_tool() -> None:
     await Runner.run(agent("calculator", [multiply]), "What is 10 times 5?")
 
 
+async def parallel_tools() -> None:
+    server.script(reply(tool_calls=[tool_call("multiply", {"a": 3, "b": 4}, "call_mul_1"),
+                                    tool_call("lookup_weather", {"city": "Paris"}, "call_weather_1")]),
+                  reply("12; Paris is sunny"))
+    await Runner.run(agent("assistant", [multiply, lookup_weather]), "3*4, and the weather in Paris?")
+
+
 async def unknown_tool() -> None:
     # The SDK's default for a tool name it does not know: ModelBehaviorError, the run fails.
     server.script(reply(tool_calls=[tool_call("format_disk", {"drive": "C:"}, "call_unknown_1")]))
@@ -271,6 +278,8 @@ APPROVAL_NOTE = ("Run 1 stops with an interruption; the resumed Runner.run(agent
                  "trace.")
 SCENARIOS: list[tuple[str, str, Callable[[], Awaitable[None]], str]] = [
     ("single_tool", "Chat Completions model: multiply(a=10, b=5), then final text", single_tool, ""),
+    ("parallel_tools", "Chat Completions model: multiply(3, 4) and lookup_weather(Paris) in one turn, then text",
+     parallel_tools, "The SDK runs both calls concurrently; seq is the real start order."),
     ("unknown_tool", "model asks for format_disk (no such tool): the SDK raises ModelBehaviorError, the run fails",
      unknown_tool, ""),
     ("invalid_arguments", "multiply(a='ten', b=5) fails validation (body never runs); then multiply(10, 5); then text",
