@@ -42,6 +42,7 @@ from agents import (  # noqa: E402
 )
 from agents.tool_context import ToolContext  # noqa: E402
 from openai import AsyncOpenAI  # noqa: E402
+from opentelemetry import trace as trace_api  # noqa: E402
 from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor  # noqa: E402
 
 FRAMEWORK = "openai_agents_guardrails"
@@ -57,7 +58,41 @@ def model() -> OpenAIChatCompletionsModel:
 
 def _record(ctx: ToolContext[Any], name: str, arguments: dict[str, Any], outcome: str = "ok", **extra: Any) -> None:
     agent = ctx.agent.name if ctx.agent is not None else cc.current_agent.get()
+    _saw_span("body", ctx.tool_call_id)
     cc.record(name, arguments, outcome, agent, tool_call_id=ctx.tool_call_id, **extra)
+
+
+# The span that is current where the SDK handles a call, seen from inside: the tool body's is
+# the call's execution span; the one a guardrail or the approval check runs in is the tool
+# span a call got although its body never ran. (The instrumentation makes the TOOL span
+# current there; the tool spans carry no call id of their own.)
+_spans_seen: dict[tuple[str, str], int] = {}
+
+
+def _saw_span(where: str, call_id: str) -> None:
+    _spans_seen.setdefault((where, call_id), trace_api.get_current_span().get_span_context().span_id)
+
+
+def with_tool_spans(executions: list[dict[str, Any]], spans: list[Any]) -> list[dict[str, Any]]:
+    exported = {span.context.span_id: span for span in spans}
+
+    def described(where: str, call_id: str, how: str) -> dict[str, Any] | None:
+        span = exported.get(_spans_seen.get((where, call_id), 0))
+        return span and {"span_id": f"{span.context.span_id:016x}", "span_name": span.name,
+                         "status": span.status.status_code.name, "matched_by": how}
+
+    annotated = []
+    for entry in executions:
+        call_id = entry["tool_call_id"]
+        checked = described("check", call_id, "current span inside the guardrail / approval check")
+        if entry["outcome"] == "refused":
+            annotated.append({**entry, "tool_span_despite_refusal": checked})
+            continue
+        ran = described("body", call_id, "current span inside the tool body")
+        pending_elsewhere = checked and (not ran or checked["span_id"] != ran["span_id"])
+        extra = {"tool_span_while_pending": checked} if pending_elsewhere else {}
+        annotated.append({**entry, "execution_span": ran, **extra})
+    return annotated
 
 
 # -- guardrails -------------------------------------------------------------------------------
@@ -66,14 +101,22 @@ def _record(ctx: ToolContext[Any], name: str, arguments: dict[str, Any], outcome
 @tool_input_guardrail
 def no_system_paths(data: Any) -> ToolGuardrailFunctionOutput:
     """Rejects a delete under /etc: the model is told, the tool never runs."""
+    _saw_span("check", data.context.tool_call_id)
     if "/etc/" in (data.context.tool_arguments or ""):
         return ToolGuardrailFunctionOutput.reject_content("Refused: system paths may not be deleted.")
     return ToolGuardrailFunctionOutput.allow()
 
 
 @tool_input_guardrail
+def observe_call(data: Any) -> ToolGuardrailFunctionOutput:
+    _saw_span("check", data.context.tool_call_id)
+    return ToolGuardrailFunctionOutput.allow()
+
+
+@tool_input_guardrail
 def halt_on_system_paths(data: Any) -> ToolGuardrailFunctionOutput:
     """Raises on a delete under /etc: the run ends, the tool never runs."""
+    _saw_span("check", data.context.tool_call_id)
     if "/etc/" in (data.context.tool_arguments or ""):
         return ToolGuardrailFunctionOutput.raise_exception(output_info="system path")
     return ToolGuardrailFunctionOutput.allow()
@@ -108,11 +151,16 @@ def no_numbers_out(ctx: Any, agent: Any, output: Any) -> GuardrailFunctionOutput
 # -- tools ------------------------------------------------------------------------------------
 
 
-@function_tool
-def multiply(ctx: ToolContext[Any], a: int, b: int) -> int:
+def _multiply(ctx: ToolContext[Any], a: int, b: int) -> int:
     """Multiply two integers."""
     _record(ctx, "multiply", {"a": a, "b": b})
     return a * b
+
+
+multiply = function_tool(_multiply, name_override="multiply")
+# The same tool with a guardrail that only looks: it shows which span a call that fails
+# validation (its body never runs) still got.
+observed_multiply = function_tool(_multiply, name_override="multiply", tool_input_guardrails=[observe_call])
 
 
 @function_tool
@@ -181,7 +229,7 @@ async def unknown_tool() -> None:
 async def invalid_arguments() -> None:
     server.script(reply(tool_calls=[tool_call("multiply", {"a": "ten", "b": 5}, "call_mul_bad")]),
                   reply(tool_calls=[tool_call("multiply", {"a": 10, "b": 5}, "call_mul_1")]), reply("50"))
-    await Runner.run(agent("calculator", [multiply]), "ten times 5")
+    await Runner.run(agent("calculator", [observed_multiply]), "ten times 5")
     refuse(0, "multiply", {"a": "ten", "b": 5}, "calculator", "arguments fail the tool's schema",
            "invalid_arguments", tool_call_id="call_mul_bad")
 
@@ -242,7 +290,11 @@ async def output_guardrail_tripped() -> None:
 async def _approval(approve: bool, outer_trace: bool) -> None:
     server.script(reply(tool_calls=[tool_call("delete_file", {"path": "/srv/scratch.txt"}, "call_delete_1")]),
                   reply("Deleted." if approve else "I was not allowed to delete it."))
-    janitor = agent("janitor", [delete_file_tool(needs_approval=True)])
+    async def every_call_needs_approval(ctx: Any, params: dict[str, Any], call_id: str) -> bool:
+        _saw_span("check", call_id)
+        return True
+
+    janitor = agent("janitor", [delete_file_tool(needs_approval=every_call_needs_approval)])
 
     async def both_runs() -> None:
         first = await Runner.run(janitor, "Delete /srv/scratch.txt")
@@ -316,6 +368,7 @@ async def run_all(only: set[str]) -> None:
             continue
         exporter.clear()
         cc.reset_truth()
+        _spans_seen.clear()
         outcome, error = "ok", None
         try:
             await body()
@@ -326,7 +379,8 @@ async def run_all(only: set[str]) -> None:
         if server.left():
             raise AssertionError(f"{name}: {server.left()} scripted answers were never asked for")
         truth = {"description": description, "run_outcome": outcome, "run_error": error,
-                 "tool_executions": cc.truth_snapshot(), "delegation": {}, "notes": notes}
+                 "tool_executions": with_tool_spans(cc.truth_snapshot(), list(exporter.get_finished_spans())),
+                 "delegation": {}, "notes": notes}
         cc.save_scenario(FRAMEWORK, name, list(exporter.get_finished_spans()), truth)
 
 
