@@ -363,7 +363,10 @@ export async function capture({ framework, out, sdk, convention, exporter, provi
     const spans = exporter.getFinishedSpans();
     const otlp = serialize(spans);
     checkHexIds(otlp);
-    const executions = truth.map((entry) => ({ ...entry, execution_span: executionSpan(spans, entry.tool_call_id, convention) }));
+    const executions = truth.map((entry) => ({
+      ...entry,
+      [entry.outcome === 'refused' ? 'tool_span_despite_refusal' : 'execution_span']: executionSpan(spans, entry.tool_call_id, convention),
+    }));
     write(join(out, `${name}.json`), otlp);
     write(join(out, `${name}.truth.json`), {
       framework, scenario: name, description, run_outcome: runOutcome, run_error: runError,
