@@ -20,7 +20,8 @@ _INPUT_MESSAGE = "llm.input_messages."
 _OUTPUT_MESSAGE = "llm.output_messages."
 # The keys one of which every message (and every tool call) of a flattened list sets, the most common first.
 _MESSAGE_FIELDS = (".message.role", ".message.content", ".message.tool_call_id",
-                   ".message.tool_calls.0.tool_call.function.name", ".message.tool_calls.0.tool_call.id")
+                   ".message.contents.0.message_content.type", ".message.tool_calls.0.tool_call.function.name",
+                   ".message.tool_calls.0.tool_call.id")
 _CALL_FIELDS = (".tool_call.function.name", ".tool_call.id", ".tool_call.function.arguments")
 _HANDOFF_PREFIX = "handoff to "
 _DISPATCH_MARKER = '"tool_call_with_context"'
