@@ -15,7 +15,10 @@ bracket at the end of the text, which proves it starts at an element of the top-
 array (for a valid text): a ``,{`` inside a string would put the tail's reading inside
 and outside strings the other way round from the text's own reading, up to the text's
 end, where the tail would be left inside a string; one inside a nested array would end
-at that array's ``]``, which is followed by more than whitespace.
+at that array's ``]``, which is followed by more than whitespace. Only a text damaged
+before its tail reads differently from decoding it whole (which rejects it): its tail is
+read. A text cut short, as attribute length limits cut it, has no closing bracket and
+is rejected as before.
 """
 
 from __future__ import annotations
