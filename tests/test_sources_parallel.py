@@ -61,7 +61,7 @@ def test_eval_of_a_folder_reports_what_judging_the_files_serially_reports(folder
 
 
 def test_a_run_resumed_in_another_file_joins_the_paused_run(tmp_path, capsys):
-    for number in range(20):  # enough files for every worker
+    for number in range(20):  # files enough for the two to be read by different workers
         (tmp_path / f"m-{number:02d}.json").write_bytes((CORPUS / "pydantic_ai" / "single_tool.json").read_bytes())
     resumed_trace = split_by_trace(PAUSED_AND_RESUMED, "0-paused.json", "z-resumed.json", tmp_path)
     main(["eval", "--format", "json", str(tmp_path)])

@@ -20,10 +20,12 @@ from ..adapters import to_record
 from ..model import SpanRecord, ToolRequest, ToolResponse
 from .files import read_spans
 
-# A worker is worth its start-up (tens of milliseconds) only for some files; files go
-# out in chunks, since one small file costs less than sending it to a process.
-MIN_FILES_PER_WORKER = 8
-FILES_PER_CHUNK = 16
+# A pool starts in about 20 ms, what reading a few small files costs. Files go out in
+# chunks (one small file costs less than sending it to a process), at least a few chunks
+# a worker so that the workers finish together.
+MIN_FILES_PER_WORKER = 2
+MAX_FILES_PER_CHUNK = 16
+CHUNKS_PER_WORKER = 4
 
 # Records cross to the caller as tuples of their fields: pickle spends most of its time on
 # a dataclass in Python (its state goes through ``dataclasses.fields``), on a tuple in C.
@@ -45,7 +47,8 @@ def read_records(paths: Sequence[str | Path], workers: int | None = None) -> lis
     workers = min(workers, len(paths) // MIN_FILES_PER_WORKER)
     if workers <= 1:
         return _records_of(paths)
-    chunks = [paths[i:i + FILES_PER_CHUNK] for i in range(0, len(paths), FILES_PER_CHUNK)]
+    size = max(1, min(MAX_FILES_PER_CHUNK, len(paths) // (workers * CHUNKS_PER_WORKER)))
+    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
     records: list[SpanRecord] = []
     pool = ProcessPoolExecutor(workers)
     try:
