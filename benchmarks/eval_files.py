@@ -11,7 +11,7 @@ assembled together.
 
 ``eval --format json`` runs on the folder in a child process, as a user runs it; its wall
 time and the CPU time of it and its own children (``RUSAGE_CHILDREN``) are measured,
-best of ``--rounds``. With ``--against`` the same is measured with the package of
+best of ``--rounds`` (by wall time). With ``--against`` the same is measured with the package of
 another checkout (e.g. the main branch, for a before/after), and the two reports are
 compared byte for byte.
 """
@@ -93,31 +93,29 @@ def run_eval(checkout: Path, folder: Path) -> tuple[float, float, bytes]:
     return wall, cpu, done.stdout
 
 
-def measure(label: str, checkout: Path, folder: Path, spans: int, rounds: int) -> bytes:
-    best_wall, best_cpu, report = float("inf"), 0.0, b""
-    for _ in range(rounds):
-        wall, cpu, report = run_eval(checkout, folder)
-        if wall < best_wall:
-            best_wall, best_cpu = wall, cpu
-    print(f"{label:<8} {spans / best_wall:>10,.0f} spans/s   wall {best_wall:6.2f} s   CPU {best_cpu:6.2f} s   "
-          f"CPU/wall {best_cpu / best_wall:4.2f}", flush=True)
-    return report
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--files", type=int, default=5_000)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--against", type=Path, help="another checkout to measure the same way (before/after)")
     args = parser.parse_args()
+    checkouts = {"this": REPO}
+    if args.against is not None:
+        checkouts = {"against": args.against.resolve(), **checkouts}
     with tempfile.TemporaryDirectory() as workdir:
         folder = Path(workdir)
         spans = write_folder(folder, args.files)
         print(f"{args.files + 2} files, {spans} spans, {len(os.sched_getaffinity(0))} usable cores")
-        reports = {}
-        if args.against is not None:
-            reports["against"] = measure("against", args.against.resolve(), folder, spans, args.rounds)
-        reports["this"] = measure("this", REPO, folder, spans, args.rounds)
+        best: dict[str, tuple[float, float]] = {}
+        reports: dict[str, bytes] = {}
+        for _ in range(args.rounds):  # the checkouts take turns, so that a shared machine's load drifts evenly
+            for label, checkout in checkouts.items():
+                wall, cpu, reports[label] = run_eval(checkout, folder)
+                if wall < best.get(label, (float("inf"), 0.0))[0]:
+                    best[label] = wall, cpu
+        for label, (wall, cpu) in best.items():
+            print(f"{label:<8} {spans / wall:>10,.0f} spans/s   wall {wall:6.2f} s   CPU {cpu:6.2f} s   "
+                  f"CPU/wall {cpu / wall:4.2f}")
         print(f"{len(json.loads(reports['this'])['results'])} runs judged; the resumed run's chain: "
               f"{resumed_chain(reports['this'])}")
         if args.against is not None:
