@@ -1,4 +1,4 @@
-"""Long runs (SPEC §11): a run of hundreds of tool turns, whose every model call replays
+"""Long runs (issue 11, item 7): a run of hundreds of tool turns, whose every model call replays
 the whole history, is judged like a short one, and its model spans keep only the answers
 they add -- so a span's cost and its record's size do not grow with the turn number.
 
