@@ -15,7 +15,7 @@ from rich.console import Console
 
 from .emitters.markdown import results_markdown
 from .emitters.table import render_results
-from .engine import Engine, judge_spans
+from .engine import Engine, judge_at_end
 from .expectations import ExpectationError
 from .jsontext import encode_document
 from .bfcl.cli import register as register_bfcl
@@ -23,7 +23,8 @@ from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
 from .reputation.cli import register as register_reputation
 from .results import RunResult, results_document
-from .sources import TraceInputError, read_spans
+from .sources import TraceInputError
+from .sources.parallel import read_records
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
@@ -97,8 +98,7 @@ def _trace_files(paths: Sequence[str]) -> list[Path]:
 
 def _eval(args: argparse.Namespace) -> int:
     engine = Engine(args.expectations)
-    spans = [span for path in _trace_files(args.paths) for span in read_spans(path)]
-    results = judge_spans(engine, spans)
+    results = [j.result for j in judge_at_end(engine, read_records(_trace_files(args.paths)))]
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
     _write_report(results, args.format, args.output)
