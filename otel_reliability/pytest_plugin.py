@@ -29,7 +29,8 @@ Each test that asks for the fixture gets its own ``ReliabilitySpanProcessor`` (n
   ``assert_passed()`` says so when it found no run.
 
 Spans are judged as their runs end; ``assert_passed()`` and ``results`` wait for the
-judging first. Under pytest-xdist each worker prints its own summary.
+judging first. Under pytest-xdist the verdicts stay in the workers, so the summary at the
+end lists none (not gathered yet); the assertions work the same.
 """
 
 from __future__ import annotations
