@@ -35,8 +35,8 @@ from opentelemetry.sdk.trace import SpanProcessor, SynchronousMultiSpanProcessor
 from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from . import ReliabilitySpanProcessor
 from .expectations import ExpectationError
-from .processor import DEFAULT_STORE, ReliabilitySpanProcessor
 
 logger = logging.getLogger(__name__)
 
@@ -44,22 +44,23 @@ ENV_PREFIX = "OTEL_RELIABILITY_"
 
 
 class ZeroCodeSettings(BaseModel):
-    """``ReliabilitySpanProcessor``'s keywords, read from ``OTEL_RELIABILITY_*`` variables.
+    """``ReliabilitySpanProcessor``'s keywords, read from ``OTEL_RELIABILITY_*`` variables; the
+    processor's own defaults stand for the ones not given (``keywords()`` holds only those given).
 
-    >>> ZeroCodeSettings.from_environ({"OTEL_RELIABILITY_EXPECTATIONS": "a.yaml,b.yaml", "OTEL_RELIABILITY_STORE": "none"})
-    ZeroCodeSettings(expectations=['a.yaml', 'b.yaml'], store=None, max_traces=10000, max_spans_per_trace=10000, trace_ttl_seconds=600.0, max_queue=100000, max_label_values=100, print_results=False)
+    >>> ZeroCodeSettings.from_environ({"OTEL_RELIABILITY_EXPECTATIONS": "a.yaml,b.yaml", "OTEL_RELIABILITY_STORE": "none"}).keywords()
+    {'expectations': ['a.yaml', 'b.yaml'], 'store': None}
     """
 
     model_config = ConfigDict(extra="forbid")
 
     expectations: list[str] = Field(default_factory=list)
-    store: str | None = DEFAULT_STORE
-    max_traces: int = Field(10_000, ge=1)
-    max_spans_per_trace: int = Field(10_000, ge=1)
-    trace_ttl_seconds: float = Field(600.0, gt=0)
-    max_queue: int = Field(100_000, ge=1)
-    max_label_values: int = Field(100, ge=1)
-    print_results: bool = False
+    store: str | None = None
+    max_traces: int | None = Field(None, ge=1)
+    max_spans_per_trace: int | None = Field(None, ge=1)
+    trace_ttl_seconds: float | None = Field(None, gt=0)
+    max_queue: int | None = Field(None, ge=1)
+    max_label_values: int | None = Field(None, ge=1)
+    print_results: bool | None = None
 
     @field_validator("store")
     @classmethod
@@ -74,6 +75,9 @@ class ZeroCodeSettings(BaseModel):
             if raw is not None:
                 values[name] = [part.strip() for part in raw.split(",") if part.strip()] if name == "expectations" else raw
         return cls.model_validate(values)
+
+    def keywords(self) -> dict[str, Any]:
+        return self.model_dump(exclude_unset=True)
 
 
 class ReliabilityConfigurator(_OTelSDKConfigurator):
@@ -101,7 +105,7 @@ def _reliability_processor() -> tuple[SynchronousMultiSpanProcessor, Reliability
     try:
         settings = ZeroCodeSettings.from_environ()
         exporters = SynchronousMultiSpanProcessor()
-        return exporters, ReliabilitySpanProcessor(exporters, **settings.model_dump())
+        return exporters, ReliabilitySpanProcessor(exporters, **settings.keywords())
     except ValidationError as exc:
         problems = "; ".join(f"{ENV_PREFIX}{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
         logger.error("otel-reliability is not judging this process: %s", problems)

@@ -45,11 +45,9 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor, TracerPro
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from . import ReliabilitySpanProcessor, RunResult, expect
 from .emitters.diff import verdict_diff
 from .expectations import DEFAULT_EXPECTATION, Expectation, ExpectationError, load_expectations
-from .inline import expect
-from .processor import ReliabilitySpanProcessor
-from .results import RunResult
 
 __all__ = ["Check", "Reliability"]
 
