@@ -299,3 +299,24 @@ def test_an_app_global_provider_keeps_its_exporters_and_is_judged_only_during_fi
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines(["PASSED test_app.py::test_judged_while_the_fixture_is_active: agent 'planner', *", "1 run judged: 1 passed, 0 failed"])
+
+
+def test_a_global_provider_that_takes_no_processor_is_named_when_nothing_was_judged(pytester):
+    pytester.makeconftest("from opentelemetry import trace\ntrace.set_tracer_provider(trace.NoOpTracerProvider())\n")
+    pytester.makepyfile(test_noop='''
+from opentelemetry import trace
+
+
+def test_traced_globally(reliability):
+    with reliability.expect(tool_calls=["multiply"]) as check:
+        with trace.get_tracer("app").start_as_current_span("invoke_agent calculator"):
+            pass
+    check.assert_passed()
+''')
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        "E       AssertionError: ReliabilityEval failed: no agent run was judged inside the reliability.expect() block. "
+        "Trace the agent through reliability.provider (*); the global tracer provider (NoOpTracerProvider) "
+        "takes no span processor, so spans traced through it are not judged",
+    ])
