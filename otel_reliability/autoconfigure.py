@@ -17,8 +17,8 @@ has one), or which of the two sets up the SDK is left to installation order.
 
 Settings are the processor's keywords as ``OTEL_RELIABILITY_<NAME>`` variables:
 ``EXPECTATIONS`` (files, comma-separated), ``STORE`` (a path, ``none`` for no store; default
-``otel-reliability.db``), ``MAX_TRACES``, ``MAX_SPANS_PER_TRACE``, ``TRACE_TTL_SECONDS``,
-``MAX_QUEUE``, ``MAX_LABEL_VALUES``, ``PRINT_RESULTS``. A setting or expectation file that
+``otel-reliability.db``), ``MAX_TRACES``, ``MAX_SPANS_PER_TRACE``, ``TRACE_TTL``,
+``MAX_PAUSED_RUNS``, ``MAX_QUEUE``, ``MAX_LABEL_VALUES``, ``PRINT_RESULTS``. A setting or expectation file that
 cannot be used is logged and the SDK set up without judging: the app's telemetry does not
 stop for it. With ``OTEL_CONFIG_FILE`` the SDK follows that file alone and nothing is judged.
 """
@@ -55,11 +55,13 @@ class ZeroCodeSettings(BaseModel):
 
     expectations: list[str] = Field(default_factory=list)
     store: str | None = None
-    max_traces: int | None = Field(None, ge=1)
-    max_spans_per_trace: int | None = Field(None, ge=1)
-    trace_ttl_seconds: float | None = Field(None, gt=0)
-    max_queue: int | None = Field(None, ge=1)
-    max_label_values: int | None = Field(None, ge=1)
+    # Types only: the processor checks the bounds (EngineSettings), naming the setting.
+    max_traces: int | None = None
+    max_spans_per_trace: int | None = None
+    trace_ttl: float | None = None
+    max_paused_runs: int | None = None
+    max_queue: int | None = None
+    max_label_values: int | None = None
     print_results: bool | None = None
 
     @field_validator("store")

@@ -88,11 +88,10 @@ def test_verdicts_land_in_the_store_and_on_the_spans_the_app_exporter_gets(tmp_p
     assert sorted(s["name"] for s in spans) == sorted(2 * ONE_RUN)
     statuses = [s["attributes"]["reliability.status"] for s in spans if "reliability.status" in s["attributes"]]
     assert statuses == ["PASSED", "FAILED"]  # run spans are judged, and forwarded, in the order they end
-    store = open_store(tmp_path / "verdicts.db")
-    try:
-        stored = sorted((r.agent, r.expectation, r.verdict.eval_status, tuple(r.verdict.failed_argument_checks)) for r in store.query(limit=None))
-    finally:
-        store.close()
+    stored = sorted(
+        (r.agent, r.expectation, r.verdict.eval_status, tuple(r.verdict.failed_argument_checks))
+        for r in _stored(tmp_path / "verdicts.db")
+    )
     assert stored == [
         ("calculator", "calculator multiplies", "FAILED", ("multiply",)),
         ("calculator", "calculator multiplies", "PASSED", ()),
@@ -104,8 +103,9 @@ def test_verdicts_land_in_the_store_and_on_the_spans_the_app_exporter_gets(tmp_p
     [
         ({"expectations": "missing.yaml"}, "missing.yaml: cannot read expectation file"),
         ({"max_traces": "many"}, "OTEL_RELIABILITY_MAX_TRACES: Input should be a valid integer"),
+        ({"max_traces": "0"}, "max_traces: Input should be greater than or equal to 1"),
     ],
-    ids=["missing expectation file", "bad setting"],
+    ids=["missing expectation file", "not a number", "out of bounds"],
 )
 def test_a_setting_that_cannot_be_used_is_logged_and_the_app_telemetry_goes_on_unjudged(tmp_path, reliability_env, logged):
     done = _instrumented_run(tmp_path, store=str(tmp_path / "verdicts.db"), **reliability_env)
@@ -114,4 +114,15 @@ def test_a_setting_that_cannot_be_used_is_logged_and_the_app_telemetry_goes_on_u
     spans = _exported_spans(done.stdout)
     assert sorted(s["name"] for s in spans) == sorted(2 * ONE_RUN)
     assert not any("reliability.status" in s["attributes"] for s in spans)
-    assert not (tmp_path / "verdicts.db").exists()
+    assert _stored(tmp_path / "verdicts.db") == []
+
+
+def _stored(path: Path) -> list:
+    """The verdicts in a store file; none when there is no file."""
+    if not path.exists():
+        return []
+    store = open_store(path)
+    try:
+        return store.query(limit=None)
+    finally:
+        store.close()
