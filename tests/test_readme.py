@@ -1,8 +1,8 @@
-"""Every Python block of README.md runs as written, so the README cannot drift.
+"""Every Python block of README.md and of the pages in docs/ runs as written, so they cannot drift.
 
-The blocks run in README order in one fresh Python process and one namespace, as a reader
-following the README would run them, in an empty directory holding only the files the
-README itself names: a YAML block whose first line is ``# NAME`` is written to ``NAME``.
+A page's blocks run in page order in one fresh Python process and one namespace, as a reader
+following the page would run them, in an empty directory holding only the files the page
+itself names: a YAML block whose first line is ``# NAME`` is written to ``NAME``.
 Where a block needs a model, ``agent`` is a real pydantic-ai agent whose scripted model
 (``FunctionModel``) calls ``multiply(a=10, b=5)``, traced through the global provider as
 ``instrument=True`` does. A block that defines ``test_*`` functions is run by pytest
@@ -27,7 +27,8 @@ from .receiver_harness import module_receivers, wait_until  # noqa: F401 - fixtu
 
 pytest_plugins = ["pytester"]
 
-README = Path(__file__).parent.parent / "README.md"
+ROOT = Path(__file__).parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^(?P<before>[^\n]*)\n```(?P<lang>\w*)\n(?P<code>.*?)^```$", re.MULTILINE | re.DOTALL)
 NOT_RUN = re.compile(r"^<!-- not run: (?P<why>.+) -->$")
 
@@ -96,22 +97,25 @@ def _blocks(text: str) -> list[Block]:
     return blocks
 
 
-BLOCKS = _blocks(README.read_text(encoding="utf-8"))
-PYTHON = [b for b in BLOCKS if b.language == "python"]
-SEQUENCE = [b for b in PYTHON if not b.not_run and not b.is_pytest]
-NAMED_FILES = {
-    b.code.splitlines()[0][2:].split()[0]: b.code
-    for b in BLOCKS
-    if b.language == "yaml" and b.code.startswith("# ") and b.code.splitlines()[0][2:].split()[0].endswith((".yaml", ".yml"))
-}
+def _named_files(blocks: list[Block]) -> dict[str, str]:
+    files = {}
+    for block in blocks:
+        first = block.code.splitlines()[0] if block.code else ""
+        name = first[2:].split()[0] if first.startswith("# ") and len(first) > 2 else ""
+        if block.language == "yaml" and name.endswith((".yaml", ".yml")):
+            files[name] = block.code
+    return files
 
 
-def _ids(blocks: list[Block]) -> list[str]:
-    return [f"{i}-{b.section}" for i, b in enumerate(blocks)]
+BLOCKS = {page.relative_to(ROOT).as_posix(): _blocks(page.read_text(encoding="utf-8")) for page in PAGES}
+PYTHON = {page: [b for b in blocks if b.language == "python"] for page, blocks in BLOCKS.items()}
+SEQUENCES = {page: [b for b in blocks if not b.not_run and not b.is_pytest] for page, blocks in PYTHON.items()}
+IN_SEQUENCE = [(page, index) for page, blocks in SEQUENCES.items() for index in range(len(blocks))]
+PYTEST_BLOCKS = [(page, b) for page, blocks in PYTHON.items() for b in blocks if b.is_pytest and not b.not_run]
 
 
-def _workdir(path: Path) -> Path:
-    for name, code in NAMED_FILES.items():
+def _workdir(path: Path, page: str) -> Path:
+    for name, code in _named_files(BLOCKS[page]).items():
         (path / name).write_text(code)
     (path / "readme_agent.py").write_text(SCRIPTED_AGENT)
     return path
@@ -123,9 +127,21 @@ def receiver(module_receivers):  # noqa: F811 - the imported fixture
 
 
 @pytest.fixture(scope="module")
-def sequence_run(receiver, tmp_path_factory):
-    workdir = _workdir(tmp_path_factory.mktemp("readme"))
-    (workdir / "blocks.json").write_text(json.dumps([b.code for b in SEQUENCE]))
+def page_runs(receiver, tmp_path_factory):
+    """Each page's run, made when a test first asks for it."""
+    runs: dict[str, tuple[dict[int, str | None], subprocess.CompletedProcess]] = {}
+
+    def run(page: str) -> tuple[dict[int, str | None], subprocess.CompletedProcess]:
+        if page not in runs:
+            runs[page] = _run_page(page, receiver, tmp_path_factory.mktemp("page"))
+        return runs[page]
+
+    return run
+
+
+def _run_page(page: str, receiver, workdir: Path) -> tuple[dict[int, str | None], subprocess.CompletedProcess]:
+    _workdir(workdir, page)
+    (workdir / "blocks.json").write_text(json.dumps([b.code for b in SEQUENCES[page]]))
     (workdir / "runner.py").write_text(RUNNER)
     env = {
         **os.environ,
@@ -143,28 +159,30 @@ def sequence_run(receiver, tmp_path_factory):
     return outcomes, done
 
 
-def test_the_readme_has_python_blocks_and_at_most_one_left_out():
-    assert len(PYTHON) >= 4
-    assert len([b for b in PYTHON if b.not_run]) <= 1
+def test_the_readme_has_python_blocks_and_at_most_one_block_is_left_out():
+    assert len(PYTHON["README.md"]) >= 4
+    assert len([b for blocks in PYTHON.values() for b in blocks if b.not_run]) <= 1
 
 
-@pytest.mark.parametrize("index", range(len(SEQUENCE)), ids=_ids(SEQUENCE))
-def test_block_runs_as_written(sequence_run, index):
-    outcomes, done = sequence_run
+@pytest.mark.parametrize(
+    ("page", "index"), IN_SEQUENCE, ids=[f"{page}:{i}-{SEQUENCES[page][i].section}" for page, i in IN_SEQUENCE]
+)
+def test_block_runs_as_written(page_runs, page, index):
+    outcomes, done = page_runs(page)
     assert index in outcomes, f"an earlier block failed or the process died:\n{done.stdout}\n{done.stderr}"
-    assert outcomes[index] is None, f"README block in {SEQUENCE[index].section!r} failed:\n{outcomes[index]}"
+    assert outcomes[index] is None, f"{page} block in {SEQUENCES[page][index].section!r} failed:\n{outcomes[index]}"
 
 
-def test_the_exporter_of_the_span_processor_snippet_delivers_the_agent_spans(sequence_run, receiver):
-    outcomes, done = sequence_run
+def test_the_exporter_of_the_span_processor_snippet_delivers_the_agent_spans(page_runs, receiver):
+    outcomes, done = page_runs("README.md")
     assert outcomes and all(error is None for error in outcomes.values()), done.stderr
     results = wait_until(lambda: receiver.results(agent="calculator")["results"], 15, "the receiver to judge the README's runs")
     assert {r["eval_status"] for r in results} == {"PASSED"}
 
 
-@pytest.mark.parametrize("block", [b for b in PYTHON if b.is_pytest and not b.not_run], ids=lambda b: b.section)
-def test_pytest_block_passes_under_pytest(pytester, block):
-    _workdir(pytester.path)
+@pytest.mark.parametrize(("page", "block"), PYTEST_BLOCKS, ids=[f"{page}:{b.section}" for page, b in PYTEST_BLOCKS])
+def test_pytest_block_passes_under_pytest(pytester, page, block):
+    _workdir(pytester.path, page)
     pytester.makepyfile(test_readme_block="from readme_agent import agent\n" + block.code)
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=len(re.findall(r"^def test_", block.code, re.MULTILINE)))
