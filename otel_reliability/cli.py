@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from importlib.metadata import version
 from pathlib import Path
 from typing import Sequence
 
@@ -49,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="otel-reliability",
         description="Judge whether AI agents call their tools reliably, from their OpenTelemetry traces.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('otel-reliability')}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     evaluate = commands.add_parser(
