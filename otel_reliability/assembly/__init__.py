@@ -26,8 +26,12 @@ def _key(record: SpanRecord) -> _Key:
     return record.trace_id, record.span_id
 
 
-def assemble(records: Iterable[SpanRecord]) -> list[Run]:
+def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = None) -> list[Run]:
     """Every top-level run in the records, in start order.
+
+    ``pairing``, when given, receives ``id(attempt)`` → how each attempt was paired
+    (``attempts.PAIRED_BY``: call id, name+arguments, relaxed, handoff target, unpaired),
+    for ``inspect``; judging leaves it out.
 
     >>> assemble([])
     []
@@ -49,13 +53,14 @@ def assemble(records: Iterable[SpanRecord]) -> list[Run]:
             (members[owner.trace_id, owner.span_id] if owner is not None else top_level).append(record)
         elif owner is not None:
             owned[owner.trace_id, owner.span_id].append(record)
-    return _runs_with_continuations(top_level, owned, members)
+    return _runs_with_continuations(top_level, owned, members, pairing)
 
 
 def _runs_with_continuations(
     top_level: list[SpanRecord],
     owned: dict[_Key, list[SpanRecord]],
     members: dict[_Key, list[SpanRecord]],
+    pairing: dict[int, str] | None,
 ) -> list[Run]:
     """One run per top-level run span; a continuation carries its predecessors' evidence.
 
@@ -74,7 +79,7 @@ def _runs_with_continuations(
             answered = ((agent, resp.call_id) for r in owned.get(_key(record), ()) for resp in r.responses)
             chain = next((by_pending_call[c] for c in answered if c in by_pending_call), None)
         chain = chain + [record] if chain else [record]
-        run = _build(chain, owned, members, ())
+        run = _build(chain, owned, members, (), pairing)
         runs.append(run)
         if record.run_key is not None:
             by_key[record.run_key] = chain
@@ -89,6 +94,7 @@ def _build(
     owned: dict[_Key, list[SpanRecord]],
     members: dict[_Key, list[SpanRecord]],
     parent_path: tuple[str, ...],
+    pairing: dict[int, str] | None,
 ) -> Run:
     latest = group[-1]
     member_records = sorted(_gathered(group, members), key=_start)
@@ -110,10 +116,10 @@ def _build(
         run_key=latest.run_key,
         output=latest.output,
         error=run_error,
-        own_attempts=attempts_of(_gathered(group, owned), name, path, run_error),
+        own_attempts=attempts_of(_gathered(group, owned), name, path, run_error, pairing),
     )
     if member_records:
-        run.members = [_build([m], owned, members, path) for m in member_records]
+        run.members = [_build([m], owned, members, path, pairing) for m in member_records]
     return run
 
 

@@ -1,8 +1,19 @@
 """A run's attempts: requests paired with executions, each given one outcome.
 
 Requests come only from model-call outputs (inputs replay earlier turns). A request
-pairs with an execution by call id when both carry one, otherwise by tool name and
-equal arguments in start order, the first unused execution winning. What is left:
+pairs with an execution, in this order of preference (SPEC §3, §4):
+
+1. ``call id`` — both carry the same call id;
+2. ``name+arguments`` — same tool name and equal arguments (one of them carrying no
+   call id), in start order, the first unused execution winning;
+3. ``relaxed`` — same tool name, one of them carrying no call id, the execution
+   started within the request's window: at or after the end of the model call that
+   asked for it and before the start of the run's next model call (no bound when
+   there is none). Requests take the first such unused execution, in request order.
+   This is what pairs a call whose execution recorded its arguments wrapped
+   (smolagents' ``{"args": [], "kwargs": {...}}``) or not at all.
+
+What is left:
 
 * an execution with no request keeps its own outcome (many instrumentations record
   no requests at all);
@@ -14,6 +25,7 @@ equal arguments in start order, the first unused execution winning. What is left
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Sequence
@@ -22,6 +34,16 @@ from ..model import ERROR, OK, PENDING, REFUSED, Attempt, Role, SpanRecord, Tool
 from .arguments import is_raw, parse_arguments
 
 _start = attrgetter("start_ns")
+_NO_LATER_MODEL_CALL = 2**63
+
+BY_CALL_ID = "call id"
+BY_NAME_AND_ARGUMENTS = "name+arguments"
+RELAXED = "relaxed"
+BY_HANDOFF_TARGET = "handoff target"  # a handoff execution that names its target agent, not a tool
+UNPAIRED = "unpaired"
+PAIRED_BY = (BY_CALL_ID, BY_NAME_AND_ARGUMENTS, RELAXED, BY_HANDOFF_TARGET, UNPAIRED)
+"""How an attempt was paired, as ``inspect`` reports it: an execution with its request, or
+``unpaired`` (an execution no request asked for, or a request no execution carried out)."""
 _TOOL = Role.TOOL
 _MODEL = Role.MODEL
 
@@ -30,8 +52,13 @@ _MODEL = Role.MODEL
 class _Request:
     request: ToolRequest
     issued_ns: int  # the end of the model call that asked for it
+    window_end_ns: int  # the start of the run's next model call: an execution after it answers a later request
     _arguments: dict[str, Any] | None = None
-    paired: bool = False  # an execution carried it out
+    paired_by: str | None = None  # how an execution was found for it (``PAIRED_BY``); None: no execution
+
+    @property
+    def paired(self) -> bool:
+        return self.paired_by is not None
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -41,8 +68,18 @@ class _Request:
         return self._arguments
 
 
-def attempts_of(owned: Sequence[SpanRecord], agent: str, path: tuple[str, ...], run_error: str | None) -> list[Attempt]:
-    """The attempts of one run from the records it owns directly, in start order."""
+def attempts_of(
+    owned: Sequence[SpanRecord],
+    agent: str,
+    path: tuple[str, ...],
+    run_error: str | None,
+    pairing: dict[int, str] | None = None,
+) -> list[Attempt]:
+    """The attempts of one run from the records it owns directly, in start order.
+
+    ``pairing``, when given (``inspect`` does), receives ``id(attempt)`` → how the attempt
+    was paired (one of ``PAIRED_BY``); judging passes none and pays nothing for it.
+    """
     models = []
     executions = []
     for record in owned:
@@ -60,11 +97,19 @@ def attempts_of(owned: Sequence[SpanRecord], agent: str, path: tuple[str, ...], 
         _executed(execution, parsed, pairs.get(id(execution)), agent, path)
         for execution, parsed in zip(executions, arguments)
     ]
+    if pairing is not None:
+        for execution, attempt in zip(executions, attempts):
+            request = pairs.get(id(execution))
+            pairing[id(attempt)] = request.paired_by if request is not None else UNPAIRED
     unexecuted = [request for request in requests if not request.paired]
     if unexecuted:
         answers = _answers(owned)
         failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
-        attempts.extend(_unexecuted(request, answers, agent, path, run_error, failures) for request in unexecuted)
+        for request in unexecuted:
+            attempt = _unexecuted(request, answers, agent, path, run_error, failures)
+            attempts.append(attempt)
+            if pairing is not None:
+                pairing[id(attempt)] = UNPAIRED
         attempts.sort(key=_start)  # the executions' attempts are in start order already
     return attempts
 
@@ -73,13 +118,19 @@ def _requests(models: list[SpanRecord]) -> list[_Request]:
     """The requests of the model calls (in start order), each call id once."""
     seen_ids: set[str] = set()
     out = []
-    for record in models:
+    starts = [m.start_ns for m in models]
+    for index, record in enumerate(models):
+        if not record.requests:
+            continue
+        # The first model call that started after this one ended: the model's next turn.
+        following = bisect_left(starts, record.end_ns, index + 1)
+        window_end = starts[following] if following < len(starts) else _NO_LATER_MODEL_CALL
         for request in record.requests:
             if request.call_id is not None:
                 if request.call_id in seen_ids:
                     continue
                 seen_ids.add(request.call_id)
-            out.append(_Request(request, record.end_ns))
+            out.append(_Request(request, record.end_ns, window_end))
     return out
 
 
@@ -92,7 +143,7 @@ def _pair(requests: list[_Request], executions: list[SpanRecord], arguments: lis
         execution = by_call_id.get(request.request.call_id) if request.request.call_id is not None else None
         if execution is not None and id(execution) not in pairs:
             pairs[id(execution)] = request
-            request.paired = True
+            request.paired_by = BY_CALL_ID
         else:
             pending.append(request)
     if not pending:
@@ -107,19 +158,45 @@ def _pair(requests: list[_Request], executions: list[SpanRecord], arguments: lis
                 and parsed == request.arguments
             ):
                 pairs[id(execution)] = request
-                request.paired = True
+                request.paired_by = BY_NAME_AND_ARGUMENTS
                 break
         else:
             unmatched.append(request)
+    if unmatched:
+        unmatched = _pair_relaxed(unmatched, executions, pairs)
     for execution in executions:
         if execution.tool_name is None and execution.handoff_to and id(execution) not in pairs:
             for request in unmatched:
                 if request.request.name.endswith(execution.handoff_to):
                     pairs[id(execution)] = request
                     unmatched.remove(request)
-                    request.paired = True
+                    request.paired_by = BY_HANDOFF_TARGET
                     break
     return pairs
+
+
+def _pair_relaxed(requests: list[_Request], executions: list[SpanRecord], pairs: dict[int, _Request]) -> list[_Request]:
+    """Pair what is left by tool name within each request's window (module docstring); return the rest."""
+    left = []
+    starts = [e.start_ns for e in executions]
+    for request in requests:
+        wanted = request.request
+        for index in range(bisect_left(starts, request.issued_ns), len(executions)):
+            execution = executions[index]
+            start = execution.start_ns
+            if start >= request.window_end_ns:
+                break  # executions are in start order: none later can fall in the window
+            if (
+                id(execution) not in pairs
+                and execution.tool_name == wanted.name
+                and (execution.call_id is None or wanted.call_id is None)
+            ):
+                pairs[id(execution)] = request
+                request.paired_by = RELAXED
+                break
+        else:
+            left.append(request)
+    return left
 
 
 def _executed(
@@ -135,7 +212,8 @@ def _executed(
         outcome, error = OK, None
     name = execution.tool_name or (request.request.name if request is not None else execution.name)
     call_id = execution.call_id or (request.request.call_id if request is not None else None)
-    return Attempt(name, arguments, outcome, agent, path, call_id, execution.span_id, error, execution.start_ns)
+    captured = execution.arguments is not None or (request is not None and request.request.arguments is not None)
+    return Attempt(name, arguments, outcome, agent, path, call_id, execution.span_id, error, execution.start_ns, captured)
 
 
 def _answers(owned: Sequence[SpanRecord]) -> dict[str, ToolResponse]:
@@ -162,4 +240,5 @@ def _unexecuted(
         outcome, error = REFUSED, run_error or "the run failed before the call could run"
     else:
         outcome, error = PENDING, None
-    return Attempt(request.request.name, request.arguments, outcome, agent, path, call_id, None, error, request.issued_ns)
+    captured = request.request.arguments is not None
+    return Attempt(request.request.name, request.arguments, outcome, agent, path, call_id, None, error, request.issued_ns, captured)
