@@ -1,6 +1,7 @@
 """``otel-reliability``: evaluate trace files, run the demo.
 
-Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input.
+Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input, 3 no run failed
+but some could not be evaluated (the spans lack what a check needs).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from .results import RunResult, results_document
 from .sources import TraceInputError
 from .sources.parallel import read_records
 
-EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NOT_EVALUATED = 0, 1, 2, 3
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
 
 
@@ -55,7 +56,7 @@ def _parser() -> argparse.ArgumentParser:
 
     evaluate = commands.add_parser(
         "eval",
-        help="evaluate trace files (exit 0 all passed, 1 a run failed, 2 bad input)",
+        help="evaluate trace files (exit 0 all passed, 1 a run failed, 2 bad input, 3 some not evaluable)",
         description="Evaluate every agent run in trace files: OTLP/JSON, JSON Lines of export "
         "requests (the Collector's file exporter), or binary OTLP protobuf. A directory "
         f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}).",
@@ -104,7 +105,9 @@ def _eval(args: argparse.Namespace) -> int:
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
     _write_report(results, args.format, args.output)
-    return EXIT_PASSED if all(r.passed for r in results) else EXIT_FAILED
+    if any(r.failed for r in results):
+        return EXIT_FAILED
+    return EXIT_PASSED if all(r.passed for r in results) else EXIT_NOT_EVALUATED
 
 
 def _write_report(results: list[RunResult], fmt: str, output: str | None) -> None:

@@ -22,6 +22,7 @@ from google.rpc import status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from ..reputation import standings_document
+from ..model import STATUSES
 from ..results import results_document
 from .config import ReceiverConfig
 from .intake import PROTOBUF, IntakeError, decode_body
@@ -128,8 +129,8 @@ def _results_query(params: Any) -> dict[str, Any]:
             raise ValueError(f"trace_id must be 32 hex digits, got {params['trace_id']!r}")
         query["trace_id"] = trace_id
     if "status" in params:
-        if params["status"].upper() not in ("PASSED", "FAILED"):
-            raise ValueError(f"status must be PASSED or FAILED, got {params['status']!r}")
+        if params["status"].upper() not in STATUSES:
+            raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {params['status']!r}")
         query["status"] = params["status"].upper()
     if "since" in params:
         query["since"] = _instant(params["since"])
