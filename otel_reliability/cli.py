@@ -21,6 +21,7 @@ from .engine import Engine, judge_at_end
 from .expectations import ExpectationError
 from .jsontext import encode_document
 from .bfcl.cli import register as register_bfcl
+from .inspect import register as register_inspect
 from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
 from .reputation.cli import register as register_reputation
@@ -80,6 +81,7 @@ def _parser() -> argparse.ArgumentParser:
     register_reputation(commands)
     register_bfcl(commands)
     register_report(commands)
+    register_inspect(commands)
     return parser
 
 
