@@ -11,7 +11,9 @@ pairs with an execution, in this order of preference (SPEC §3, §4):
    asked for it and before the start of the run's next model call (no bound when
    there is none). Requests take the first such unused execution, in request order.
    This is what pairs a call whose execution recorded its arguments wrapped
-   (smolagents' ``{"args": [], "kwargs": {...}}``) or not at all.
+   (smolagents' ``{"args": [], "kwargs": {...}}``) or not at all;
+4. ``handoff target`` — a handoff execution that names its target agent, not a tool
+   (openai-agents), with a request whose name ends with that target.
 
 What is left:
 
