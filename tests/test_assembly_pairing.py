@@ -149,6 +149,16 @@ def test_relaxed_pairing_keeps_the_request_s_call_id_and_arguments_where_the_spa
     assert (attempt.call_id, attempt.arguments, attempt.span_id) == ("call_1", {"a": 10, "b": 5}, 3)
 
 
+def test_two_requests_of_one_tool_in_one_turn_lend_no_arguments_to_an_execution_without_its_own():
+    """Which of the two ran is a guess: the attempt's arguments count as not captured, not as Paris's."""
+    asks = (ToolRequest("get_weather", '{"city": "Paris"}', "c1"), ToolRequest("get_weather", '{"city": "Rome"}', "c2"))
+    records = [run_span(), model(2, 10, 20, *asks), tool(3, 30, "get_weather"), model(5, 50, 60)]
+    [run] = assemble(records)
+    ran = next(a for a in run.chain() if a.span_id == 3)
+    assert (ran.outcome, ran.arguments, ran.arguments_captured) == ("ok", {}, False)
+    assert sorted(a.outcome for a in run.chain()) == ["ok", "pending"]
+
+
 def _judged(path):
     return assemble(to_record(s) for s in read_spans(path))
 

@@ -10,7 +10,9 @@ pairs with an execution, in this order of preference (SPEC §3, §4):
    started within the request's window: at or after the end of the model call that
    asked for it and before the start of the run's next model call (no bound when
    there is none). Requests take the first such unused execution, in request order.
-   This is what pairs a call whose execution recorded its arguments wrapped
+   When one model call asked for the same tool more than once, which request an
+   execution carried out is a guess: such an execution does not borrow the request's
+   arguments (with none of its own, they count as not captured). This is what pairs a call whose execution recorded its arguments wrapped
    (smolagents' ``{"args": [], "kwargs": {...}}``) or not at all;
 4. ``handoff target`` — a handoff execution that names its target agent, not a tool
    (openai-agents), with a request whose name ends with that target.
@@ -28,6 +30,7 @@ What is left:
 from __future__ import annotations
 
 from bisect import bisect_left
+from collections import Counter
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Sequence
@@ -57,6 +60,9 @@ class _Request:
     window_end_ns: int  # the start of the run's next model call: an execution after it answers a later request
     _arguments: dict[str, Any] | None = None
     paired_by: str | None = None  # how an execution was found for it (``PAIRED_BY``); None: no execution
+    # Paired relaxed while another request of the same model call named the same tool: which
+    # of them this execution carried out is a guess, so its arguments are not lent to it.
+    ambiguous: bool = False
 
     @property
     def paired(self) -> bool:
@@ -181,6 +187,7 @@ def _pair_relaxed(requests: list[_Request], executions: list[SpanRecord], pairs:
     """Pair what is left by tool name within each request's window (module docstring); return the rest."""
     left = []
     starts = [e.start_ns for e in executions]
+    asked = Counter((r.request.name, r.issued_ns) for r in requests)
     for request in requests:
         wanted = request.request
         for index in range(bisect_left(starts, request.issued_ns), len(executions)):
@@ -195,6 +202,7 @@ def _pair_relaxed(requests: list[_Request], executions: list[SpanRecord], pairs:
             ):
                 pairs[id(execution)] = request
                 request.paired_by = RELAXED
+                request.ambiguous = asked[wanted.name, request.issued_ns] > 1
                 break
         else:
             left.append(request)
@@ -204,7 +212,8 @@ def _pair_relaxed(requests: list[_Request], executions: list[SpanRecord], pairs:
 def _executed(
     execution: SpanRecord, arguments: dict[str, Any], request: _Request | None, agent: str, path: tuple[str, ...]
 ) -> Attempt:
-    if request is not None and (execution.arguments is None or is_raw(arguments)) and request.arguments:
+    lends = request is not None and not request.ambiguous
+    if lends and (execution.arguments is None or is_raw(arguments)) and request.arguments:
         arguments = request.arguments
     if execution.refusal is not None:
         outcome, error = REFUSED, execution.error or execution.refusal
@@ -214,7 +223,7 @@ def _executed(
         outcome, error = OK, None
     name = execution.tool_name or (request.request.name if request is not None else execution.name)
     call_id = execution.call_id or (request.request.call_id if request is not None else None)
-    captured = execution.arguments is not None or (request is not None and request.request.arguments is not None)
+    captured = execution.arguments is not None or (lends and request.request.arguments is not None)
     return Attempt(name, arguments, outcome, agent, path, call_id, execution.span_id, error, execution.start_ns, captured)
 
 
