@@ -23,7 +23,7 @@ from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
 from .reputation.cli import register as register_reputation
 from .results import RunResult, results_document
-from .sources import TraceInputError, read_spans
+from .sources import TraceInputError, read_telemetry
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
@@ -54,7 +54,9 @@ def _parser() -> argparse.ArgumentParser:
         "eval",
         help="evaluate trace files (exit 0 all passed, 1 a run failed, 2 bad input)",
         description="Evaluate every agent run in trace files: OTLP/JSON, JSON Lines of export "
-        "requests (the Collector's file exporter), or binary OTLP protobuf. A directory "
+        "requests (the Collector's file exporter), or binary OTLP protobuf. OTLP/JSON log "
+        "exports (resourceLogs, e.g. <name>.logs.json beside <name>.json) are read too: GenAI "
+        "event log records join their spans. A directory "
         f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}).",
     )
     evaluate.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory")
@@ -97,8 +99,12 @@ def _trace_files(paths: Sequence[str]) -> list[Path]:
 
 def _eval(args: argparse.Namespace) -> int:
     engine = Engine(args.expectations)
-    spans = [span for path in _trace_files(args.paths) for span in read_spans(path)]
-    results = judge_spans(engine, spans)
+    spans, logs = [], []
+    for path in _trace_files(args.paths):
+        telemetry = read_telemetry(path)
+        spans += telemetry.spans
+        logs += telemetry.logs  # GenAI event records join their spans, whichever file holds them
+    results = judge_spans(engine, spans, logs)
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
     _write_report(results, args.format, args.output)

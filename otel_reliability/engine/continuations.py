@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from typing import Iterable
 
-from ..model import PENDING, Role, Run, SpanRecord
+from ..model import PENDING, EventRecord, Role, Run, SpanRecord
 
 
 def _call(call_id: str) -> str:
@@ -95,11 +95,19 @@ class Resumers:
     def index(self, records: Iterable[SpanRecord]) -> None:
         for record in records:
             if record.responses or record.run_key is not None:
-                keys = resume_keys(record)
-                if keys:
-                    self._keys_of.setdefault(record.trace_id, set()).update(keys)
-                    for key in keys:
-                        self._by_key.setdefault(key, {})[record.trace_id] = None
+                self._add(record.trace_id, resume_keys(record))
+
+    def index_answers(self, events: Iterable[EventRecord]) -> None:
+        """Index the calls GenAI event records answer (their spans' records will carry them)."""
+        for event in events:
+            if event.responses:
+                self._add(event.trace_id, [_call(response.call_id) for response in event.responses])
+
+    def _add(self, trace_id: int, keys: list[str]) -> None:
+        if keys:
+            self._keys_of.setdefault(trace_id, set()).update(keys)
+            for key in keys:
+                self._by_key.setdefault(key, {})[trace_id] = None
 
     def traces(self, key: str) -> tuple[int, ...]:
         """The buffered traces carrying ``key``, oldest first."""

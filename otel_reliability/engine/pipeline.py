@@ -21,7 +21,8 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 from ..adapters import to_record
 from ..assembly import assemble
 from ..expectations import Expectation, ExpectationError
-from ..model import Role, Run, SpanData, SpanRecord
+from ..adapters import to_event_record
+from ..model import EventRecord, LogData, Role, Run, SpanData, SpanRecord
 from ..results import RunResult
 from .buffer import DueTrace, TraceBuffer
 from .continuations import PausedRuns, Resumers
@@ -100,9 +101,23 @@ class Pipeline:
         self._report_evictions()
         return refused
 
+    def add_events(self, events: list[EventRecord], now: float) -> list[str]:
+        """Buffer GenAI event records (joined to their spans when judged); returns one reason
+        per record that could not be kept. An event record arriving counts as an arrival of
+        its trace: after the trace's verdict, it makes the trace due again (a late arrival)."""
+        with self.lock:
+            refused = self.buffer.add_events(events, now)
+            self.resumers.index_answers(events)
+        self._report_evictions()
+        return refused
+
     @property
     def buffered_spans(self) -> int:
         return self.buffer.buffered_spans
+
+    @property
+    def buffered_events(self) -> int:
+        return self.buffer.buffered_events
 
     def __len__(self) -> int:
         return len(self.buffer)
@@ -148,8 +163,7 @@ class Pipeline:
     ) -> Judgement | None:
         """The run-ended rule: judge the top-level run ``run_span_id`` of a buffered trace now, and publish."""
         with self.lock:
-            held = self.buffer.records_of(trace_id)
-            records = list(held.values()) if held is not None else []
+            records = self.buffer.joined_records(trace_id)
         judgements = self._judge(trace_id, records, late=False, only=run_span_id, inline=inline)
         self.publish(judgements, extra_sinks)
         return judgements[0] if judgements else None
@@ -230,16 +244,18 @@ class Pipeline:
             self._evicted_reported = evicted
 
 
-def judge_spans(engine: Engine, spans: Iterable[SpanData]) -> list[RunResult]:
-    """``judge_at_end`` of spans read from files: every top-level run's verdict, in start order.
+def judge_spans(engine: Engine, spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> list[RunResult]:
+    """``judge_at_end`` of spans (and log records) read from files: every top-level run's
+    verdict, in start order. GenAI event log records join their spans by trace and span id.
 
     >>> judge_spans(Engine(), [])
     []
     """
-    return [judgement.result for judgement in judge_at_end(engine, (to_record(span) for span in spans))]
+    events = [event for event in map(to_event_record, logs) if event is not None]
+    return [judgement.result for judgement in judge_at_end(engine, (to_record(span) for span in spans), events)]
 
 
-def judge_at_end(engine: Engine, records: Iterable[SpanRecord]) -> list[Judgement]:
+def judge_at_end(engine: Engine, records: Iterable[SpanRecord], events: Iterable[EventRecord] = ()) -> list[Judgement]:
     """The end-of-input rule (``eval``): every top-level run in ``records``, judged with its
     continuations, once each, in the order their run spans started. Nothing is bounded:
     the input is all there is.
@@ -247,6 +263,7 @@ def judge_at_end(engine: Engine, records: Iterable[SpanRecord]) -> list[Judgemen
     pipeline = Pipeline(engine, settings=_UNBOUNDED)
     records = list(records)
     pipeline.add(records, now=0.0)
+    pipeline.add_events(list(events), now=0.0)
     started = {(r.trace_id, r.span_id): r.start_ns for r in records if r.role is _AGENT_RUN}
     final: dict[tuple[int, int], Judgement] = {}
     for trace in pipeline.drain():
