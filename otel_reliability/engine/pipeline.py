@@ -214,6 +214,9 @@ class Pipeline:
     ) -> list[Judgement]:
         keys = [r.run_key for r in records if r.role is _AGENT_RUN]
         earlier = self.paused.predecessors(records, keys)
+        if earlier:  # a paused run of this very trace, judged before a late arrival, is in ``records`` already
+            held = {(r.trace_id, r.span_id) for r in records}
+            earlier = [r for r in earlier if (r.trace_id, r.span_id) not in held]
         every = earlier + records if earlier else records
         # A paused predecessor from another trace was judged when it ended: only this trace's runs.
         runs = [run for run in assemble(every) if run.trace_id == trace_id and (only is None or run.span_id == only)]

@@ -55,7 +55,7 @@ def decode_logs_request(request: Any, shard: Shard = WHOLE) -> Decoded:
                 try:
                     decoded.logs.append(_proto_record(r))
                 except _Bad as bad:
-                    decoded.rejected.append(f"resourceLogs[{i}].scopeLogs[{j}].logRecords[{k}].{bad.field}: {bad.reason}")
+                    decoded.rejected.append(f"resourceLogs[{i}].scopeLogs[{j}].logRecords[{k}].{bad.path}: {bad.reason}")
     return decoded
 
 
