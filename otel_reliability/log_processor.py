@@ -10,14 +10,20 @@ Records are only read; the app's own log processors still export them.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from opentelemetry.sdk._logs import LogRecordProcessor
 
+from .model import LogData
 from .sources.sdk import from_sdk_log_record
 
-if TYPE_CHECKING:
-    from .processor import ReliabilitySpanProcessor
+
+class LogIntake(Protocol):
+    """What the processor needs of a ``ReliabilitySpanProcessor``."""
+
+    def queue_log(self, log: LogData) -> None: ...
+
+    def drain(self, timeout: float = 30.0) -> bool: ...
 
 
 class ReliabilityLogRecordProcessor(LogRecordProcessor):
@@ -30,7 +36,7 @@ class ReliabilityLogRecordProcessor(LogRecordProcessor):
     >>> spans.shutdown()
     """
 
-    def __init__(self, span_processor: ReliabilitySpanProcessor) -> None:
+    def __init__(self, span_processor: LogIntake) -> None:
         self._span_processor = span_processor
 
     def on_emit(self, log_record) -> None:

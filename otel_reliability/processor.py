@@ -34,6 +34,7 @@ from .emitters.span_attributes import evaluation_event, verdict_attributes
 from .engine import CallbackSink, Engine, EngineSettings, Pipeline, Sink
 from .expectations import DEFAULT_EXPECTATION, Expectation
 from .inline import active_check, register_processor
+from .log_processor import ReliabilityLogRecordProcessor
 from .model import LogData, Role, SpanRecord
 from .results import RunResult
 from .sources.sdk import attributes_view, from_ended_span, from_readable_span, with_additions
@@ -41,7 +42,6 @@ from .stores import ResultStore, open_store
 from .suppression import suppress_instrumentation_in_this_thread
 
 if TYPE_CHECKING:
-    from .log_processor import ReliabilityLogRecordProcessor
     from .reputation import Reputation
 
 logger = logging.getLogger(__name__)
@@ -204,8 +204,6 @@ class ReliabilitySpanProcessor(SpanProcessor):
         >>> LoggerProvider().add_log_record_processor(spans.log_record_processor())
         >>> spans.shutdown()
         """
-        from .log_processor import ReliabilityLogRecordProcessor
-
         return ReliabilityLogRecordProcessor(self)
 
     def queue_log(self, log: LogData) -> None:
