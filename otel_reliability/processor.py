@@ -209,7 +209,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
     def queue_log(self, log: LogData) -> None:
         """Queue a log record for the worker (app thread: one append, as for a span)."""
         if len(self._backlog) >= self._max_queue:
-            self._count_drop("queue_full")
+            self._count_log_drop("queue_full")
             return
         self._backlog.append(log)
 
@@ -295,10 +295,10 @@ class ReliabilitySpanProcessor(SpanProcessor):
             if events:
                 refused = self._pipeline.add_events(events, time.monotonic())
                 if refused:
-                    self._count_drop("trace_full", len(refused))
+                    self._count_log_drop("trace_full", len(refused))
         except Exception:  # never let one bad batch stop the worker
             logger.exception("otel-reliability could not process %d log records", len(logs))
-            self._count_drop("internal_error", len(logs))
+            self._count_log_drop("internal_error", len(logs))
 
     def _ingest(self, spans: list[ReadableSpan], forward: dict[int, ReadableSpan]) -> None:
         self.stats.spans += len(spans)
@@ -351,6 +351,11 @@ class ReliabilitySpanProcessor(SpanProcessor):
     def _count_drop(self, reason: str, count: int = 1) -> None:
         self.stats.dropped[reason] = self.stats.dropped.get(reason, 0) + count
         self._metrics.spans_dropped(count, reason)
+
+    def _count_log_drop(self, reason: str, count: int = 1) -> None:
+        key = f"log_records_{reason}"
+        self.stats.dropped[key] = self.stats.dropped.get(key, 0) + count
+        self._metrics.log_records_dropped(count, reason)
 
 
 class _Lookup:

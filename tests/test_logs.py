@@ -260,6 +260,17 @@ def _url(receiver, kind: str, signal: str) -> str:
 def test_the_receiver_judges_default_mode_traces_with_their_logs_as_the_latest_mode(
     capsys, receiver, tmp_path, kind, logs_first
 ):
+    send_expecting_latest_chains(capsys, receiver, tmp_path, kind, logs_first)
+
+
+def test_receiver_workers_get_the_log_records_of_their_own_traces(capsys, module_receivers, tmp_path):  # noqa: F811
+    sharded = module_receivers.start("logs-workers", decision_wait=0.5, config={"workers": 2})
+    send_expecting_latest_chains(capsys, sharded, tmp_path, "grpc", logs_first=False)
+
+
+def send_expecting_latest_chains(capsys, receiver, tmp_path: Path, kind: str, logs_first: bool) -> None:
+    """Send a fresh copy of the default-mode scenarios, traces and logs through the real
+    exporters; the receiver must store the latest mode's chains and drop no log record."""
     files = remap_ids(
         [DEFAULT / f"{s}{suffix}" for s in SCENARIOS for suffix in (".json", ".logs.json")],
         tmp_path, salt=f"{kind}/{logs_first}",
@@ -314,3 +325,36 @@ def test_log_export_needs_the_bearer_token_as_trace_export_does(module_receivers
     assert refused.value.code() == grpc.StatusCode.UNAUTHENTICATED
     assert call(ExportLogsServiceRequest().SerializeToString(), metadata=[("authorization", "Bearer s3cret")],
                 timeout=10) == b""
+
+
+def _otlp_value(value) -> dict:
+    """A plain value as an OTLP/JSON AnyValue."""
+    if isinstance(value, str):
+        return {"stringValue": value}
+    if isinstance(value, list):
+        return {"arrayValue": {"values": [_otlp_value(v) for v in value]}}
+    return {"kvlistValue": {"values": [{"key": k, "value": _otlp_value(v)} for k, v in value.items()]}}
+
+
+def test_a_full_receiver_refuses_log_records_with_a_retry_delay(module_receivers):  # noqa: F811
+    import grpc
+
+    full = module_receivers.start("logs-full", config={"max_buffered_spans": 1, "retry_after": 7})
+    records = [
+        {"traceId": TRACE, "spanId": SPAN, "eventName": "gen_ai.choice", "body": _otlp_value(
+            {"message": {"tool_calls": [{"id": f"call_{i}", "function": {"name": "add"}}]}})}
+        for i in range(2)
+    ]
+    document = {"resourceLogs": [{"scopeLogs": [{"logRecords": records}]}]}
+    reply = full.http("POST", "/v1/logs", json.dumps(document).encode(), {"Content-Type": "application/json"})
+    assert (reply.status, reply.headers.get("retry-after")) == (503, "7"), reply.body
+    request = ExportLogsServiceRequest()
+    for i in range(2):
+        record = request.resource_logs.add().scope_logs.add().log_records.add()
+        record.trace_id, record.span_id, record.event_name = bytes.fromhex(TRACE), bytes.fromhex(SPAN), "gen_ai.tool.message"
+        record.body.kvlist_value.values.add(key="id").value.string_value = f"call_{i}"
+    call = full.channel().unary_unary("/opentelemetry.proto.collector.logs.v1.LogsService/Export")
+    with pytest.raises(grpc.RpcError) as refused:
+        call(request.SerializeToString(), timeout=10)
+    assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    assert full.metric("agent_reliability_log_records_dropped_total", reason="overloaded") == 4
