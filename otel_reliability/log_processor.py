@@ -14,6 +14,7 @@ from typing import Protocol
 
 from opentelemetry.sdk._logs import LogRecordProcessor
 
+from .adapters import may_be_genai_event
 from .model import LogData
 from .sources.sdk import from_sdk_log_record
 
@@ -41,7 +42,9 @@ class ReliabilityLogRecordProcessor(LogRecordProcessor):
 
     def on_emit(self, log_record) -> None:
         record = getattr(log_record, "log_record", log_record)
-        if record.span_id:  # only a record under a span can join one; which events matter is the adapters' call
+        # Only a GenAI event under a span can join one: the app's other logs stay off the queue
+        # the spans share.
+        if record.span_id and may_be_genai_event(record.event_name, record.attributes):
             self._span_processor.queue_log(from_sdk_log_record(record))
 
     def emit(self, log_data) -> None:  # the SDK's name for on_emit before 1.39

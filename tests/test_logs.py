@@ -243,6 +243,25 @@ def test_the_span_processor_judges_default_mode_runs_from_their_log_records(caps
     assert chains(results_document(seen)["results"]) == latest_chains(capsys, scenario)
 
 
+def test_the_app_s_other_log_records_do_not_take_the_span_processor_s_queue():
+    from opentelemetry import trace
+    from opentelemetry._logs import LogRecord
+    from opentelemetry.sdk._logs import LoggerProvider
+    from opentelemetry.sdk.trace import TracerProvider
+
+    from otel_reliability import ReliabilitySpanProcessor
+
+    processor = ReliabilitySpanProcessor(store=None, max_queue=10)
+    logs = LoggerProvider()
+    logs.add_log_record_processor(processor.log_record_processor())
+    tracer = TracerProvider().get_tracer("app")
+    with tracer.start_as_current_span("checkout"):
+        for i in range(100):
+            logs.get_logger("app").emit(LogRecord(body=f"step {i}", attributes={"event.name": "app.step"}))
+    processor.shutdown()
+    assert processor.stats.dropped == {}
+
+
 # -- the receiver, fed by the real Python OTLP exporters --------------------------------------
 
 

@@ -38,6 +38,18 @@ def event_name(log: LogData) -> str:
     return name if isinstance(name, str) else ""
 
 
+def may_be_genai_event(name: str | None, attributes: Mapping[str, Any] | None) -> bool:
+    """A cheap test for a front door's hot path: whether a log record with this event name
+    field and these attributes may be a GenAI event (``to_event_record`` gives the answer).
+
+    >>> may_be_genai_event("gen_ai.choice", None), may_be_genai_event("", {"event.name": "app.login"})
+    (True, False)
+    """
+    if not name and attributes:
+        name = attributes.get(_EVENT_NAME_ATTRIBUTE)
+    return isinstance(name, str) and name.startswith(_PREFIX)
+
+
 def to_event_record(log: LogData) -> EventRecord | None:
     """What a GenAI event log record adds to its span; None when it is no GenAI event, is not
     correlated with a span, or carries no requested call and no tool result.
