@@ -268,7 +268,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
             if self._hurry.wait(_BATCH_WINDOW_SECONDS):
                 self._hurry.clear()
 
-    def _process(self, spans: list[ReadableSpan], logs: list[LogData] = ()) -> None:
+    def _process(self, spans: list[ReadableSpan], logs: Sequence[LogData] = ()) -> None:
         """Buffer a batch of log records and ended spans, judge the top-level runs among the
         spans, forward the held ones. The records go first: they were emitted while their
         spans were open, so before any run span of the batch ended."""
@@ -289,7 +289,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
                 for span in held:
                     self._next.on_end(forward[id(span)])
 
-    def _ingest_logs(self, logs: list[LogData]) -> None:
+    def _ingest_logs(self, logs: Sequence[LogData]) -> None:
         try:
             events = [event for event in map(to_event_record, logs) if event is not None]
             if events:

@@ -18,10 +18,9 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
-from ..adapters import to_record
+from ..adapters import to_event_record, to_record
 from ..assembly import assemble
 from ..expectations import Expectation, ExpectationError
-from ..adapters import to_event_record
 from ..model import EventRecord, LogData, Role, Run, SpanData, SpanRecord
 from ..results import RunResult
 from .buffer import DueTrace, TraceBuffer

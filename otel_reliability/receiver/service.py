@@ -1,8 +1,9 @@
 """The receiver's core: decodes OTLP into records for the engine, and forwards spans.
 
 Both servers call ``accept``, for traces and for logs (GenAI event log records become the
-engine's event records, joined to their spans when judged; logs are not forwarded); a judge thread ticks the engine's quiet rule (a trace is due
-once its run span has arrived and it has been quiet for ``decision_wait``). Judging,
+engine's event records, joined to their spans when judged; logs are not forwarded); a judge
+thread ticks the engine's quiet rule (a trace is due once its run span has arrived and it
+has been quiet for ``decision_wait``). Judging,
 paused runs, and the verdicts' sinks (store, metrics, reputation) are the engine's.
 """
 
