@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from importlib.metadata import version
 from pathlib import Path
 from typing import Sequence
 
@@ -15,7 +16,7 @@ from rich.console import Console
 
 from .emitters.markdown import results_markdown
 from .emitters.table import render_results
-from .engine import Engine, judge_spans
+from .engine import Engine, judge_at_end
 from .expectations import ExpectationError
 from .jsontext import encode_document
 from .bfcl.cli import register as register_bfcl
@@ -23,7 +24,8 @@ from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
 from .reputation.cli import register as register_reputation
 from .results import RunResult, results_document
-from .sources import TraceInputError, read_telemetry
+from .sources import TraceInputError
+from .sources.parallel import read_telemetry_records
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
@@ -48,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
         prog="otel-reliability",
         description="Judge whether AI agents call their tools reliably, from their OpenTelemetry traces.",
     )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version('otel-reliability')}")
     commands = parser.add_subparsers(dest="command", required=True)
 
     evaluate = commands.add_parser(
@@ -99,12 +102,9 @@ def _trace_files(paths: Sequence[str]) -> list[Path]:
 
 def _eval(args: argparse.Namespace) -> int:
     engine = Engine(args.expectations)
-    spans, logs = [], []
-    for path in _trace_files(args.paths):
-        telemetry = read_telemetry(path)
-        spans += telemetry.spans
-        logs += telemetry.logs  # GenAI event records join their spans, whichever file holds them
-    results = judge_spans(engine, spans, logs)
+    # GenAI event records from log exports join their spans, whichever file holds them.
+    records, events = read_telemetry_records(_trace_files(args.paths))
+    results = [j.result for j in judge_at_end(engine, records, events)]
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
     _write_report(results, args.format, args.output)

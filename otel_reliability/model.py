@@ -117,7 +117,7 @@ class SpanRecord:
     handoff_to: str | None = None  # a handoff execution that names its target, not its tool
     # model calls (and dispatch spans that carry call ids, e.g. LangGraph's `tools` node)
     requests: tuple[ToolRequest, ...] = ()
-    responses: tuple[ToolResponse, ...] = ()
+    responses: tuple[ToolResponse, ...] = ()  # only the answers a model input adds, not those it replays
     dispatched: ToolRequest | None = None
     # any span: what evaluators and access policies said about it, for reputation
     evaluations: tuple[Mapping[str, Any], ...] = ()  # attributes of its gen_ai.evaluation.result events

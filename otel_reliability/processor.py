@@ -132,6 +132,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
                 store = reputation.store_spec  # one file for verdicts and standings
         if store == STORE_FROM_ENVIRONMENT:
             store = os.environ.get("OTEL_RELIABILITY_STORE", DEFAULT_STORE)
+        engine = Engine(expectations, default_expectation)  # a bad expectation file fails before the store is opened
         self._next = span_processor
         self._store = open_store(store) if isinstance(store, (str, Path)) else store
         self._metrics = ReliabilityMetrics(meter_provider, max_label_values=max_label_values)
@@ -143,7 +144,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         if print_results:
             chosen.append(PrintSink())
         self._pipeline = Pipeline(
-            Engine(expectations, default_expectation), chosen, settings=settings, observer=self._metrics,
+            engine, chosen, settings=settings, observer=self._metrics,
             on_unjudgeable=lambda _name, _exc: self._count_drop("bad_expectation"),
         )
         self._max_queue = max_queue

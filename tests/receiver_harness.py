@@ -856,20 +856,22 @@ def start_collector(workdir: Path, receivers: Sequence[Receiver]) -> Collector:
     """Run the Collector with ``collector-config/loadbalancing.yaml`` as it is, its static
     resolver listing ``receivers`` through ``OTEL_RELIABILITY_RECEIVERS``. A second config
     file, which the Collector merges over the first, moves what would clash on a shared
-    machine: its OTLP ports onto free loopback ports, and its own metrics (port 8888) off.
-    Returns once its OTLP/gRPC port accepts connections (it opens after the exporters start)."""
+    machine: its OTLP and health_check ports onto free loopback ports, and its own metrics
+    (port 8888) off. Returns once its health check answers 200 (the whole pipeline is up)
+    and its OTLP/gRPC port accepts connections."""
     import yaml
 
     workdir.mkdir(parents=True, exist_ok=True)
-    grpc_port, http_port = free_port(), free_port()
-    while http_port == grpc_port:
-        http_port = free_port()
+    grpc_port, http_port, health_port = free_port(), free_port(), free_port()
+    while len({grpc_port, http_port, health_port}) < 3:
+        http_port, health_port = free_port(), free_port()
     overrides = workdir / "collector-overrides.yaml"
     overrides.write_text(yaml.safe_dump({
         "receivers": {"otlp": {"protocols": {
             "grpc": {"endpoint": f"127.0.0.1:{grpc_port}"},
             "http": {"endpoint": f"127.0.0.1:{http_port}"},
         }}},
+        "extensions": {"health_check": {"endpoint": f"127.0.0.1:{health_port}"}},
         "service": {"telemetry": {"metrics": {"level": "none"}}},
     }), encoding="utf-8")
     env = {**os.environ, "OTEL_RELIABILITY_RECEIVERS": f"[{', '.join(r.grpc_endpoint for r in receivers)}]"}
@@ -879,17 +881,23 @@ def start_collector(workdir: Path, receivers: Sequence[Receiver]) -> Collector:
         process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env=env)
     collector = Collector(process, grpc_port, log)
 
-    def listening() -> bool:
+    def ready() -> bool:
         if process.poll() is not None:
             raise AssertionError(f"the Collector exited with {process.returncode}:\n{collector.log_text()}")
+        conn = http.client.HTTPConnection("127.0.0.1", health_port, timeout=1)
         try:
+            conn.request("GET", "/")
+            if conn.getresponse().status != 200:
+                return False
             with socket.create_connection(("127.0.0.1", grpc_port), timeout=1):
                 return True
         except OSError:
             return False
+        finally:
+            conn.close()
 
     try:
-        wait_until(listening, STARTUP_TIMEOUT_S, "the Collector's OTLP/gRPC port")
+        wait_until(ready, STARTUP_TIMEOUT_S, "the Collector's health check and OTLP/gRPC port")
     except AssertionError:
         process.kill()
         process.wait(10)

@@ -57,47 +57,72 @@ def test_evaluations_count_by_agent_status_and_expectation(reader):
 
 
 @pytest.mark.parametrize(
-    ("attempts", "verdict_fields", "expected"),
+    ("attempts", "verdict_fields", "outcomes", "unexpected"),
     [
         (
             [("calc", "add", OK), ("calc", "add", OK), ("calc", "div", ERROR)],
             {},
             {("calc", "add", "ok"): 2, ("calc", "div", "error"): 1},
+            {},
         ),
         (
             [("calc", "rm", REFUSED), ("calc", "ask", PENDING)],
             {},
             {("calc", "rm", "refused"): 1, ("calc", "ask", "pending"): 1},
+            {},
         ),
         (
             [("calc", "add", OK), ("calc", "shell", ERROR)],
             {"failed_tool_calls": ["shell"]},
-            {("calc", "add", "ok"): 1, ("calc", "shell", "error"): 1, ("calc", "shell", "unexpected"): 1},
+            {("calc", "add", "ok"): 1, ("calc", "shell", "error"): 1},
+            {("calc", "shell"): 1},
         ),
         (
             [("team", "search", OK), ("writer", "draft", OK)],
             {"additional_tool_calls": ["draft"]},
-            {("team", "search", "ok"): 1, ("writer", "draft", "ok"): 1, ("writer", "draft", "unexpected"): 1},
+            {("team", "search", "ok"): 1, ("writer", "draft", "ok"): 1},
+            {("writer", "draft"): 1},
+        ),
+        (
+            # the matcher lists a tool that was only refused once, however often it was asked for
+            [("calc", "format_disk", REFUSED), ("calc", "format_disk", REFUSED), ("calc", "add", OK)],
+            {"failed_tool_calls": ["format_disk"]},
+            {("calc", "format_disk", "refused"): 2, ("calc", "add", "ok"): 1},
+            {("calc", "format_disk"): 2},
+        ),
+        (
+            [("team", "lookup", OK), ("member", "lookup", ERROR)],
+            {"failed_tool_calls": ["lookup", "lookup"]},
+            {("team", "lookup", "ok"): 1, ("member", "lookup", "error"): 1},
+            {("team", "lookup"): 1, ("member", "lookup"): 1},
         ),
         (
             [],
             {"failed_tool_calls": ["ghost"]},
-            {("team", "ghost", "unexpected"): 1},
+            {},
+            {},
         ),
     ],
     ids=[
         "each-attempt-once-by-outcome",
         "refused-and-pending",
-        "strict-unexpected-also-counted-as-unexpected",
+        "strict-unexpected-counted-beside-its-outcome-not-as-one",
         "lenient-additional-counted-for-the-member-that-called",
-        "unexpected-name-without-attempt-falls-back-to-run-agent",
+        "every-refused-attempt-of-an-unexpected-tool-counts",
+        "each-caller-of-an-unexpected-tool-counted-for-its-own-calls",
+        "a-name-without-an-attempt-counts-no-call",
     ],
 )
-def test_tool_calls_count_outcomes_and_unexpected(reader, attempts, verdict_fields, expected):
+def test_tool_calls_count_each_attempt_under_one_outcome_and_unexpected_apart(
+    reader, attempts, verdict_fields, outcomes, unexpected
+):
     agent = attempts[0][0] if attempts else "team"
     metrics_on(reader).record(run(agent, attempts, **verdict_fields))
     assert points(reader, "agent.reliability.tool_calls") == {
-        labels(gen_ai__agent__name=a, gen_ai__tool__name=t, reliability__outcome=o): n for (a, t, o), n in expected.items()
+        labels(gen_ai__agent__name=a, gen_ai__tool__name=t, reliability__outcome=o): n for (a, t, o), n in outcomes.items()
+    }
+    assert points(reader, "agent.reliability.tool_calls.unexpected") == {
+        labels(gen_ai__agent__name=a, gen_ai__tool__name=t): n for (a, t), n in unexpected.items()
     }
 
 
@@ -175,7 +200,7 @@ def test_cap_must_be_positive():
 def test_a_batch_counts_the_same_as_recording_one_by_one():
     results = [
         run("calc", [("calc", "add", OK), ("calc", "div", ERROR)]),
-        run("calc", [("calc", "add", OK)], eval_status="FAILED", failed_tool_calls=["add"]),
+        run("calc", [("calc", "add", OK), ("calc", "rm", REFUSED)], eval_status="FAILED", failed_tool_calls=["rm"]),
         run("web", [("web", "fetch", REFUSED)], expectation="other"),
     ]
     single, batched = InMemoryMetricReader(), InMemoryMetricReader()
@@ -183,5 +208,5 @@ def test_a_batch_counts_the_same_as_recording_one_by_one():
     for result in results:
         one_by_one.record(result)
     metrics_on(batched).record_many(results)
-    for name in ("agent.reliability.evaluations", "agent.reliability.tool_calls"):
+    for name in ("agent.reliability.evaluations", "agent.reliability.tool_calls", "agent.reliability.tool_calls.unexpected"):
         assert points(batched, name) == points(single, name)

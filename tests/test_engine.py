@@ -316,3 +316,34 @@ def test_both_doors_share_the_engine_defaults():
     }
     receiver = ReceiverConfig().engine_settings()
     assert processor_defaults == {name: getattr(receiver, name) for name in processor_defaults}
+
+
+def _records(scenario: str) -> list:
+    from otel_reliability.adapters import to_record
+
+    from .corpus import CORPUS
+
+    return [to_record(span) for span in read_spans(CORPUS / f"{scenario}.json")]
+
+
+@pytest.mark.parametrize("other_pauses_last", [True, False], ids=["other-agent-paused-last", "other-agent-paused-first"])
+def test_a_resumed_run_finds_its_paused_run_when_another_agent_left_the_same_call_id_pending(other_pauses_last):
+    # Both leave `call_del_1` pending: pydantic-ai's "janitor" (paused, then resumed in a second
+    # trace) and agno's "Files Agent". Whichever paused last, the janitor's resumption joins its own run.
+    from otel_reliability.engine import Pipeline
+
+    janitor = _records("pydantic_ai/refused_approval_denied")
+    resumed_trace = max(janitor, key=lambda r: r.start_ns).trace_id
+    paused = [r for r in janitor if r.trace_id != resumed_trace]
+    resuming = [r for r in janitor if r.trace_id == resumed_trace]
+    other = _records("agno/agent_paused_confirmation")
+    pipeline = Pipeline(Engine())
+    for records in [paused, other] if other_pauses_last else [other, paused]:
+        pipeline.add(records, now=0.0)
+        pipeline.drain()
+    pipeline.add(resuming, now=1.0)
+    [judged] = pipeline.drain()
+    [judgement] = judged.judgements
+    # joined, the denial answers the pending call (alone, the resumption has no attempt and passes)
+    assert [(a.tool, a.outcome) for a in judgement.run.chain()] == [("delete_file", "refused")]
+    assert judgement.result.verdict.eval_status == "FAILED"

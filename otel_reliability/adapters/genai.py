@@ -9,10 +9,11 @@ still emits by default, where a tool's arguments live only in an event.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
-from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
+from ..model import EventData, Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from .common import error_text, loads, str_or_none, text_of
+from .history import newest_messages
 
 RUN_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow", "invoke_swarm", "invoke_graph"})
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
@@ -88,21 +89,21 @@ def _refusal(span: SpanData, error: str) -> str | None:
     return None
 
 
-def _messages(span: SpanData, key: str, part_type: str) -> list[Any]:
-    """The span's messages under ``key``; [] when none can hold a part of ``part_type``."""
+def _messages(span: SpanData, key: str, part_type: str, decode: Callable[[Any], Any] = loads) -> list[Any]:
+    """The span's messages under ``key`` as ``decode`` reads them; [] when none can hold a part of ``part_type``."""
     events = span.events
-    value = _loads_mentioning(span.attributes.get(key), part_type, bool(events))
+    value = _loads_mentioning(span.attributes.get(key), part_type, bool(events), decode)
     if isinstance(value, list):
         return value
     for event in events:
         if event.name == DETAILS_EVENT and key in event.attributes:
-            value = _loads_mentioning(event.attributes[key], part_type, True)
+            value = _loads_mentioning(event.attributes[key], part_type, True, decode)
             if isinstance(value, list):
                 return value
     return []
 
 
-def _loads_mentioning(value: Any, part_type: str, decides: bool) -> Any:
+def _loads_mentioning(value: Any, part_type: str, decides: bool, decode: Callable[[Any], Any]) -> Any:
     # Message histories are the largest attributes a span carries, and most hold no part
     # of the type asked for: a substring search is far cheaper than decoding them. A JSON
     # text can spell the (ASCII) type only literally or with \u00XX escapes (tool\u005fcall);
@@ -112,13 +113,15 @@ def _loads_mentioning(value: Any, part_type: str, decides: bool) -> Any:
         "\\u" not in value or (not decides and _ASCII_ESCAPE.search(value) is None)
     ):
         return None
-    return loads(value)
+    return decode(value)
 
 
-def _parts(span: SpanData, key: str, part_type: str) -> list[dict[str, Any]]:
-    """The parts of type ``part_type`` in the span's messages under ``key``, in order."""
+def _parts(
+    span: SpanData, key: str, part_type: str, decode: Callable[[Any], Any] = loads
+) -> list[dict[str, Any]]:
+    """The parts of type ``part_type`` in the span's messages under ``key`` (as ``decode`` reads them), in order."""
     found = []
-    for message in _messages(span, key, part_type):
+    for message in _messages(span, key, part_type, decode):
         parts = message.get("parts") if isinstance(message, dict) else None
         if isinstance(parts, list):
             for part in parts:
@@ -153,15 +156,28 @@ def _legacy_choice_requests(attrs: Any) -> Iterator[ToolRequest]:
 
 
 def _responses(span: SpanData) -> tuple[ToolResponse, ...]:
+    """The answers the span's input adds: those after its last assistant message (``history``)."""
     responses = []
-    for part in _parts(span, "gen_ai.input.messages", "tool_call_response"):
+    for part in _parts(span, "gen_ai.input.messages", "tool_call_response", newest_messages):
         if part.get("id") is not None:
             content = part["response"] if "response" in part else part.get("result")
             responses.append(ToolResponse(str(part["id"]), text_of(content), refusal=True))
-    for event in span.events:
-        if event.name == "gen_ai.tool.message":
-            responses.extend(_legacy_tool_message(event.attributes))
+    for event in _newest_tool_messages(span.events):
+        responses.extend(_legacy_tool_message(event.attributes))
     return tuple(responses)
+
+
+def _newest_tool_messages(events: tuple[EventData, ...]) -> list[EventData]:
+    """The legacy ``gen_ai.tool.message`` events after the last ``gen_ai.assistant.message``: the
+    legacy events replay the history too, one event a message, in order."""
+    newest = []
+    for event in reversed(events):
+        if event.name == "gen_ai.assistant.message":
+            break
+        if event.name == "gen_ai.tool.message":
+            newest.append(event)
+    newest.reverse()
+    return newest
 
 
 def _legacy_tool_message(attrs: Any) -> Iterator[ToolResponse]:

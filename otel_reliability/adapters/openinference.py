@@ -1,23 +1,28 @@
 """The OpenInference conventions (``openinference.span.kind``).
 
 Messages are flattened into indexed attributes
-(``llm.output_messages.<i>.message.tool_calls.<j>.tool_call.function.name``), so a
-model span is read in one pass over its keys. Instrumentations differ in where the
-run lives: agno and openai-agents mark it ``AGENT``; LangGraph marks its graph's
-root ``CHAIN`` (its ``AGENT`` kind is a name heuristic that also hits graph nodes),
-and records the call id of a tool only on the ``tools`` node that dispatched it.
+(``llm.output_messages.<i>.message.tool_calls.<j>.tool_call.function.name``), which a
+model span reads by index (a long run's input has thousands of keys; one pass over them
+would cost every span the whole history). Instrumentations differ in where the run
+lives: agno and openai-agents mark it ``AGENT``; LangGraph marks its graph's root
+``CHAIN`` (its ``AGENT`` kind is a name heuristic that also hits graph nodes), and
+records the call id of a tool only on the ``tools`` node that dispatched it.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from .common import error_text, loads, str_or_none, text_of
 
-_OUTPUT_CALL = re.compile(r"llm\.output_messages\.(\d+)\.message\.tool_calls\.(\d+)\.tool_call\.(id|function\.name|function\.arguments)$")
-_INPUT_MESSAGE = re.compile(r"llm\.input_messages\.(\d+)\.message\.(role|tool_call_id|content)$")
+_INPUT_MESSAGE = "llm.input_messages."
+_OUTPUT_MESSAGE = "llm.output_messages."
+# The keys one of which every message (and every tool call) of a flattened list sets, the most common first.
+_MESSAGE_FIELDS = (".message.role", ".message.content", ".message.tool_call_id",
+                   ".message.contents.0.message_content.type", ".message.tool_calls.0.tool_call.function.name",
+                   ".message.tool_calls.0.tool_call.id")
+_CALL_FIELDS = (".tool_call.function.name", ".tool_call.id", ".tool_call.function.arguments")
 _HANDOFF_PREFIX = "handoff to "
 _DISPATCH_MARKER = '"tool_call_with_context"'
 
@@ -97,27 +102,55 @@ def _is_graph_root(attrs: Any) -> bool:
 
 
 def _read_messages(attrs: Any, record: SpanRecord) -> None:
-    calls: dict[tuple[int, int], dict[str, str]] = {}
-    inputs: dict[int, dict[str, str]] = {}
-    for key, value in attrs.items():
-        if key.startswith("llm.output_messages."):
-            match = _OUTPUT_CALL.match(key)
-            if match:
-                calls.setdefault((int(match[1]), int(match[2])), {})[match[3]] = value
-        elif key.startswith("llm.input_messages."):
-            match = _INPUT_MESSAGE.match(key)
-            if match:
-                inputs.setdefault(int(match[1]), {})[match[2]] = value
-    record.requests = tuple(
-        ToolRequest(str(call["function.name"]), call.get("function.arguments"), str_or_none(call.get("id")))
-        for _, call in sorted(calls.items())
-        if call.get("function.name")
-    )
-    record.responses = tuple(
-        _response(str(message["tool_call_id"]), str(message.get("content") or ""))
-        for _, message in sorted(inputs.items())
-        if message.get("role") == "tool" and message.get("tool_call_id") is not None
-    )
+    """The calls the model asked for, and the answers its input adds: those after its last
+    assistant message, since the input replays the history (``adapters.history`` says why
+    that is enough). OpenInference flattens lists, so the indices of messages and of their
+    tool calls run from 0 without gaps, and the input is read from its end.
+    """
+    requests = []
+    for message in range(_count(attrs, _OUTPUT_MESSAGE)):
+        prefix = f"{_OUTPUT_MESSAGE}{message}.message.tool_calls."
+        for call in range(_count(attrs, prefix, _CALL_FIELDS)):
+            name = attrs.get(f"{prefix}{call}.tool_call.function.name")
+            if name:
+                arguments = attrs.get(f"{prefix}{call}.tool_call.function.arguments")
+                call_id = str_or_none(attrs.get(f"{prefix}{call}.tool_call.id"))
+                requests.append(ToolRequest(str(name), arguments, call_id))
+    record.requests = tuple(requests)
+    answers = []
+    for message in range(_count(attrs, _INPUT_MESSAGE) - 1, -1, -1):
+        prefix = f"{_INPUT_MESSAGE}{message}.message."
+        role = attrs.get(prefix + "role")
+        if role == "assistant":
+            break
+        call_id = attrs.get(prefix + "tool_call_id")
+        if role == "tool" and call_id is not None:
+            answers.append(_response(str(call_id), str(attrs.get(prefix + "content") or "")))
+    answers.reverse()
+    record.responses = tuple(answers)
+
+
+def _count(attrs: Any, prefix: str, fields: tuple[str, ...] = _MESSAGE_FIELDS) -> int:
+    """How many items ``prefix<i>`` the attributes hold, an item being an index that sets one of ``fields``.
+
+    The search probes only the first field, which items nearly always set, then walks on
+    past any item that sets only others.
+    """
+    probed = fields[0]
+    high = 0
+    if f"{prefix}0{probed}" in attrs:
+        low, high = 0, 1  # items 0..low are present; high is yet to be probed
+        while f"{prefix}{high}{probed}" in attrs:
+            low, high = high, high * 2
+        while high - low > 1:
+            middle = (low + high) // 2
+            if f"{prefix}{middle}{probed}" in attrs:
+                low = middle
+            else:
+                high = middle
+    while any(f"{prefix}{high}{field}" in attrs for field in fields):
+        high += 1
+    return high
 
 
 def _response(call_id: str, content: str, error: bool = False) -> ToolResponse:

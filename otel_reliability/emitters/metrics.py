@@ -1,10 +1,16 @@
 """Verdicts and the engine's own health as OpenTelemetry metrics (SPEC §6, a contract).
 
-``agent.reliability.tool_calls`` counts every attempt of a run's chain once, by its
-outcome (``ok``, ``error``, ``refused``, ``pending``); on top of that, each entry of the
-verdict's ``failed_tool_calls`` and ``additional_tool_calls`` adds one ``unexpected``.
-So the four outcomes sum to the attempts made, and ``unexpected`` is a separate count of
-the calls the expectation did not ask for (labelled with the agent that made them).
+``agent.reliability.tool_calls`` counts every attempt of a run's chain exactly once, by
+its outcome (``ok``, ``error``, ``refused``, ``pending``), so a tool's outcomes add up to
+its calls. ``agent.reliability.tool_calls.unexpected`` counts, by agent and tool, the
+attempts no expectation allowed: every attempt, whatever its outcome, of a tool the
+verdict names in ``failed_tool_calls`` (strict) or ``additional_tool_calls`` (lenient) —
+that is, a tool left out of an expectation's ``expected_tool_calls``. Each is labelled
+with the agent that made it (a team member's call with the member), so for every agent
+and tool the unexpected count is at most the calls. It can exceed the length of those
+lists: they name a tool that was only ever refused once per run, however many times it
+was asked for, while here each refused attempt counts. A run judged without
+``expected_tool_calls`` has no unexpected calls.
 
 Agent, tool and expectation names come from spans, so each of those label keys passes
 at most ``max_label_values`` distinct values through; later ones are recorded as
@@ -14,7 +20,6 @@ at most ``max_label_values`` distinct values through; later ones are recorded as
 from __future__ import annotations
 
 import threading
-from itertools import chain
 from typing import Callable, Iterable
 
 from opentelemetry import metrics
@@ -23,7 +28,6 @@ from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 from otel_reliability.results import RunResult
 
 OTHER = "_other"
-UNEXPECTED = "unexpected"
 SCORE_BUCKETS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 AGENT = "gen_ai.agent.name"
@@ -80,6 +84,11 @@ class ReliabilityMetrics:
         self._tool_calls = meter.create_counter(
             "agent.reliability.tool_calls", unit="{call}", description="Tool-call attempts, by outcome"
         )
+        self._unexpected = meter.create_counter(
+            "agent.reliability.tool_calls.unexpected",
+            unit="{call}",
+            description="Tool-call attempts of tools the run's expectation did not allow",
+        )
         self._score = meter.create_histogram(
             "agent.reliability.score",
             unit="1",
@@ -119,25 +128,32 @@ class ReliabilityMetrics:
         # Plain dicts, not Counters: a Counter costs more to make than a handful of runs to count.
         evaluations: dict[tuple[str, str, str], int] = {}
         calls: dict[tuple[str, str, str], int] = {}
+        unexpected: dict[tuple[str, str], int] = {}
         for result in results:
             verdict = result.verdict
             agent = self._agent(result.agent)
             key = (agent, verdict.eval_status, self._expectation(result.expectation))
             evaluations[key] = evaluations.get(key, 0) + 1
             self._score.record(verdict.score, {AGENT: agent})
-            caller: dict[str, str] = {}
+            not_allowed = (
+                set(verdict.failed_tool_calls).union(verdict.additional_tool_calls)
+                if verdict.failed_tool_calls or verdict.additional_tool_calls
+                else ()
+            )
             for attempt in verdict.chain:
                 tool = attempt.tool
-                who = caller[tool] = attempt.agent or result.agent
+                who = attempt.agent or result.agent
                 key = (who, tool, attempt.outcome)
                 calls[key] = calls.get(key, 0) + 1
-            for tool in chain(verdict.failed_tool_calls, verdict.additional_tool_calls):
-                key = (caller.get(tool, result.agent), tool, UNEXPECTED)
-                calls[key] = calls.get(key, 0) + 1
+                if tool in not_allowed:
+                    pair = (who, tool)
+                    unexpected[pair] = unexpected.get(pair, 0) + 1
         for (agent, status, expectation), count in evaluations.items():
             self._evaluations.add(count, {AGENT: agent, STATUS: status, EXPECTATION: expectation})
         for (who, tool, outcome), count in calls.items():
             self._tool_calls.add(count, {AGENT: self._agent(who), TOOL: self._tool(tool), OUTCOME: outcome})
+        for (who, tool), count in unexpected.items():
+            self._unexpected.add(count, {AGENT: self._agent(who), TOOL: self._tool(tool)})
 
     def register_buffered(self, callback: Callable[[], int]) -> None:
         """Feed ``agent.reliability.traces.buffered`` from ``callback`` (replaces an earlier one)."""

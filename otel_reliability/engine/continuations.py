@@ -36,13 +36,20 @@ def resume_keys(record: SpanRecord) -> list[str]:
 class PausedRuns:
     """Records of the most recent runs that ended with pending calls (least recent dropped first).
 
+    Several paused runs may wait under one key: models reuse call ids (``call_1``), so two
+    agents' runs can leave the same call id pending. Each is kept; assembly joins a resuming
+    run only to a paused run of its own agent.
+
     >>> PausedRuns().predecessors([], run_keys=[])
     []
     """
 
+    PER_KEY = 16  # paused runs kept under one key, the most recent
+
     def __init__(self, capacity: int = 1_000) -> None:
         self._capacity = capacity
-        self._by_key: OrderedDict[str, list[SpanRecord]] = OrderedDict()
+        # key → paused runs (by the identity of their records) → their records
+        self._by_key: OrderedDict[str, dict[tuple[int, int, int], list[SpanRecord]]] = OrderedDict()
 
     def predecessors(self, records: Iterable[SpanRecord], run_keys: Iterable[str | None]) -> list[SpanRecord]:
         """Records of paused runs that ``records`` may resume: same run identity, or an answer to a pending call."""
@@ -52,8 +59,9 @@ class PausedRuns:
         keys += [_run(key) for key in run_keys if key is not None]
         found: dict[tuple[int, int], SpanRecord] = {}
         for key in keys:
-            for earlier in self._by_key.get(key, ()):
-                found.setdefault((earlier.trace_id, earlier.span_id), earlier)
+            for paused in self._by_key.get(key, {}).values():
+                for earlier in paused:
+                    found.setdefault((earlier.trace_id, earlier.span_id), earlier)
         return list(found.values())
 
     def remember(self, run: Run, records: list[SpanRecord]) -> list[str]:
@@ -68,8 +76,16 @@ class PausedRuns:
 
     def keep(self, keys: list[str], records: list[SpanRecord]) -> None:
         """Keep ``records`` under ``keys``, as another process's ``remember`` returned them."""
+        if not records:
+            return
+        first = records[0]
+        identity = (first.trace_id, first.span_id, len(records))  # the same in every process it is handed to
         for key in keys:
-            self._by_key[key] = records
+            paused = self._by_key.setdefault(key, {})
+            paused.pop(identity, None)
+            paused[identity] = records
+            while len(paused) > self.PER_KEY:
+                del paused[next(iter(paused))]
             self._by_key.move_to_end(key)
         while len(self._by_key) > self._capacity:
             self._by_key.popitem(last=False)

@@ -1,0 +1,118 @@
+"""The pytest plugin (entry point ``pytest11``): a ``reliability`` fixture, ``--reliability-expectations``,
+and the session's verdicts at the end of the run.
+
+.. code-block:: python
+
+    def test_calculator(reliability):
+        agent = Agent(model, instrument=InstrumentationSettings(tracer_provider=reliability.provider))
+        with reliability.expect(tool_calls=["multiply"], arguments={"multiply": {"a": 10, "b": 5}}):
+            agent.run_sync("What is 10 times 5?")
+        reliability.assert_passed()   # fails with expected-against-got, field by field
+
+Each test that asks for the fixture gets its own ``ReliabilitySpanProcessor`` (no store;
+``--reliability-expectations`` files as its rules), on two entry points:
+
+- ``reliability.provider``, a ``TracerProvider`` of the test's own: pass it to the
+  instrumentation (pydantic-ai's ``InstrumentationSettings(tracer_provider=…)``,
+  ``provider.get_tracer(…)``). Nothing global changes.
+- the global provider, for code that traces through ``trace.get_tracer`` or
+  ``instrument=True``. OpenTelemetry lets the global provider be set once per process
+  and never replaced or restored, so the plugin replaces nothing: it adds one routing
+  processor to the global provider the first time a test asks for the fixture, and
+  that processor hands spans to the running test's processor while the test runs and
+  to none between tests. When no global provider has been set by then, the plugin sets
+  a plain SDK ``TracerProvider`` to carry it — **the limit**: from then on the API
+  ignores ``trace.set_tracer_provider`` in that process (it logs a warning), so code
+  under test that sets its own must do so before the first ``reliability`` test (in
+  ``conftest.py``, say). A global provider without ``add_span_processor`` (not the
+  SDK's) cannot take the router; then only ``reliability.provider`` is judged, and
+  ``assert_passed()`` says so when it found no run.
+
+Spans are judged as their runs end; ``assert_passed()`` and ``results`` wait for the
+judging first. Under pytest-xdist the verdicts stay in the workers, so the summary at the
+end lists none (not gathered yet); the assertions work the same.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Iterator
+
+import pytest
+
+if TYPE_CHECKING:
+    from .expectations import Expectation
+    from .results import RunResult
+
+# Importing this module stays cheap (pytest imports every installed plugin at start-up):
+# the processor, the SDK and the expectations load when a test or an option needs them.
+
+
+@dataclass
+class _Session:
+    expectations: list[Expectation]
+    verdicts: list[tuple[str, RunResult]] = field(default_factory=list)
+    route: Any = None  # otel_reliability.testing.GlobalRoute, made by the first reliability test
+
+
+_SESSION = pytest.StashKey[_Session]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("reliability", "otel-reliability tool-call verdicts")
+    group.addoption(
+        "--reliability-expectations", action="append", default=[], metavar="FILE", dest="reliability_expectations",
+        help="expectation file (YAML, TOML or JSON) for the runs the reliability fixture judges; "
+        "repeatable, the first matching rule wins",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    files = config.getoption("reliability_expectations")
+    expectations = []
+    if files:
+        from .expectations import ExpectationError, load_expectations
+
+        try:
+            expectations = load_expectations(files)
+        except ExpectationError as exc:
+            raise pytest.UsageError(f"--reliability-expectations: {exc}") from exc
+    config.stash[_SESSION] = _Session(expectations)
+
+
+@pytest.fixture
+def reliability(request: pytest.FixtureRequest) -> Iterator[Any]:
+    """A ``ReliabilitySpanProcessor`` for this test (``otel_reliability.testing.Reliability``):
+    see ``otel_reliability.pytest_plugin``."""
+    from .testing import GlobalRoute, Reliability
+
+    session = request.config.stash[_SESSION]
+    if session.route is None:
+        session.route = GlobalRoute()
+    judged = Reliability(session.expectations)
+    session.route.attach(judged)
+    judged.global_note = session.route.note
+    try:
+        yield judged
+    finally:
+        session.route.attach(None)
+        judged.close()
+        session.verdicts += [(request.node.nodeid, result) for result in judged.results]
+
+
+def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
+    session = config.stash.get(_SESSION, None)
+    if session is None or not session.verdicts:
+        return
+    terminalreporter.write_sep("=", "otel-reliability verdicts")
+    for nodeid, result in session.verdicts:
+        verdict = result.verdict
+        terminalreporter.write_line(
+            f"{verdict.eval_status} {nodeid}: agent {result.agent!r}, expectation {result.expectation!r}, "
+            f"score {verdict.score:.2f}",
+            red=not result.passed,
+            green=result.passed,
+        )
+    failed = sum(1 for _, result in session.verdicts if not result.passed)
+    runs = len(session.verdicts)
+    terminalreporter.write_line(f"{runs} run{'s' if runs != 1 else ''} judged: {runs - failed} passed, {failed} failed")
