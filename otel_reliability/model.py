@@ -140,6 +140,9 @@ class EventRecord:
     time_ns: int
     requests: tuple[ToolRequest, ...] = ()
     responses: tuple[ToolResponse, ...] = ()
+    # An assistant message of the replayed history: the answers recorded before it under the
+    # same span were replayed, not added by this model call (the span keeps only the newest).
+    assistant_turn: bool = False
 
 
 @dataclass(slots=True)

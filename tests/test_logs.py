@@ -154,8 +154,6 @@ def test_genai_events_read_as_the_requests_and_responses_span_attributes_give(lo
 @pytest.mark.parametrize(
     "log",
     [
-        pytest.param(_log("gen_ai.assistant.message", {"tool_calls": CHOICE["message"]["tool_calls"]}),
-                     id="history-is-not-a-new-request"),
         pytest.param(_log("gen_ai.user.message", {"content": "hi"}), id="user-message"),
         pytest.param(_log("app.checkout", CHOICE), id="not-a-genai-event"),
         pytest.param(LogData(1, 0, "gen_ai.choice", 0, {}, CHOICE), id="not-under-a-span"),
@@ -164,6 +162,36 @@ def test_genai_events_read_as_the_requests_and_responses_span_attributes_give(lo
 )
 def test_records_that_add_nothing_to_a_span_are_not_kept(log):
     assert to_event_record(log) is None
+
+
+def test_history_replayed_in_log_records_is_neither_a_request_nor_a_new_answer():
+    def at(time_ns: int, name: str, body: dict) -> LogData:
+        return LogData(1, 2, name, time_ns, {}, body)
+
+    replayed_call = {"tool_calls": [{"id": "call_0", "function": {"name": "add", "arguments": "{}"}}]}
+    events = [to_event_record(log) for log in (
+        at(1, "gen_ai.assistant.message", replayed_call),
+        at(2, "gen_ai.tool.message", {"id": "call_0", "content": "3"}),  # answered in an earlier model call
+        at(3, "gen_ai.assistant.message", {"tool_calls": CHOICE["message"]["tool_calls"]}),
+        at(4, "gen_ai.tool.message", {"id": "call_1", "content": "4"}),  # the answer this model call adds
+        at(5, "gen_ai.choice", {"message": {"content": "done"}}),
+    )]
+    assert events[-1] is None and all(event.requests == () for event in events[:-1])
+    pipeline = Pipeline(Engine())
+    pipeline.add([SpanRecord(1, 2, 0, "chat", 0, 1, role=Role.MODEL)], now=0.0)
+    pipeline.add_events(list(reversed(events[:-1])), now=0.0)  # any arrival order: the records' times tell
+    [joined] = pipeline.buffer.joined_records(1)
+    assert ([r.call_id for r in joined.requests], [r.call_id for r in joined.responses]) == ([], ["call_1"])
+
+
+def test_operation_details_keep_the_answers_after_the_last_assistant_message():
+    messages = ({"role": "user", "parts": ()},
+                {"role": "assistant", "parts": ({"type": "tool_call", "id": "call_0", "name": "add"},)},
+                {"role": "user", "parts": ({"type": "tool_call_response", "id": "call_0", "response": 3},)},
+                {"role": "assistant", "parts": ({"type": "tool_call", "id": "call_1", "name": "add"},)},
+                {"role": "user", "parts": ({"type": "tool_call_response", "id": "call_1", "response": 4},)})
+    record = to_event_record(_log("gen_ai.client.inference.operation.details", None, {"gen_ai.input.messages": messages}))
+    assert [(r.call_id, r.content) for r in record.responses] == [("call_1", "4")]
 
 
 # -- the engine joins records to their spans ---------------------------------------------------
@@ -212,6 +240,16 @@ def test_a_record_repeating_what_its_span_carries_adds_nothing():
 def test_eval_with_the_log_records_gives_the_latest_mode_chains(capsys, scenario):
     with_logs = eval_results(capsys, DEFAULT / f"{scenario}.json", DEFAULT / f"{scenario}.logs.json")
     assert chains(with_logs) == latest_chains(capsys, scenario)
+
+
+def test_log_records_read_on_every_core_are_the_ones_read_serially():
+    from otel_reliability.sources.parallel import read_telemetry_records
+
+    files = sorted(DEFAULT.glob("*.json"))
+    files = [f for f in files if not f.name.endswith(".truth.json")]
+    serial = read_telemetry_records(files, workers=1)
+    assert read_telemetry_records(files, workers=2) == serial
+    assert any(event.assistant_turn for event in serial[1]) and any(event.requests for event in serial[1])
 
 
 def test_eval_of_a_directory_pairs_each_trace_file_with_its_logs(capsys, tmp_path):

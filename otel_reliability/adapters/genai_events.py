@@ -11,9 +11,12 @@ a span may carry, with its payload in the body or in attributes:
   ``gen_ai.output.messages`` with ``tool_call`` and ``tool_call_response`` parts.
 
 So a record is read by the span-event readers of ``genai`` and yields the same
-``ToolRequest``/``ToolResponse`` the span-attribute shapes give. History events
-(``gen_ai.assistant.message``, ``gen_ai.user.message``) add nothing: requests count from
-the model's answer only, as they do on spans.
+``ToolRequest``/``ToolResponse`` the span-attribute shapes give. History events add no
+request (requests count from the model's answer only, as they do on spans); as on spans,
+a model call keeps only the answers its input adds: those after the last assistant message.
+A ``gen_ai.assistant.message`` record marks that place (``EventRecord.assistant_turn``: the
+engine drops the answers recorded before it under the same span), and the input messages of
+an operation-details record are cut after their last assistant message.
 """
 
 from __future__ import annotations
@@ -24,8 +27,11 @@ from typing import Any
 
 from ..model import EventData, EventRecord, LogData, SpanData
 from .genai import _requests, _responses
+from .history import _after_last_assistant as _newest_after_assistant
 
 logger = logging.getLogger(__name__)
+_ASSISTANT_MESSAGE = "gen_ai.assistant.message"
+_INPUT_MESSAGES = "gen_ai.input.messages"
 _EVENT_NAME_ATTRIBUTE = "event.name"  # where producers put the name before OTLP had a field for it
 _PREFIX = "gen_ai."
 
@@ -65,10 +71,15 @@ def to_event_record(log: LogData) -> EventRecord | None:
     name = event_name(log)
     if not name.startswith(_PREFIX):
         return None
+    if name == _ASSISTANT_MESSAGE:
+        return EventRecord(log.trace_id, log.span_id, log.time_ns, assistant_turn=True)
     payload = dict(_plain(log.attributes))
     body = _plain(log.body)
     if isinstance(body, dict):
         payload.update(body)  # the body's fields are the event's payload, as a span event's attributes
+    history = payload.get(_INPUT_MESSAGES)
+    if isinstance(history, list):  # structured, not a JSON text: newest_messages' cut, done here
+        payload[_INPUT_MESSAGES] = _after_last_assistant(history)
     span = SpanData(log.trace_id, log.span_id, 0, "", 0, 0, {}, (EventData(name, payload, log.time_ns),))
     try:
         requests = _requests(span)
@@ -90,3 +101,9 @@ def _plain(value: Any) -> Any:
     if isinstance(value, list):
         return [_plain(item) for item in value]
     return value
+
+
+def _after_last_assistant(messages: list[Any]) -> list[Any]:
+    """The messages after the last assistant message (all of them when there is none)."""
+    newest = _newest_after_assistant(messages)
+    return messages if newest is None else newest

@@ -27,7 +27,7 @@ from itertools import groupby
 from operator import attrgetter
 from typing import Callable
 
-from ..model import EventRecord, Role, SpanRecord
+from ..model import EventRecord, Role, SpanRecord, ToolResponse
 from .settings import EngineSettings
 
 
@@ -290,15 +290,20 @@ class TraceBuffer:
 
 
 def _join(record: SpanRecord, events: list[EventRecord]) -> SpanRecord:
-    """A copy of ``record`` with the events' requests and responses added after its own; a call
-    id the span (or an earlier event) already holds is not added twice (a producer that writes
-    content both on the span and in events)."""
+    """A copy of ``record`` with the events' requests and responses added after its own, in the
+    events' order. A call id the span (or an earlier event) already holds is not added twice (a
+    producer that writes content both on the span and in events); an assistant-turn marker
+    drops the events' answers before it (they were replayed history)."""
     requests = list(record.requests)
-    responses = list(record.responses)
+    own_responses = record.responses
     asked = {r.call_id for r in requests if r.call_id is not None}
-    answered = {r.call_id for r in responses}
+    answered = {r.call_id for r in own_responses}
     own_requests = bool(requests)
+    added: dict[str, ToolResponse] = {}  # the events' answers, by call id, in order
     for event in sorted(events, key=_time_ns):
+        if event.assistant_turn:
+            added.clear()
+            continue
         for request in event.requests:
             if request.call_id is None:
                 if own_requests:
@@ -310,9 +315,8 @@ def _join(record: SpanRecord, events: list[EventRecord]) -> SpanRecord:
             requests.append(request)
         for response in event.responses:
             if response.call_id not in answered:
-                answered.add(response.call_id)
-                responses.append(response)
-    return replace(record, requests=tuple(requests), responses=tuple(responses))
+                added.setdefault(response.call_id, response)
+    return replace(record, requests=tuple(requests), responses=(*own_responses, *added.values()))
 
 
 _time_ns = attrgetter("time_ns")

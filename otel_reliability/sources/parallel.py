@@ -93,14 +93,16 @@ def _packed_event(event: EventRecord) -> tuple[Any, ...]:
     return (
         event.trace_id, event.span_id, event.time_ns,
         tuple(map(_REQUEST_FIELDS, event.requests)), tuple(map(_RESPONSE_FIELDS, event.responses)),
+        event.assistant_turn,
     )
 
 
 def _unpacked_event(fields: tuple[Any, ...]) -> EventRecord:
-    trace_id, span_id, time_ns, requests, responses = fields
+    trace_id, span_id, time_ns, requests, responses, assistant_turn = fields
     return EventRecord(
         trace_id, span_id, time_ns,
         tuple(ToolRequest(*request) for request in requests), tuple(ToolResponse(*response) for response in responses),
+        assistant_turn,
     )
 
 
