@@ -1,0 +1,64 @@
+"""The one way this project connects to SQLite and to PostgreSQL.
+
+Results, standings and paused runs may live in the same database, opened by several
+threads and processes at once, so every connection is opened alike:
+
+- SQLite: WAL (readers never block the writer), ``synchronous=NORMAL`` (durable at each
+  checkpoint, not each commit, which WAL makes safe against corruption), autocommit
+  (each store begins its own transactions), usable from any thread (each store guards
+  its connection with a lock), and one busy timeout: a writer waits up to
+  ``BUSY_TIMEOUT_S`` for another process's transaction instead of failing.
+- PostgreSQL: psycopg 3 in autocommit, with a clear error when psycopg is not installed.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from otel_reliability.stores.spec import MEMORY
+
+__all__ = ["BUSY_TIMEOUT_S", "connect_postgres", "connect_sqlite", "create_tables"]
+
+BUSY_TIMEOUT_S = 60.0
+_DDL_LOCK = 0x6F74656C72656C69  # any constant: the advisory lock that serialises table creation
+
+
+def connect_sqlite(path: str | Path) -> sqlite3.Connection:
+    """A connection to the SQLite file ``path`` (created with its folder), or ``":memory:"``.
+
+    >>> connect_sqlite(":memory:").execute("PRAGMA synchronous").fetchone()
+    (1,)
+    """
+    if str(path) != MEMORY:
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+    connection = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
+    connection.execute("PRAGMA journal_mode=WAL")
+    connection.execute("PRAGMA synchronous=NORMAL")
+    return connection
+
+
+def connect_postgres(url: str) -> Any:
+    """An autocommit psycopg 3 connection to ``url``; a server that cannot be reached is a
+    ``ConnectionError`` (an ``OSError``, as a file that cannot be opened is)."""
+    try:
+        import psycopg
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError("a postgresql:// store needs psycopg 3: pip install 'otel-reliability[postgres]'") from exc
+    try:
+        return psycopg.connect(url, autocommit=True)
+    except psycopg.OperationalError as exc:  # the message names host and port, never the password
+        raise ConnectionError(f"cannot connect to the PostgreSQL store: {str(exc).strip()}") from exc
+
+
+def create_tables(connection: Any, ddl: str) -> None:
+    """Run ``ddl`` (statements separated by ``;``) on a PostgreSQL connection, holding an
+    advisory lock: ``CREATE … IF NOT EXISTS`` from processes starting together can still
+    collide in PostgreSQL's catalogue."""
+    connection.execute("SELECT pg_advisory_lock(%s)", (_DDL_LOCK,))
+    try:
+        for statement in filter(str.strip, ddl.split(";")):
+            connection.execute(statement)
+    finally:
+        connection.execute("SELECT pg_advisory_unlock(%s)", (_DDL_LOCK,))
