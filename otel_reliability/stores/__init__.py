@@ -4,20 +4,27 @@
 default), a ``.jsonl`` path JSON Lines, ``sqlite:///…`` SQLite, ``postgresql://…``
 PostgreSQL. In each, a later verdict for the same ``(trace_id, run_span_id)`` supersedes
 the earlier one: the one with the latest ``evaluated_at`` wins, and on a tie the later write.
+A PostgreSQL store also holds the paused runs the receivers sharing it judged
+(``open_paused_runs``).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .base import ResultStore, normalise_trace_id
 from .spec import StoreSpec, StoreSpecError, parse_store_spec
+
+if TYPE_CHECKING:
+    from .paused import PostgresPausedRuns
 
 __all__ = [
     "ResultStore",
     "StoreSpec",
     "StoreSpecError",
     "normalise_trace_id",
+    "open_paused_runs",
     "open_store",
     "parse_store_spec",
 ]
@@ -44,3 +51,17 @@ def open_store(spec: str | Path) -> ResultStore:
 
     return SQLiteStore(str(store.path))
 
+
+def open_paused_runs(spec: str | Path, capacity: int) -> PostgresPausedRuns | None:
+    """The paused runs shared through the results store ``spec``, when other hosts can reach
+    it (PostgreSQL); ``None`` for a file, which one host's processes share otherwise.
+
+    >>> open_paused_runs("results.db", 1_000) is None
+    True
+    """
+    store = parse_store_spec(spec, "results")
+    if not store.shared:
+        return None
+    from otel_reliability.stores.paused import PostgresPausedRuns
+
+    return PostgresPausedRuns(str(store.url), capacity)
