@@ -9,6 +9,7 @@ import json
 import time
 from pathlib import Path
 
+import psycopg
 import pytest
 
 from otel_reliability.adapters import to_record
@@ -73,11 +74,33 @@ def test_the_store_keeps_the_newest_runs_up_to_its_capacity(postgres_server):  #
     latecomer = PostgresPausedRuns(url, capacity=3)
     try:
         assert [keys for keys, _ in latecomer.shared_since_last()] == [["call:c3"], ["call:c4"], ["call:c5"]]
-        (rows,) = writer._db.execute("SELECT count(*) FROM reliability_paused_runs").fetchone()
-        assert rows == 3
+        with psycopg.connect(url) as db:
+            assert db.execute("SELECT count(*) FROM reliability_paused_runs").fetchone() == (3,)
     finally:
         writer.close()
         latecomer.close()
+
+
+def test_sharing_outlives_the_server_dropping_the_connection(postgres_server):  # noqa: F811
+    url = fresh_schema_url(postgres_server)
+    a, b = PostgresPausedRuns(url + "&application_name=dropped-paused-runs"), PostgresPausedRuns(url)
+    try:
+        _drop_connections(postgres_server, "dropped-paused-runs")
+        a.share(["call:c1"], [_record(1)])
+        _drop_connections(postgres_server, "dropped-paused-runs")
+        assert b.shared_since_last() == [(["call:c1"], [_record(1)])] and a.shared_since_last() == []
+    finally:
+        a.close()
+        b.close()
+
+
+def _drop_connections(server: str, application: str) -> None:
+    """What a server restart does to one client's connections: the server ends them."""
+    with psycopg.connect(server, autocommit=True) as admin:
+        (dropped,) = admin.execute(
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s", (application,)
+        ).fetchone()
+    assert dropped == 1
 
 
 def _traces(path: Path, workdir: Path) -> list[Path]:

@@ -199,6 +199,19 @@ def test_postgres_table_has_the_expected_columns(postgres_server):  # noqa: F811
     assert row == ("00000000000000000000000000000001", "0000000000000001", "calc", "math", "PASSED", 0.5)
 
 
+def test_a_postgres_store_outlives_the_server_dropping_its_connection(postgres_server):  # noqa: F811 (the fixture)
+    import psycopg
+
+    store = open_store(fresh_schema_url(postgres_server) + "&application_name=dropped-results")
+    store.add(result(1, at=1.0))
+    for write in (lambda: store.add(result(2, at=2.0)), lambda: store.add_many([result(3, at=3.0), result(4, at=4.0)])):
+        with psycopg.connect(postgres_server, autocommit=True) as admin:  # as a server restart would
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'dropped-results'")
+        write()
+    assert [r.trace_id for r in store.query()] == [4, 3, 2, 1]
+    store.close()
+
+
 def test_sqlite_file_is_in_wal_mode_with_the_expected_columns(tmp_path):
     filled(tmp_path / "results.db").close()
     db = sqlite3.connect(tmp_path / "results.db")

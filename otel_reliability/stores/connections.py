@@ -8,18 +8,22 @@ threads and processes at once, so every connection is opened alike:
   (each store begins its own transactions), usable from any thread (each store guards
   its connection with a lock), and one busy timeout: a writer waits up to
   ``BUSY_TIMEOUT_S`` for another process's transaction instead of failing.
-- PostgreSQL: psycopg 3 in autocommit, with a clear error when psycopg is not installed.
+- PostgreSQL: psycopg 3 in autocommit, with a clear error when psycopg is not installed;
+  a store's session replaces a connection the server dropped (a restart, a failover).
 """
 
 from __future__ import annotations
 
 import sqlite3
+import threading
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from otel_reliability.stores.spec import MEMORY
 
-__all__ = ["BUSY_TIMEOUT_S", "connect_postgres", "connect_sqlite", "create_tables"]
+__all__ = ["BUSY_TIMEOUT_S", "PostgresSession", "connect_postgres", "connect_sqlite", "create_tables"]
+
+T = TypeVar("T")
 
 BUSY_TIMEOUT_S = 60.0
 _DDL_LOCK = 0x6F74656C72656C69  # any constant: the advisory lock that serialises table creation
@@ -62,3 +66,41 @@ def create_tables(connection: Any, ddl: str) -> None:
             connection.execute(statement)
     finally:
         connection.execute("SELECT pg_advisory_unlock(%s)", (_DDL_LOCK,))
+
+
+class PostgresSession:
+    """One store's connection to ``url``, shared by its threads under a lock.
+
+    When the server drops the connection (a restart, a failover, an idle timeout), the work
+    that found it broken runs once more on a new connection, so a receiver's stores outlive
+    a database restart. The work given to ``run`` must be safe to repeat: an upsert, a
+    transaction that either committed or did not.
+    """
+
+    def __init__(self, url: str, ddl: str = "") -> None:
+        self._url = url
+        self._lock = threading.Lock()
+        self._closed = False
+        self._db = connect_postgres(url)
+        if ddl:
+            create_tables(self._db, ddl)
+
+    def run(self, work: Callable[[Any], T]) -> T:
+        """``work(connection)`` under the lock, retried once on a new connection if the old one broke."""
+        import psycopg
+
+        with self._lock:
+            if self._closed:
+                raise ValueError("the PostgreSQL store is closed")
+            try:
+                return work(self._db)
+            except psycopg.OperationalError:
+                if not self._db.broken:
+                    raise
+            self._db = connect_postgres(self._url)
+            return work(self._db)
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            self._db.close()

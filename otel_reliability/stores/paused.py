@@ -15,12 +15,11 @@ that remembers the last ``seq`` it saw misses none. The table keeps the newest
 from __future__ import annotations
 
 import json
-import threading
 import uuid
 from typing import Any, Iterable
 
 from otel_reliability.model import Role, SpanRecord, ToolRequest, ToolResponse
-from otel_reliability.stores.connections import connect_postgres, create_tables
+from otel_reliability.stores.connections import PostgresSession
 
 __all__ = ["PostgresPausedRuns", "decode_records", "encode_records"]
 
@@ -40,35 +39,41 @@ class PostgresPausedRuns:
     """The paused runs of every receiver that shares the database ``url``; this one's writes
     are told apart from the others' by a writer id of its own.
 
-    Safe to share between threads (one connection, guarded by a lock).
+    Safe to share between threads (one connection, guarded by a lock, replaced if the server
+    drops it: ``PostgresSession``).
     """
 
     def __init__(self, url: str, capacity: int = 1_000) -> None:
         self._capacity = capacity
         self._writer = uuid.uuid4().hex
         self._last_seq = 0
-        self._lock = threading.Lock()
-        self._db = connect_postgres(url)
-        create_tables(self._db, _DDL)
+        self._session = PostgresSession(url, _DDL)
 
     def share(self, keys: list[str], records: list[SpanRecord]) -> None:
         row = (self._writer, json.dumps(keys), encode_records(records))
-        with self._lock, self._db.transaction():
-            self._db.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
-            (seq,) = self._db.execute(
-                "INSERT INTO reliability_paused_runs (writer, keys, records) VALUES (%s, %s, %s) RETURNING seq", row
-            ).fetchone()
-            self._db.execute("DELETE FROM reliability_paused_runs WHERE seq <= %s", (seq - self._capacity,))
+
+        def insert(db: Any) -> None:
+            with db.transaction():
+                db.execute("SELECT pg_advisory_xact_lock(%s)", (_WRITE_LOCK,))
+                (seq,) = db.execute(
+                    "INSERT INTO reliability_paused_runs (writer, keys, records) VALUES (%s, %s, %s) RETURNING seq", row
+                ).fetchone()
+                db.execute("DELETE FROM reliability_paused_runs WHERE seq <= %s", (seq - self._capacity,))
+
+        self._session.run(insert)
 
     def shared_since_last(self) -> list[tuple[list[str], list[SpanRecord]]]:
-        with self._lock:
-            rows = self._db.execute(
+        def read(db: Any) -> list[Any]:
+            rows = db.execute(
                 "SELECT seq, writer, keys, records FROM reliability_paused_runs WHERE seq > %s "
                 "ORDER BY seq DESC LIMIT %s",
                 (self._last_seq, self._capacity),
             ).fetchall()
             if rows:
                 self._last_seq = rows[0][0]
+            return rows
+
+        rows = self._session.run(read)
         return [
             (json.loads(keys), decode_records(records))
             for _, writer, keys, records in reversed(rows)
@@ -76,8 +81,7 @@ class PostgresPausedRuns:
         ]
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._session.close()
 
 
 def encode_records(records: Iterable[SpanRecord]) -> str:

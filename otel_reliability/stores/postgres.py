@@ -12,12 +12,11 @@ starting together do not race on the DDL.
 from __future__ import annotations
 
 import json
-import threading
 from typing import Any, Iterable
 
 from otel_reliability.results import RunResult, trace_hex
 from otel_reliability.stores.base import normalise_trace_id, result_row
-from otel_reliability.stores.connections import connect_postgres, create_tables
+from otel_reliability.stores.connections import PostgresSession
 
 _DDL = """
 CREATE TABLE IF NOT EXISTS reliability_results (
@@ -50,27 +49,20 @@ WHERE excluded.evaluated_at >= reliability_results.evaluated_at
 class PostgresStore:
     """Results in the PostgreSQL database a ``postgresql://`` URL names.
 
-    One connection per store guarded by a lock, so a store is safe to share between threads.
+    One connection per store guarded by a lock, so a store is safe to share between threads;
+    one the server dropped is replaced (``PostgresSession``).
     """
 
     def __init__(self, url: str) -> None:
-        self._lock = threading.Lock()
-        self._db = connect_postgres(url)
-        create_tables(self._db, _DDL)
+        self._session = PostgresSession(url, _DDL)
 
     def add(self, result: RunResult) -> None:
         self.add_many([result])
 
     def add_many(self, results: Iterable[RunResult]) -> None:
         rows = [result_row(result.to_record()) for result in results]
-        if not rows:
-            return
-        with self._lock:
-            if len(rows) == 1:
-                self._db.execute(_UPSERT, rows[0])
-                return
-            with self._db.transaction():  # one commit for the batch; executemany pipelines the rows
-                self._db.cursor().executemany(_UPSERT, rows)
+        if rows:
+            self._session.run(lambda db: _upsert(db, rows))
 
     def query(
         self,
@@ -98,10 +90,16 @@ class PostgresStore:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY evaluated_at DESC, seq DESC LIMIT %s"  # LIMIT NULL: no limit
         params.append(limit)
-        with self._lock:
-            rows = self._db.execute(sql, params).fetchall()
+        rows = self._session.run(lambda db: db.execute(sql, params).fetchall())
         return [RunResult.from_json(json.loads(verdict)) for (verdict,) in rows]
 
     def close(self) -> None:
-        with self._lock:
-            self._db.close()
+        self._session.close()
+
+
+def _upsert(db: Any, rows: list[tuple[Any, ...]]) -> None:
+    if len(rows) == 1:
+        db.execute(_UPSERT, rows[0])
+        return
+    with db.transaction():  # one commit for the batch; executemany pipelines the rows
+        db.cursor().executemany(_UPSERT, rows)
