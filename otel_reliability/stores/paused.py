@@ -41,6 +41,12 @@ class PostgresPausedRuns:
 
     Safe to share between threads (one connection, guarded by a lock, replaced if the server
     drops it: ``PostgresSession``).
+
+    >>> url = "postgresql://reliability@db.internal/reliability"
+    >>> here, there = PostgresPausedRuns(url), PostgresPausedRuns(url)  # doctest: +SKIP
+    >>> here.share(["call:c1"], [SpanRecord(1, 2, 0, "run", 0, 1, Role.AGENT_RUN)])  # doctest: +SKIP
+    >>> [keys for keys, _ in there.shared_since_last()]  # doctest: +SKIP
+    [['call:c1']]
     """
 
     def __init__(self, url: str, capacity: int = 1_000) -> None:

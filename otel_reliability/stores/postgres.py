@@ -51,6 +51,12 @@ class PostgresStore:
 
     One connection per store guarded by a lock, so a store is safe to share between threads;
     one the server dropped is replaced (``PostgresSession``).
+
+    >>> from otel_reliability.model import Verdict
+    >>> store = PostgresStore("postgresql://reliability@db.internal/reliability")  # doctest: +SKIP
+    >>> store.add(RunResult(1, 2, "calc", "math", Verdict("PASSED", "math"), 5.0))  # doctest: +SKIP
+    >>> [r.agent for r in store.query(status="passed")]  # doctest: +SKIP
+    ['calc']
     """
 
     def __init__(self, url: str) -> None:
