@@ -38,7 +38,7 @@ from .log_processor import ReliabilityLogRecordProcessor
 from .model import LogData, Role, SpanRecord
 from .results import RunResult
 from .sources.sdk import attributes_view, from_ended_span, from_readable_span, with_additions
-from .stores import ResultStore, open_store
+from .stores import ResultStore, open_store, parse_store_spec
 from .suppression import suppress_instrumentation_in_this_thread
 
 if TYPE_CHECKING:
@@ -128,8 +128,9 @@ class ReliabilitySpanProcessor(SpanProcessor):
         )
         if reputation is not None:
             span_processor, sinks, expectations = _with_reputation(reputation, span_processor, sinks, expectations)
-            if store == STORE_FROM_ENVIRONMENT and reputation.store_spec is not None and "://" not in str(reputation.store_spec):
-                store = reputation.store_spec  # one file for verdicts and standings
+            standings = reputation.store_spec
+            if store == STORE_FROM_ENVIRONMENT and standings is not None and parse_store_spec(standings).kind == "sqlite":
+                store = standings  # one file for verdicts and standings
         if store == STORE_FROM_ENVIRONMENT:
             store = os.environ.get("OTEL_RELIABILITY_STORE", DEFAULT_STORE)
         engine = Engine(expectations, default_expectation)  # a bad expectation file fails before the store is opened

@@ -5,13 +5,15 @@ a new trace. Assembly joins the two when it sees both (``assembly`` decides how)
 this bounded memory is what lets the engine hand it the paused run's records when
 only the resuming trace is at hand. ``Resumers`` is the other direction: the buffered
 traces that may resume a run, so that a trace judged before the run it resumes was known
-is judged again when it becomes known.
+is judged again when it becomes known. ``SharedPausedRuns`` is how processes that judge
+parts of the same traffic (receivers behind a load balancer) tell each other of the runs
+they judged paused.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable
+from typing import Iterable, Protocol
 
 from ..model import PENDING, EventRecord, Role, Run, SpanRecord
 
@@ -89,6 +91,23 @@ class PausedRuns:
             self._by_key.move_to_end(key)
         while len(self._by_key) > self._capacity:
             self._by_key.popitem(last=False)
+
+
+class SharedPausedRuns(Protocol):
+    """Paused runs shared between processes (a receiver's PostgreSQL store keeps them).
+
+    Each process still looks paused runs up in its own ``PausedRuns``: sharing costs one
+    write per paused run and one cheap read per judge tick, not one per judged trace.
+    """
+
+    def share(self, keys: list[str], records: list[SpanRecord]) -> None:
+        """Offer the others a run this process judged paused, under the keys ``remember`` returned."""
+        ...
+
+    def shared_since_last(self) -> list[tuple[list[str], list[SpanRecord]]]:
+        """The paused runs the others shared since the last call, oldest first (at the first
+        call, the most recent ones the store still holds)."""
+        ...
 
 
 class Resumers:

@@ -24,7 +24,7 @@ from ..expectations import Expectation, ExpectationError
 from ..model import EventRecord, LogData, Role, Run, SpanData, SpanRecord
 from ..results import RunResult
 from .buffer import DueTrace, TraceBuffer
-from .continuations import PausedRuns, Resumers
+from .continuations import PausedRuns, Resumers, SharedPausedRuns
 from .judge import Engine
 from .settings import EngineSettings
 from .sinks import Judgement, Sink, Sinks
@@ -56,6 +56,9 @@ class Judged:
 class Pipeline:
     """One trace buffer and everything that judges from it.
 
+    ``paused`` shares paused runs with other processes judging the same traffic (the
+    receiver passes its PostgreSQL store's); without it they stay in this process.
+
     >>> pipeline = Pipeline(Engine())
     >>> pipeline.add([], now=0.0)
     []
@@ -72,6 +75,7 @@ class Pipeline:
         decision_wait: float = 2.0,
         observer: Observer | None = None,
         on_paused: PausedHook | None = None,
+        paused: SharedPausedRuns | None = None,
         on_unjudgeable: Callable[[str, Exception], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -82,6 +86,7 @@ class Pipeline:
         self.resumers = Resumers()
         self.buffer = TraceBuffer(settings, decision_wait, on_leave=self.resumers.drop)
         self.paused = PausedRuns(settings.max_paused_runs)
+        self._shared = paused
         self._observer = observer
         self._on_paused = on_paused
         self._on_unjudgeable = on_unjudgeable
@@ -125,7 +130,11 @@ class Pipeline:
 
     def tick(self, now: float) -> tuple[list[Judged], list[DueTrace]]:
         """The quiet rule: judge every trace quiet for ``decision_wait``, publish, and drop
-        what outlived its window. Returns what was judged and the traces that expired unjudged."""
+        what outlived its window. Returns what was judged and the traces that expired unjudged.
+
+        Paused runs other processes shared since the last tick are learnt first, so that a
+        trace resuming one is judged with it (and one judged without it, judged again)."""
+        self._learn_shared()
         with self.lock:
             due = self.buffer.due(now)
         judged = [self.judge_due(trace) for trace in due]
@@ -187,6 +196,25 @@ class Pipeline:
         self.paused.keep(keys, records)
         self._reopen_resumers(keys, records)
 
+    def _learn_shared(self) -> None:
+        if self._shared is None:
+            return
+        try:
+            shared = self._shared.shared_since_last()
+        except Exception:  # the shared store is down: judge with what is known here, try again next tick
+            logger.warning("otel-reliability could not read the shared paused runs", exc_info=True)
+            return
+        for keys, records in shared:
+            self.keep_paused(keys, records)
+
+    def _share(self, keys: list[str], records: list[SpanRecord]) -> None:
+        if self._shared is None:
+            return
+        try:
+            self._shared.share(keys, records)
+        except Exception:  # the verdict stands; only a resumption judged elsewhere misses this run
+            logger.warning("otel-reliability could not share a paused run", exc_info=True)
+
     def _reopen_resumers(self, keys: list[str], paused_records: list[SpanRecord]) -> None:
         """Make due again the judged traces that resume this paused run (not its own)."""
         own = {record.trace_id for record in paused_records}
@@ -232,6 +260,7 @@ class Pipeline:
             kept = self.paused.remember(run, every)
             if kept:
                 self._reopen_resumers(kept, every)
+                self._share(kept, every)
                 if self._on_paused is not None:
                     self._on_paused(kept, every)
             evaluations, denied = said.get(run.span_id, ((), frozenset()))

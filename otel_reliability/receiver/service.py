@@ -30,7 +30,7 @@ from ..model import Role, SpanRecord
 from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
 from ..sources import WHOLE, Shard
-from ..stores import open_store
+from ..stores import open_paused_runs, open_store
 from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
 from .forwarding import Forwarder, enrich, evaluation_carrier, owned_request, request_of, split_run_spans
@@ -70,7 +70,8 @@ class ReceiverService:
 
     With ``workers`` > 1 each process runs one of these for its ``shard`` of the traces
     (``ShardedReceiver``); ``on_paused`` then hands a paused run to the other shards, since
-    the trace that resumes it may be another shard's.
+    the trace that resumes it may be another shard's. When the results store is PostgreSQL,
+    paused runs are shared through it instead, with every receiver and shard that writes there.
     """
 
     def __init__(self, config: ReceiverConfig, shard: Shard = WHOLE, on_paused: PausedHook | None = None) -> None:
@@ -78,6 +79,8 @@ class ReceiverService:
         self.shard = shard
         self._max_buffered_spans = max(1, config.max_buffered_spans // shard.count)
         self.store = open_store(config.store)
+        settings = config.engine_settings()
+        self.shared_paused = open_paused_runs(config.store, settings.max_paused_runs)
         self.registry = CollectorRegistry()
         readers = [PrometheusMetricReader(registry=self.registry)]
         if config.metrics_endpoint:
@@ -120,8 +123,9 @@ class ReceiverService:
         if self.reputation is not None:
             sinks.append(ReputationSink(self.reputation))
         self.pipeline = Pipeline(
-            engine, sinks, settings=config.engine_settings(), decision_wait=config.decision_wait,
-            observer=self.metrics, on_paused=on_paused,
+            engine, sinks, settings=settings, decision_wait=config.decision_wait, observer=self.metrics,
+            # A shared store already tells the other shards: handing the run on too would judge twice.
+            on_paused=None if self.shared_paused is not None else on_paused, paused=self.shared_paused,
         )
         self.metrics.register_buffered(lambda: len(self.pipeline))
         self.forwarder = (
@@ -161,6 +165,8 @@ class ReceiverService:
             self.forwarder.submit(request_of(unjudged))
             self.forwarder.stop()
         self.pipeline.close()
+        if self.shared_paused is not None:
+            self.shared_paused.close()
         if self.reputation is not None:
             self.reputation.close()
         self.meter_provider.shutdown()
