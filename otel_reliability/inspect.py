@@ -30,13 +30,14 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .adapters import ADAPTERS, to_record
+from .adapters import ADAPTERS, to_event_record, to_record
 from .assembly import assemble
 from .assembly.ownership import enclosing_run
 from .jsontext import encode_document
-from .model import Role, Run, SpanData, SpanRecord
+from .engine.buffer import TraceBuffer
+from .model import LogData, Role, Run, SpanData, SpanRecord
 from .results import span_hex, trace_hex
-from .sources import TraceInputError, read_spans
+from .sources import TraceInputError, read_telemetry
 
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")  # as ``eval`` reads a directory
 NO_CONVENTION = "none"
@@ -111,13 +112,16 @@ def convention_of(span: SpanData) -> str:
     return NO_CONVENTION
 
 
-def inspect_spans(spans: Iterable[SpanData]) -> Inspection:
-    """Read the spans as ``eval`` does and say what was seen and what is missing."""
+def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> Inspection:
+    """Read the spans (and the GenAI event log records that join them) as ``eval`` does, and
+    say what was seen and what is missing."""
     conventions: dict[tuple[int, int], str] = {}
-    records: list[SpanRecord] = []
+    buffer = TraceBuffer()
     for span in spans:
         conventions[span.trace_id, span.span_id] = convention_of(span)
-        records.append(to_record(span))
+        buffer.add([to_record(span)], 0.0)
+    buffer.add_events([e for e in map(to_event_record, logs) if e is not None], 0.0)
+    records = [r for trace_id in dict.fromkeys(t for t, _ in conventions) for r in buffer.joined_records(trace_id)]
     pairing: dict[int, str] = {}
     runs = assemble(records, pairing=pairing)  # before the owners below: assembly completes some call ids
     by_trace: dict[int, dict[int, SpanRecord]] = defaultdict(dict)
@@ -139,8 +143,9 @@ def inspect_spans(spans: Iterable[SpanData]) -> Inspection:
 
 
 def inspect_files(paths: Sequence[str | Path]) -> Inspection:
-    """``inspect_spans`` over every span of the files, in file order."""
-    return inspect_spans(span for path in paths for span in read_spans(path))
+    """``inspect_spans`` over every span and log record of the files, in file order."""
+    telemetry = [read_telemetry(path) for path in paths]
+    return inspect_spans([s for t in telemetry for s in t.spans], [log for t in telemetry for log in t.logs])
 
 
 def _span_view(record: SpanRecord, convention: str, owner: SpanRecord | None) -> SpanView:

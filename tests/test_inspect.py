@@ -100,3 +100,13 @@ def test_complete_spans_have_nothing_missing():
 def test_a_path_that_does_not_exist_is_bad_input(tmp_path, capsys):
     assert main(["inspect", str(tmp_path / "nope.json")]) == 2
     assert "no such file or directory" in capsys.readouterr().err
+
+
+def test_log_records_beside_the_trace_join_their_spans_as_eval_joins_them(capsys):
+    """openai-v2's default mode writes content only as log records: with them, the request is seen."""
+    trace = CORPUS / "openai_v2" / "single_tool.json"
+    alone = inspect_json(capsys, trace)
+    joined = inspect_json(capsys, trace, trace.with_name("single_tool.logs.json"))
+    assert [(a["paired_by"], a["arguments"]) for a in alone["runs"][0]["attempts"]] == [("unpaired", None)]
+    assert [(a["paired_by"], a["arguments"]) for a in joined["runs"][0]["attempts"]] == [("call id", {"a": 10, "b": 5})]
+    assert joined["runs"][0]["missing"] == []
