@@ -48,7 +48,12 @@ class ReceiverConfig(BaseModel):
     )
     max_request_bytes: int = Field(16 * 1024 * 1024, ge=1024, description="largest request body accepted")
     max_decompressed_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="largest payload after gunzip")
-    auth_token: str | None = Field(None, description="bearer token required on every OTLP and API request")
+    auth_token: str | None = Field(
+        None, description="bearer token required on OTLP, /api/v1/* and (see metrics_auth) /metrics; /healthz stays open"
+    )
+    metrics_auth: bool = Field(
+        True, description="with auth_token set, /metrics asks for it too; false leaves /metrics open to scrapers"
+    )
     tls_cert: str | None = Field(None, description="PEM certificate file: serve gRPC and HTTP over TLS")
     tls_key: str | None = Field(None, description="PEM private key file for tls_cert")
     retry_after: int = Field(5, ge=1, description="seconds clients are told to wait when the receiver is full")
@@ -72,6 +77,15 @@ class ReceiverConfig(BaseModel):
         if value and not value.startswith(("http://", "https://")):
             raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
         return value or None
+
+    @field_validator("auth_token")
+    @classmethod
+    def _token(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        if not value.isascii() or not value.isprintable() or " " in value:
+            raise ValueError("the bearer token must be printable ASCII without spaces (it travels in a header)")
+        return value
 
     @field_validator("grpc_endpoint", "http_endpoint")
     @classmethod

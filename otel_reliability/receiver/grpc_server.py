@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hmac
 import ssl
 import time
 from concurrent import futures
@@ -12,6 +11,7 @@ from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
 
+from .auth import BearerToken
 from .config import ReceiverConfig
 from .intake import PROTOBUF, Body, IntakeError
 from .service import Overloaded
@@ -22,15 +22,13 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
     def __init__(self, service: ShardedReceiver) -> None:
         self._service = service
         token = service.config.auth_token
-        self._expected_auth = f"Bearer {token}" if token else None
+        self._auth = BearerToken(token) if token else None
 
     def Export(self, request, context):  # noqa: N802 - the gRPC method name
         started = time.perf_counter()
         try:
-            if self._expected_auth is not None:
-                given = dict(context.invocation_metadata()).get("authorization", "")
-                if not hmac.compare_digest(given.encode(), self._expected_auth.encode()):
-                    context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+            if self._auth is not None and not self._auth.allows(_metadata(context, "authorization")):
+                context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
             try:
                 accepted = self._service.accept(Body(request, PROTOBUF))  # raw bytes: see start_grpc
             except IntakeError as exc:
@@ -44,6 +42,13 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
             return response
         finally:
             self._service.request_duration.record(time.perf_counter() - started, {"rpc.system": "grpc"})
+
+
+def _metadata(context: grpc.ServicerContext, key: str) -> str | None:
+    for name, value in context.invocation_metadata():
+        if name == key:
+            return value if isinstance(value, str) else None  # a -bin key carries bytes, never a token
+    return None
 
 
 def _abort_with_retry(context: grpc.ServicerContext, exc: Overloaded) -> None:

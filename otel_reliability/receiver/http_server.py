@@ -3,12 +3,14 @@
 Routes: ``POST /v1/traces``; ``GET /api/v1/results`` (same JSON as ``eval --format json``);
 ``GET /api/v1/reputation`` (each agent's standing);
 ``GET /metrics`` (Prometheus); ``GET /healthz``.
+
+With ``auth_token`` set, every route but ``/healthz`` asks for it (``/metrics`` too,
+unless ``metrics_auth: false``).
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import ssl
 import threading
@@ -23,17 +25,19 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from ..reputation import standings_document
 from ..results import results_document
+from .auth import BearerToken
 from .config import ReceiverConfig
 from .intake import PROTOBUF, IntakeError, decode_body
 from .service import Overloaded
 from .shards import ShardedReceiver
 
-_OPEN_PATHS = ("/healthz", "/metrics")
-
 
 def build_app(service: ShardedReceiver) -> web.Application:
     config = service.config
-    app = web.Application(client_max_size=config.max_request_bytes, middlewares=[_auth(config.auth_token)])
+    open_paths = {"/healthz"} if config.metrics_auth else {"/healthz", "/metrics"}
+    app = web.Application(
+        client_max_size=config.max_request_bytes, middlewares=[_auth(config.auth_token, frozenset(open_paths))]
+    )
     app["service"] = service
     app.router.add_post("/v1/traces", _export)
     app.router.add_get("/api/v1/results", _results)
@@ -43,14 +47,13 @@ def build_app(service: ShardedReceiver) -> web.Application:
     return app
 
 
-def _auth(token: str | None):
-    expected = f"Bearer {token}".encode() if token else None
+def _auth(token: str | None, open_paths: frozenset[str]):
+    bearer = BearerToken(token) if token else None
 
     @web.middleware
     async def check(request: web.Request, handler):
-        if expected is not None and request.path not in _OPEN_PATHS:
-            given = request.headers.get("Authorization", "").encode()
-            if not hmac.compare_digest(given, expected):
+        if bearer is not None and request.path not in open_paths:
+            if not bearer.allows(request.headers.get("Authorization")):
                 raise web.HTTPUnauthorized(
                     text="missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"}
                 )
