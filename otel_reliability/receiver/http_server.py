@@ -5,7 +5,9 @@ Routes: ``POST /v1/traces``; ``GET /api/v1/results`` (same JSON as ``eval --form
 ``GET /metrics`` (Prometheus); ``GET /healthz``.
 
 With ``auth_token`` set, every route but ``/healthz`` asks for it (``/metrics`` too,
-unless ``metrics_auth: false``).
+unless ``metrics_auth: false``). Request bodies are gunzipped, parsed and buffered on a
+thread pool of their own, never on the event loop: one 60 MB body must not stall the
+other clients, ``/healthz`` included.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import json
 import ssl
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -32,13 +35,21 @@ from .service import Overloaded
 from .shards import ShardedReceiver
 
 
-def build_app(service: ShardedReceiver) -> web.Application:
+def intake_threads(config: ReceiverConfig) -> int:
+    """Threads that decode and hand on request bodies. With workers they mostly wait for the
+    workers' answers, so two per worker keep them busy; alone, a few let small requests pass
+    a big one (they take turns on the GIL)."""
+    return 2 * config.workers + 2
+
+
+def build_app(service: ShardedReceiver, intake: ThreadPoolExecutor) -> web.Application:
     config = service.config
     open_paths = {"/healthz"} if config.metrics_auth else {"/healthz", "/metrics"}
     app = web.Application(
         client_max_size=config.max_request_bytes, middlewares=[_auth(config.auth_token, frozenset(open_paths))]
     )
     app["service"] = service
+    app["intake"] = intake
     app.router.add_post("/v1/traces", _export)
     app.router.add_get("/api/v1/results", _results)
     app.router.add_get("/api/v1/reputation", _reputation)
@@ -68,19 +79,16 @@ async def _export(request: web.Request) -> web.Response:
     protobuf = request.content_type == PROTOBUF
     try:
         body = await request.read()
-        checked = decode_body(
-            body,
-            request.headers.get("Content-Type", ""),
-            request.headers.get("Content-Encoding", ""),
-            service.config.max_decompressed_bytes,
+        accepted = await asyncio.get_running_loop().run_in_executor(
+            request.app["intake"], _take, service, body, request.headers
         )
-        accepted = service.accept(checked)
     except web.HTTPRequestEntityTooLarge:
         return _status(413, f"request body exceeds the limit of {service.config.max_request_bytes} bytes", protobuf)
     except (ConnectionResetError, RequestPayloadError) as exc:  # the body ended early or its framing is broken
         return _status(400, f"request body is incomplete: {exc}", protobuf)
     except IntakeError as exc:
-        return _status(exc.status, exc.message, protobuf)
+        retry = {"Retry-After": str(service.config.retry_after)} if exc.status == 503 else None  # a worker down
+        return _status(exc.status, exc.message, protobuf, headers=retry)
     except Overloaded as exc:
         return _status(503, str(exc), protobuf, headers={"Retry-After": str(exc.retry_after)})
     finally:
@@ -97,6 +105,14 @@ async def _export(request: web.Request) -> web.Response:
         else {}
     )
     return web.json_response(partial)
+
+
+def _take(service: ShardedReceiver, body: bytes, headers: Any) -> Any:
+    """Gunzip, parse and buffer one body (on an intake thread)."""
+    checked = decode_body(
+        body, headers.get("Content-Type", ""), headers.get("Content-Encoding", ""), service.config.max_decompressed_bytes
+    )
+    return service.accept(checked)
 
 
 def _status(code: int, message: str, protobuf: bool, headers: dict[str, str] | None = None) -> web.Response:
@@ -179,7 +195,8 @@ class HttpServer:
     def __init__(self, service: ShardedReceiver, config: ReceiverConfig) -> None:
         host, _, port = config.http_endpoint.rpartition(":")
         self._host, self._port = host.strip("[]"), int(port)
-        self._app = build_app(service)
+        self._intake = ThreadPoolExecutor(intake_threads(config), thread_name_prefix="otel-reliability-http-intake")
+        self._app = build_app(service, self._intake)
         self._ssl = _ssl_context(config)
         self._loop = asyncio.new_event_loop()
         # auto_decompress=False: else aiohttp gunzips bodies itself, limited only by
@@ -200,6 +217,7 @@ class HttpServer:
             asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
             self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
+        self._intake.shutdown(wait=True)
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)
