@@ -2,12 +2,16 @@
 
 A body that inflates to 60 MB of OTLP/JSON is gunzipped and parsed on the intake threads,
 a span at a time (``sources.json_slices``), never on the event loop: ``/healthz`` keeps
-answering meanwhile.
+answering meanwhile. A client gets ``header_timeout`` seconds to send its headers (the
+connection is closed after that) and ``body_timeout`` for its body (then a 408).
 """
 
 from __future__ import annotations
 
 import gzip
+import http.client
+import json
+import socket
 import statistics
 import threading
 import time
@@ -44,7 +48,7 @@ def big_json_request(total_bytes: int) -> tuple[bytes, int]:
 @pytest.fixture(scope="module")
 def receiver(module_receivers) -> Receiver:  # noqa: F811
     return module_receivers.start(
-        "slow-clients", config={"max_decompressed_bytes": 64 << 20}
+        "slow-clients", config={"header_timeout": 1.0, "body_timeout": 1.0, "max_decompressed_bytes": 64 << 20}
     )
 
 
@@ -79,3 +83,50 @@ def test_healthz_answers_quickly_while_a_60_mb_json_body_is_decoded(receiver):
     # stalled behind the decode would hold up every probe after the first, not a few.
     assert len(probes) >= 5, probes
     assert statistics.median(seconds for _, seconds in probes) < 0.1, sorted(s for _, s in probes)
+
+
+def _connect(receiver: Receiver) -> socket.socket:
+    return socket.create_connection(("127.0.0.1", receiver.http_port), timeout=15)
+
+
+def test_a_client_that_never_finishes_its_headers_is_disconnected(receiver):
+    with _connect(receiver) as sock:
+        sock.sendall(b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n")
+        started = time.monotonic()
+        closed = sock.recv(1024)  # blocks until the receiver hangs up (or the 15 s socket timeout)
+        waited = time.monotonic() - started
+
+    assert closed == b""
+    assert waited < 15
+    assert receiver.http("GET", "/healthz").status == 200
+
+
+def test_a_body_slower_than_body_timeout_gets_408(receiver):
+    with _connect(receiver) as sock:
+        sock.sendall(
+            b"POST /v1/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 1000\r\n\r\n" + b'{"resourceSpans": ['
+        )
+        answer = http.client.HTTPResponse(sock)
+        answer.begin()  # waits for the receiver's answer: the rest of the body never comes
+        status = json.loads(answer.read())
+
+    assert answer.status == 408
+    assert status == {"code": 4, "message": "request body not received within 1 s"}  # DEADLINE_EXCEEDED
+    assert receiver.http("GET", "/healthz").status == 200
+
+
+def test_serve_help_documents_both_timeouts():
+    import subprocess
+    import sys
+
+    from otel_reliability.receiver.config import ReceiverConfig
+
+    shown = subprocess.run(
+        [sys.executable, "-m", "otel_reliability.cli", "serve", "--help"], capture_output=True, text=True, timeout=60
+    ).stdout
+    defaults = ReceiverConfig()
+
+    assert (defaults.header_timeout, defaults.body_timeout) == (30.0, 60.0)
+    assert "header_timeout: seconds an HTTP client has to send a request's headers" in shown
+    assert "body_timeout: seconds an HTTP client has to send a request body" in shown

@@ -54,6 +54,14 @@ class ReceiverConfig(BaseModel):
     metrics_auth: bool = Field(
         True, description="with auth_token set, /metrics asks for it too; false leaves /metrics open to scrapers"
     )
+    header_timeout: float = Field(
+        30.0, gt=0,
+        description="seconds an HTTP client has to send a request's headers, from connecting or from its previous "
+        "response (an idle keep-alive connection is closed after it as well)",
+    )
+    body_timeout: float = Field(
+        60.0, gt=0, description="seconds an HTTP client has to send a request body; a slower one gets 408"
+    )
     tls_cert: str | None = Field(None, description="PEM certificate file: serve gRPC and HTTP over TLS")
     tls_key: str | None = Field(None, description="PEM private key file for tls_cert")
     retry_after: int = Field(5, ge=1, description="seconds clients are told to wait when the receiver is full")

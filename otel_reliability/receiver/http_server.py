@@ -7,7 +7,8 @@ Routes: ``POST /v1/traces``; ``GET /api/v1/results`` (same JSON as ``eval --form
 With ``auth_token`` set, every route but ``/healthz`` asks for it (``/metrics`` too,
 unless ``metrics_auth: false``). Request bodies are gunzipped, parsed and buffered on a
 thread pool of their own, never on the event loop: one 60 MB body must not stall the
-other clients, ``/healthz`` included.
+other clients, ``/healthz`` included. A client gets ``header_timeout`` seconds to send
+its headers and ``body_timeout`` for its body.
 """
 
 from __future__ import annotations
@@ -33,6 +34,9 @@ from .config import ReceiverConfig
 from .intake import PROTOBUF, IntakeError, decode_body
 from .service import Overloaded
 from .shards import ShardedReceiver
+
+
+SHUTDOWN_GRACE_S = 5.0  # requests in flight at a stop signal get this long to finish, as gRPC calls do
 
 
 def intake_threads(config: ReceiverConfig) -> int:
@@ -78,7 +82,11 @@ async def _export(request: web.Request) -> web.Response:
     started = time.perf_counter()
     protobuf = request.content_type == PROTOBUF
     try:
-        body = await request.read()
+        try:
+            async with asyncio.timeout(service.config.body_timeout):
+                body = await request.read()
+        except TimeoutError:
+            return _status(408, f"request body not received within {service.config.body_timeout:g} s", protobuf)
         accepted = await asyncio.get_running_loop().run_in_executor(
             request.app["intake"], _take, service, body, request.headers
         )
@@ -123,7 +131,7 @@ def _status(code: int, message: str, protobuf: bool, headers: dict[str, str] | N
     return web.json_response({"code": _GRPC_CODE.get(code, 2), "message": message}, status=code, headers=headers)
 
 
-_GRPC_CODE = {400: 3, 401: 16, 413: 8, 415: 3, 429: 8, 503: 14}
+_GRPC_CODE = {400: 3, 401: 16, 408: 4, 413: 8, 415: 3, 429: 8, 503: 14}
 
 
 async def _results(request: web.Request) -> web.Response:
@@ -201,7 +209,12 @@ class HttpServer:
         self._loop = asyncio.new_event_loop()
         # auto_decompress=False: else aiohttp gunzips bodies itself, limited only by
         # client_max_size, and intake.inflate then refuses every gzip body as corrupt.
-        self._runner = web.AppRunner(self._app, access_log=None, auto_decompress=False)
+        # aiohttp closes a connection still waiting for a request after keepalive_timeout,
+        # counted from connecting or from the last response: that bounds a slow header too.
+        self._runner = web.AppRunner(
+            self._app, access_log=None, auto_decompress=False, keepalive_timeout=config.header_timeout,
+            shutdown_timeout=SHUTDOWN_GRACE_S,
+        )
         self._started = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._serve, name="otel-reliability-http", daemon=True)
