@@ -100,15 +100,15 @@ def _refusals_seen_while(receiver: Receiver, action, spans_per_request: int):
     last_start = time.monotonic()
     seen = receiver.metric(DROPPED, reason="overloaded")
     worker.start()
-    while True:
+    finished = False
+    while not finished:
+        finished = not worker.is_alive()  # one more poll after the action ended: its last refusal
         start = time.monotonic()
         now_seen = receiver.metric(DROPPED, reason="overloaded")
         end = time.monotonic()
         for _ in range(int(now_seen - seen) // spans_per_request):
             windows.append((last_start, end))
         seen, last_start = now_seen, start
-        if not worker.is_alive():
-            break
     worker.join()
     return outcome[0], windows
 
