@@ -84,12 +84,19 @@ def test_the_collector_routes_each_trace_whole_to_one_receiver_which_gives_eval_
     def judged() -> list[list[dict]]:
         return [receiver.results_for(trace_ids) for receiver in pair]
 
+    # Final verdicts only: every span through the Collector (its queue may still hold some
+    # after the exporter is done), and nothing pending a verdict at either receiver.
     try:
-        wait_until(lambda: by_run(sum(judged(), [])) == expected, 30, "the eval verdicts from the two receivers")
+        wait_until(
+            lambda: sum(r.metric("agent_reliability_spans_received_total") for r in pair) == sent["replayed"]
+            and all(r.settled() for r in pair) and by_run(sum(judged(), [])) == expected,
+            30, "the final eval verdicts from the two receivers",
+        )
     except AssertionError:
-        pass  # the comparison below shows the difference
+        pass  # the comparisons below show what is wrong
     per_receiver = judged()
     assert by_run(sum(per_receiver, [])) == expected  # every run judged once, as eval judges it
+    assert all(r.settled() for r in pair), "verdicts still pending"
     traces_judged = [{r["trace_id"] for r in results} for results in per_receiver]
     assert not traces_judged[0] & traces_judged[1], "a trace was judged by both receivers"
     assert all(traces_judged), f"one receiver judged every trace: {[len(t) for t in traces_judged]}"

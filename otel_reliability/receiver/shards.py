@@ -42,7 +42,8 @@ from .service import Accepted, Overloaded, ReceiverService
 logger = logging.getLogger(__name__)
 
 REPLY_TIMEOUT_S = 120.0  # a shard answers once it has buffered a request's spans: longer means it is stuck
-SUMMED_GAUGES = ("agent_reliability_traces_buffered",)  # what each shard holds: the total is the sum
+# what each shard holds: the total is the sum
+SUMMED_GAUGES = ("agent_reliability_traces_buffered", "agent_reliability_traces_pending")
 
 
 class ShardedReceiver:
@@ -61,6 +62,7 @@ class ShardedReceiver:
         # holds the store and reputation the API reads, and the instruments only the
         # serving process records (request latency) or reads from the shared stores.
         self._local = ReceiverService(config)
+        report_pending(self._local)
         self.store = self._local.store
         self.reputation = self._local.reputation
         self.request_duration = self._local.request_duration
@@ -114,6 +116,15 @@ class ShardedReceiver:
         for worker in self._workers:
             if worker.shard.index != origin:
                 worker.tell("paused", keys, records)
+
+
+def report_pending(service: ReceiverService) -> None:
+    """Feed ``agent.reliability.traces.pending`` from the service's trace buffer.
+
+    Belongs in ``ReceiverService.__init__``, beside ``register_buffered`` (one line); it is
+    here while that module is being reworked."""
+    completion = service._completion  # noqa: SLF001 - see above
+    service.metrics.register_pending(lambda: completion.pending)
 
 
 def _outcome(reply: tuple) -> Accepted | IntakeError | Overloaded:
@@ -274,6 +285,7 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     from .cli import tune_garbage_collection  # here: cli imports this module
 
     tune_garbage_collection()
+    report_pending(service)
     # One thread reads requests and judges between them: a judge thread beside it would only
     # trade the GIL back and forth with it (and every message goes out from this thread).
     service.start(judge_thread=False)
