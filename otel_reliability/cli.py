@@ -20,6 +20,7 @@ from .emitters.table import render_results
 from .engine import Engine, judge_at_end
 from .expectations import ExpectationError
 from .jsontext import encode_document
+from .output_file import OutputError, write_output
 from .bfcl.cli import register as register_bfcl
 from .inspect import register as register_inspect
 from .receiver.cli import register as register_serve
@@ -27,6 +28,7 @@ from .reports.cli import register as register_report
 from .reputation.cli import register as register_reputation
 from .results import RunResult, results_document
 from .sources import TraceInputError
+from .sources.files import DEFAULT_MAX_DECOMPRESSED
 from .sources.parallel import read_telemetry_records
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NOT_EVALUATED = 0, 1, 2, 3
@@ -42,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (UsageError, TraceInputError, ExpectationError) as exc:
+    except (UsageError, TraceInputError, ExpectationError, OutputError) as exc:
         print(f"otel-reliability: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
@@ -71,6 +73,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     evaluate.add_argument("--output", metavar="FILE", help="write the report here instead of standard output")
+    evaluate.add_argument(
+        "--max-decompressed-mib", type=int, default=DEFAULT_MAX_DECOMPRESSED >> 20, metavar="MIB",
+        help="largest a gzip trace file may inflate to (default %(default)s): past it, exit 2",
+    )
     evaluate.set_defaults(run=_eval)
 
     demo = commands.add_parser(
@@ -105,8 +111,12 @@ def _trace_files(paths: Sequence[str]) -> list[Path]:
 
 def _eval(args: argparse.Namespace) -> int:
     engine = Engine(args.expectations)
+    if args.max_decompressed_mib < 1:
+        raise UsageError(f"--max-decompressed-mib must be at least 1, got {args.max_decompressed_mib}")
     # GenAI event records from log exports join their spans, whichever file holds them.
-    records, events = read_telemetry_records(_trace_files(args.paths))
+    records, events = read_telemetry_records(
+        _trace_files(args.paths), max_decompressed_bytes=args.max_decompressed_mib << 20
+    )
     results = [j.result for j in judge_at_end(engine, records, events)]
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
@@ -130,7 +140,7 @@ def _write_report(results: list[RunResult], fmt: str, output: str | None) -> Non
     if output is None:
         sys.stdout.write(text)
     else:
-        Path(output).write_text(text, encoding="utf-8")
+        write_output(output, text)
 
 
 def _demo(args: argparse.Namespace) -> int:
