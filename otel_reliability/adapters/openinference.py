@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
+from . import smolagents
 from .common import error_text, loads, str_or_none, text_of
 
 _INPUT_MESSAGE = "llm.input_messages."
@@ -51,7 +52,8 @@ class OpenInferenceAdapter:
         if kind == "TOOL" or (kind == "AGENT" and attrs.get("tool.name")):
             _read_tool(span, record)
         elif kind == "AGENT" and not _is_graph_node(attrs):
-            _read_run(span, record, attrs.get("agent.name") or attrs.get("graph.node.name"))
+            name = attrs.get("agent.name") or attrs.get("graph.node.name") or smolagents.agent_name(span.name, attrs)
+            _read_run(span, record, name)
         elif kind == "CHAIN" and _is_graph_root(attrs):
             _read_run(span, record, span.name)
         elif kind == "LLM":
@@ -82,7 +84,12 @@ def _read_tool(span: SpanData, record: SpanRecord) -> None:
     else:
         record.tool_name = record.tool_name or span.name
         arguments = attrs.get("input.value")
-        record.arguments = arguments if arguments is not None else attrs.get("tool.parameters")
+        if arguments is None:
+            arguments = attrs.get("tool.parameters")
+        else:
+            unwrapped = smolagents.unwrapped_arguments(arguments, attrs.get("tool.parameters"))
+            arguments = unwrapped if unwrapped is not None else arguments
+        record.arguments = arguments
     call_id = attrs.get("tool.id") or attrs.get("tool_call.id")
     record.call_id = str(call_id) if call_id is not None else None
 
