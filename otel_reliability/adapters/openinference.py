@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from . import smolagents
+from . import crewai, openai_agents, smolagents
 from .common import error_text, loads, str_or_none, text_of
 
 _INPUT_MESSAGE = "llm.input_messages."
@@ -49,10 +49,17 @@ class OpenInferenceAdapter:
         kind = attrs.get("openinference.span.kind")
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         record.error = error_text(span)
-        if kind == "TOOL" or (kind == "AGENT" and attrs.get("tool.name")):
+        if kind == "TOOL" and openai_agents.awaiting_approval(span.status_code, attrs):
+            pass  # no execution: the request it belongs to stays unanswered until a decision shows
+        elif kind == "TOOL" or (kind == "AGENT" and attrs.get("tool.name")):
             _read_tool(span, record)
         elif kind == "AGENT" and not _is_graph_node(attrs):
-            name = attrs.get("agent.name") or attrs.get("graph.node.name") or smolagents.agent_name(span.name, attrs)
+            name = (
+                attrs.get("agent.name")
+                or attrs.get("graph.node.name")
+                or attrs.get("graph.node.id")
+                or smolagents.agent_name(span.name, attrs)
+            )
             _read_run(span, record, name)
         elif kind == "CHAIN" and _is_graph_root(attrs):
             _read_run(span, record, span.name)
@@ -82,7 +89,7 @@ def _read_tool(span: SpanData, record: SpanRecord) -> None:
         # openai-agents: the span names the target; its input is the source agent, not arguments
         record.handoff_to = span.name[len(_HANDOFF_PREFIX):]
     else:
-        record.tool_name = record.tool_name or span.name
+        record.tool_name = crewai.tool_name(record.tool_name or span.name, attrs)
         arguments = attrs.get("input.value")
         if arguments is None:
             arguments = attrs.get("tool.parameters")
@@ -90,6 +97,9 @@ def _read_tool(span: SpanData, record: SpanRecord) -> None:
             unwrapped = smolagents.unwrapped_arguments(arguments, attrs.get("tool.parameters"))
             arguments = unwrapped if unwrapped is not None else arguments
         record.arguments = arguments
+    record.refusal = openai_agents.guardrail_refusal(record.error) or crewai.validation_refusal(record.error, attrs)
+    if openai_agents.ran_despite_error(record.error):
+        record.error = None
     call_id = attrs.get("tool.id") or attrs.get("tool_call.id")
     record.call_id = str(call_id) if call_id is not None else None
 
@@ -123,7 +133,7 @@ def _read_messages(attrs: Any, record: SpanRecord) -> None:
                 arguments = attrs.get(f"{prefix}{call}.tool_call.function.arguments")
                 call_id = str_or_none(attrs.get(f"{prefix}{call}.tool_call.id"))
                 requests.append(ToolRequest(str(name), arguments, call_id))
-    record.requests = tuple(requests)
+    record.requests = tuple(requests) if requests else crewai.requests_in_output(attrs)
     answers = []
     for message in range(_count(attrs, _INPUT_MESSAGE) - 1, -1, -1):
         prefix = f"{_INPUT_MESSAGE}{message}.message."

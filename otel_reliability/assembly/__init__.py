@@ -113,8 +113,36 @@ def _build(
         own_attempts=attempts_of(_gathered(group, owned), name, path, run_error),
     )
     if member_records:
-        run.members = [_build([m], owned, members, path) for m in member_records]
+        run.members = _member_runs(member_records, owned, members, path)
     return run
+
+
+def _member_runs(
+    member_records: list[SpanRecord],
+    owned: dict[_Key, list[SpanRecord]],
+    members: dict[_Key, list[SpanRecord]],
+    path: tuple[str, ...],
+) -> list[Run]:
+    """The member runs in start order; a member that answers a call an earlier member of the same
+    agent left pending continues it and takes its place (openai-agents resumes an approved or
+    rejected call as a new agent span under the same outer trace)."""
+    runs: list[Run] = []
+    groups: list[list[SpanRecord]] = []
+    by_pending_call: dict[tuple[str | None, str], int] = {}
+    for record in member_records:
+        answered = ((record.agent_name, resp.call_id) for r in owned.get(_key(record), ()) for resp in r.responses)
+        index = next((by_pending_call[c] for c in answered if c in by_pending_call), None)
+        if index is None:
+            index = len(runs)
+            groups.append([record])
+            runs.append(_build(groups[index], owned, members, path))
+        else:
+            groups[index] = groups[index] + [record]
+            runs[index] = _build(groups[index], owned, members, path)
+        for attempt in runs[index].own_attempts:
+            if attempt.outcome == PENDING and attempt.call_id is not None:
+                by_pending_call[record.agent_name, attempt.call_id] = index
+    return runs
 
 
 def _gathered(group: list[SpanRecord], index: dict[_Key, list[SpanRecord]]) -> list[SpanRecord]:
