@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from . import crewai, openai_agents, smolagents
+from . import crewai, langchain_agents, openai_agents, smolagents
 from .common import error_text, loads, str_or_none, text_of
 
 _INPUT_MESSAGE = "llm.input_messages."
@@ -25,6 +25,7 @@ _MESSAGE_FIELDS = (".message.role", ".message.content", ".message.tool_call_id",
                    ".message.tool_calls.0.tool_call.id")
 _CALL_FIELDS = (".tool_call.function.name", ".tool_call.id", ".tool_call.function.arguments")
 _HANDOFF_PREFIX = "handoff to "
+_GRAPH_KINDS = ("CHAIN", "AGENT")
 _DISPATCH_MARKER = '"tool_call_with_context"'
 
 # agno records a call the user rejected as an errored execution, not a refusal.
@@ -53,21 +54,34 @@ class OpenInferenceAdapter:
             pass  # no execution: the request it belongs to stays unanswered until a decision shows
         elif kind == "TOOL" or (kind == "AGENT" and attrs.get("tool.name")):
             _read_tool(span, record)
-        elif kind == "AGENT" and not _is_graph_node(attrs):
-            name = (
-                attrs.get("agent.name")
-                or attrs.get("graph.node.name")
-                or attrs.get("graph.node.id")
-                or smolagents.agent_name(span.name, attrs)
-            )
-            _read_run(span, record, name)
-        elif kind == "CHAIN" and _is_graph_root(attrs):
-            _read_run(span, record, span.name)
         elif kind == "LLM":
             record.role = Role.MODEL
             _read_messages(attrs, record)
-        elif kind == "CHAIN":
-            _read_dispatch(attrs, record)
+        elif kind in _GRAPH_KINDS:
+            _read_graph_span(span, record, kind, _metadata(attrs))
+        return record
+
+
+def _read_graph_span(span: SpanData, record: SpanRecord, kind: str, metadata: dict[str, Any]) -> None:
+    """An AGENT or CHAIN span: a run, a LangGraph node that dispatched a call, or neither."""
+    attrs = span.attributes
+    if langchain_agents.is_agent_root(span.name, metadata):
+        _read_run(span, record, span.name)
+    elif kind == "AGENT" and "langgraph_node" not in metadata:
+        name = (
+            attrs.get("agent.name")
+            or attrs.get("graph.node.name")
+            or attrs.get("graph.node.id")
+            or smolagents.agent_name(span.name, attrs)
+        )
+        _read_run(span, record, name)
+    elif kind == "CHAIN" and metadata.get("ls_integration") == "langgraph" and "langgraph_node" not in metadata:
+        _read_run(span, record, span.name)  # a LangGraph graph's root
+    elif kind == "CHAIN" and langchain_agents.is_graph_node(metadata):
+        record.dispatched = langchain_agents.dispatched(attrs.get("input.value"))
+        record.responses = _tool_messages(attrs.get("output.value"))
+    elif kind == "CHAIN":
+        _read_dispatch(attrs, record)
         return record
 
 
@@ -107,15 +121,6 @@ def _read_tool(span: SpanData, record: SpanRecord) -> None:
 def _metadata(attrs: Any) -> dict[str, Any]:
     metadata = loads(attrs.get("metadata"))
     return metadata if isinstance(metadata, dict) else {}
-
-
-def _is_graph_node(attrs: Any) -> bool:
-    return "langgraph_node" in _metadata(attrs)
-
-
-def _is_graph_root(attrs: Any) -> bool:
-    metadata = _metadata(attrs)
-    return metadata.get("ls_integration") == "langgraph" and "langgraph_node" not in metadata
 
 
 def _read_messages(attrs: Any, record: SpanRecord) -> None:
@@ -184,7 +189,14 @@ def _read_dispatch(attrs: Any, record: SpanRecord) -> None:
     if not isinstance(call, dict) or not call.get("name"):
         return
     record.dispatched = ToolRequest(str(call["name"]), call.get("args"), str_or_none(call.get("id")))
-    output = loads(attrs.get("output.value"))
+    record.responses = _tool_messages(attrs.get("output.value"))
+
+
+def _tool_messages(raw: Any) -> tuple[ToolResponse, ...]:
+    """The answers in a LangGraph node's output: its ToolMessages, ``{"messages": [{"data": {"tool_call_id", …}}]}``."""
+    if not isinstance(raw, str) or '"tool_call_id"' not in raw:
+        return ()
+    output = loads(raw)
     messages = output.get("messages") if isinstance(output, dict) else None
     responses = []
     for message in messages or ():
@@ -193,4 +205,4 @@ def _read_dispatch(attrs: Any, record: SpanRecord) -> None:
             responses.append(
                 _response(str(data["tool_call_id"]), text_of(data.get("content")), error=data.get("status") == "error")
             )
-    record.responses = tuple(responses)
+    return tuple(responses)
