@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from . import crewai, langchain_agents, openai_agents, smolagents
+from . import crewai, langchain_agents, llama_index, openai_agents, smolagents
 from .common import error_text, loads, str_or_none, text_of
 
 _INPUT_MESSAGE = "llm.input_messages."
@@ -52,6 +52,8 @@ class OpenInferenceAdapter:
         record.error = error_text(span)
         if kind == "TOOL" and openai_agents.awaiting_approval(span.status_code, attrs):
             pass  # no execution: the request it belongs to stays unanswered until a decision shows
+        elif kind == "TOOL" and llama_index.waits_for_event(record.error):
+            record.error = None  # the workflow paused the call; it runs again, under a span of its own
         elif kind == "TOOL" or (kind == "AGENT" and attrs.get("tool.name")):
             _read_tool(span, record)
         elif kind == "LLM":
@@ -77,11 +79,15 @@ def _read_graph_span(span: SpanData, record: SpanRecord, kind: str, metadata: di
         _read_run(span, record, name)
     elif kind == "CHAIN" and metadata.get("ls_integration") == "langgraph" and "langgraph_node" not in metadata:
         _read_run(span, record, span.name)  # a LangGraph graph's root
+    elif kind == "CHAIN" and llama_index.is_workflow_run(attrs):
+        _read_run(span, record, None)  # named by its steps (assembly: a run's first acting agent)
     elif kind == "CHAIN" and langchain_agents.is_graph_node(metadata):
         record.dispatched = langchain_agents.dispatched(attrs.get("input.value"))
         record.responses = _tool_messages(attrs.get("output.value"))
     elif kind == "CHAIN":
         _read_dispatch(attrs, record)
+        record.agent_name = llama_index.acting_agent(attrs)
+        record.dispatched = record.dispatched or llama_index.dispatched(attrs)
         return record
 
 
@@ -109,6 +115,8 @@ def _read_tool(span: SpanData, record: SpanRecord) -> None:
             arguments = attrs.get("tool.parameters")
         else:
             unwrapped = smolagents.unwrapped_arguments(arguments, attrs.get("tool.parameters"))
+            if unwrapped is None:
+                unwrapped = llama_index.unwrapped_arguments(arguments)
             arguments = unwrapped if unwrapped is not None else arguments
         record.arguments = arguments
     record.refusal = openai_agents.guardrail_refusal(record.error) or crewai.validation_refusal(record.error, attrs)

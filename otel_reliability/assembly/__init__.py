@@ -92,7 +92,8 @@ def _build(
 ) -> Run:
     latest = group[-1]
     member_records = sorted(_gathered(group, members), key=_start)
-    name = _agent_name(latest, member_records)
+    owned_records = _gathered(group, owned)
+    name = _agent_name(latest, owned_records, member_records)
     path = parent_path + (name,)
     run_error = None
     for record in reversed(group):
@@ -110,7 +111,7 @@ def _build(
         run_key=latest.run_key,
         output=latest.output,
         error=run_error,
-        own_attempts=attempts_of(_gathered(group, owned), name, path, run_error),
+        own_attempts=attempts_of(owned_records, name, path, run_error),
     )
     if member_records:
         run.members = _member_runs(member_records, owned, members, path)
@@ -153,10 +154,14 @@ def _gathered(group: list[SpanRecord], index: dict[_Key, list[SpanRecord]]) -> l
     return [item for record in group for item in index.get(_key(record), ())]
 
 
-def _agent_name(record: SpanRecord, member_records: list[SpanRecord]) -> str:
-    """The run's agent; a wrapper run with no identity of its own takes its first member's."""
+def _agent_name(record: SpanRecord, owned_records: list[SpanRecord], member_records: list[SpanRecord]) -> str:
+    """The run's agent; a run with no identity of its own takes the first agent one of its spans
+    names as acting (LlamaIndex names it only in its steps), else its first member's (a wrapper)."""
     if record.agent_name:
         return record.agent_name
+    acting = [r for r in owned_records if r.agent_name and r.role is not _AGENT_RUN]
+    if acting:
+        return min(acting, key=_start).agent_name
     for member in member_records:
         if member.agent_name:
             return member.agent_name
