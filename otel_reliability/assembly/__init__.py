@@ -12,7 +12,7 @@ from collections import defaultdict
 from operator import attrgetter
 from typing import Iterable
 
-from ..model import PENDING, Role, Run, SpanRecord
+from ..model import ERROR, OK, PENDING, Role, Run, SpanRecord
 from .attempts import attempts_of
 from .ownership import enclosing_run, inherit_dispatched_call_id
 
@@ -115,7 +115,22 @@ def _build(
     )
     if member_records:
         run.members = _member_runs(member_records, owned, members, path)
+        _delegated(run)
     return run
+
+
+def _delegated(run: Run) -> None:
+    """A call no tool span records, carried out by a member run of the agent it names (smolagents
+    calls a managed agent like a tool, and only the agent's own run span records it)."""
+    unused = list(run.members)
+    for attempt in run.own_attempts:
+        if attempt.outcome != PENDING:
+            continue
+        member = next((m for m in unused if m.agent == attempt.tool and m.start_ns >= attempt.start_ns), None)
+        if member is not None:
+            unused.remove(member)
+            attempt.outcome, attempt.error = (OK, None) if member.error is None else (ERROR, member.error)
+            attempt.span_id = member.span_id
 
 
 def _member_runs(
