@@ -94,10 +94,10 @@ def test_unexpected_counts_the_attempts_of_tools_the_verdict_did_not_allow(corpu
 @pytest.mark.parametrize(
     ("agent", "tool", "count"),
     [
-        ("calculator", "divide", 6),  # strict: errored and clean calls alike
-        ("calculator", "format_disk", 2),  # refused twice, each attempt counted
-        ("researcher", "compute", 5),  # lenient: additional calls still were not asked for
-        ("researcher", "lookup", 1),  # the router's member, counted for the member
+        ("calculator", "divide", 14),  # strict: errored and clean calls alike
+        ("calculator", "format_disk", 7),  # every unknown-tool attempt counted, refused or not
+        ("researcher", "compute", 9),  # lenient: additional calls still were not asked for
+        ("researcher", "lookup", 2),  # the router's members, counted for the member
     ],
     ids=["strict", "refused-attempts", "lenient", "team-member"],
 )
