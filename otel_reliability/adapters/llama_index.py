@@ -28,6 +28,7 @@ _TOOL_NAME = re.compile(r"ToolCall\(tool_name='([^']+)'")
 _TOOL_ID = re.compile(r"tool_id='([^']+)'\)")
 _CONTEXT_REPR = re.compile(r"<workflows\.context\.[\w.]+ object at 0x[0-9a-f]+>")
 _WRAPPED_PREFIX = '{"kwargs": '
+_STEP_INPUT_PREFIX = '{"ctx": "<workflows.'  # a workflow step's bound arguments: the Context first
 _WAITING = "WaitingForEvent:"
 
 
@@ -41,11 +42,11 @@ def acting_agent(attrs: Mapping[str, Any]) -> str | None:
     """The agent a workflow step acts for, from the repr of the ``AgentInput``/``AgentSetup`` event it
     was given (its input, as outputs are cut short); the event's own field is the repr's last.
 
-    >>> acting_agent({"input.value": '''{"ev": "AgentInput(input=[], current_agent_name='calculator')"}'''})
+    >>> acting_agent({"input.value": '''{"ctx": "<workflows.context.Context>", "ev": "AgentInput(input=[], current_agent_name='calculator')"}'''})
     'calculator'
     """
     raw = attrs.get("input.value")
-    if not isinstance(raw, str) or not any(marker in raw for marker in _AGENT_EVENTS):
+    if not isinstance(raw, str) or not raw.startswith(_STEP_INPUT_PREFIX) or not any(m in raw for m in _AGENT_EVENTS):
         return None
     names = _ACTING_AGENT.findall(raw)
     return names[-1] if names else None
@@ -54,7 +55,7 @@ def acting_agent(attrs: Mapping[str, Any]) -> str | None:
 def dispatched(attrs: Mapping[str, Any]) -> ToolRequest | None:
     """The call a ``call_tool`` step dispatched (name and id; the arguments are the tool span's)."""
     raw = attrs.get("input.value")
-    if not isinstance(raw, str) or _DISPATCH_MARKER not in raw:
+    if not isinstance(raw, str) or not raw.startswith(_STEP_INPUT_PREFIX) or _DISPATCH_MARKER not in raw:
         return None
     name, call_id = _TOOL_NAME.search(raw), _TOOL_ID.search(raw)
     if name is None or call_id is None:
