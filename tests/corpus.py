@@ -55,7 +55,6 @@ LIMITS = {
     "langgraph_subagents/invalid_arguments": "a validation failure is an ERROR tool span, like the tool raising",
     "llama_index/blocked_approval_denied": "the denial is the tool's own OK return text",
     "llama_index/blocked_handoff_not_allowed": "the refused handoff is an OK tool span whose text says so",
-    "llama_index/delegation_handoff": "one flat workflow run; the engine gives a run one agent, the handoff's target only shows in reprs",
     "llama_index/invalid_arguments": "a missing argument fails the Python call: an ERROR tool span, like the tool raising",
     "openai_agents_guardrails/approval_approved": "the resumed run (no outer trace) exports no span: the call stays pending",
     "openai_agents_guardrails/blocked_approval_rejected": "the resumed run (no outer trace) exports no span: the call stays pending",
@@ -103,10 +102,6 @@ AS_RECORDED = {
     "llama_index/blocked_approval_denied": [("call_llama_blocked_approval_denied_del_1", "delete_file", "janitor", "ok")],
     "llama_index/blocked_handoff_not_allowed": [
         ("call_llama_blocked_handoff_not_allowed_handoff_1", "handoff", "router", "ok")
-    ],
-    "llama_index/delegation_handoff": [
-        ("call_llama_delegation_handoff_handoff_1", "handoff", "router", "ok"),
-        ("call_llama_delegation_handoff_lookup_1", "lookup", "router", "ok"),
     ],
     "llama_index/invalid_arguments": [
         ("call_llama_invalid_arguments_mul_bad", "multiply", "calculator", "error"),

@@ -8,11 +8,12 @@ records are merged into one run reported under the latest run span.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
 from operator import attrgetter
 from typing import Iterable
 
-from ..model import ERROR, OK, PENDING, Role, Run, SpanRecord
+from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
 from .attempts import attempts_of
 from .ownership import enclosing_run, inherit_dispatched_call_id
 
@@ -93,7 +94,9 @@ def _build(
     latest = group[-1]
     member_records = sorted(_gathered(group, members), key=_start)
     owned_records = _gathered(group, owned)
-    name = _agent_name(latest, owned_records, member_records)
+    # spans that name the agent acting from then on, for a run that names none (LlamaIndex's steps)
+    acting = [] if latest.agent_name else sorted((r for r in owned_records if r.agent_name), key=_start)
+    name = _agent_name(latest, acting, member_records)
     path = parent_path + (name,)
     run_error = None
     for record in reversed(group):
@@ -113,10 +116,23 @@ def _build(
         error=run_error,
         own_attempts=attempts_of(owned_records, name, path, run_error),
     )
+    if len({r.agent_name for r in acting}) > 1:
+        _hand_over(run.own_attempts, acting, parent_path)
     if member_records:
         run.members = _member_runs(member_records, owned, members, path)
         _delegated(run)
     return run
+
+
+def _hand_over(attempts: list[Attempt], acting: list[SpanRecord], parent_path: tuple[str, ...]) -> None:
+    """Give each attempt the agent acting when it started: a handoff inside one run (LlamaIndex's
+    ``AgentWorkflow`` hands over between agents within one workflow run span)."""
+    starts = [r.start_ns for r in acting]
+    for attempt in attempts:
+        index = bisect_right(starts, attempt.start_ns) - 1
+        if index >= 0:
+            agent = acting[index].agent_name or attempt.agent
+            attempt.agent, attempt.agent_path = agent, parent_path + (agent,)
 
 
 def _delegated(run: Run) -> None:
@@ -169,14 +185,13 @@ def _gathered(group: list[SpanRecord], index: dict[_Key, list[SpanRecord]]) -> l
     return [item for record in group for item in index.get(_key(record), ())]
 
 
-def _agent_name(record: SpanRecord, owned_records: list[SpanRecord], member_records: list[SpanRecord]) -> str:
-    """The run's agent; a run with no identity of its own takes the first agent one of its spans
-    names as acting (LlamaIndex names it only in its steps), else its first member's (a wrapper)."""
+def _agent_name(record: SpanRecord, acting: list[SpanRecord], member_records: list[SpanRecord]) -> str:
+    """The run's agent; a run with no identity of its own takes the first agent its spans name as
+    acting (``acting``, in start order), else its first member's (a wrapper)."""
     if record.agent_name:
         return record.agent_name
-    acting = [r for r in owned_records if r.agent_name and r.role is not _AGENT_RUN]
     if acting:
-        return min(acting, key=_start).agent_name
+        return str(acting[0].agent_name)
     for member in member_records:
         if member.agent_name:
             return member.agent_name
