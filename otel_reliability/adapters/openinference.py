@@ -4,9 +4,12 @@ Messages are flattened into indexed attributes
 (``llm.output_messages.<i>.message.tool_calls.<j>.tool_call.function.name``), which a
 model span reads by index (a long run's input has thousands of keys; one pass over them
 would cost every span the whole history). Instrumentations differ in where the run
-lives: agno and openai-agents mark it ``AGENT``; LangGraph marks its graph's root
-``CHAIN`` (its ``AGENT`` kind is a name heuristic that also hits graph nodes), and
-records the call id of a tool only on the ``tools`` node that dispatched it.
+lives: agno, openai-agents, smolagents and CrewAI mark it ``AGENT``; LangGraph marks its
+graph's root ``CHAIN`` (its ``AGENT`` kind is a name heuristic that also hits graph nodes),
+and records the call id of a tool only on the ``tools`` node that dispatched it; LangChain's
+``create_agent`` and LlamaIndex mark no run at all. What one instrumentation alone does is
+read by a module of its own (``crewai``, ``langchain_agents``, ``llama_index``,
+``openai_agents``, ``smolagents``), each detected by attributes, never by a framework's name.
 """
 
 from __future__ import annotations
@@ -88,7 +91,6 @@ def _read_graph_span(span: SpanData, record: SpanRecord, kind: str, metadata: di
         _read_dispatch(attrs, record)
         record.agent_name = llama_index.acting_agent(attrs)
         record.dispatched = record.dispatched or llama_index.dispatched(attrs)
-        return record
 
 
 def _read_run(span: SpanData, record: SpanRecord, agent_name: Any) -> None:
