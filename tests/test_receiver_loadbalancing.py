@@ -42,7 +42,11 @@ EXPORT_CALLS = 3
 # the resumed run is judged with the paused one only where both traces meet. Routing by trace
 # id may put them on different receivers, which share no paused runs, so that verdict would
 # depend on where the Collector's hash ring puts the two traces.
-RESUMED_IN_ANOTHER_TRACE = ("pydantic_ai/refused_approval_denied.json", "langgraph_subagents/blocked_hitl_rejected.json")
+RESUMED_IN_ANOTHER_TRACE = (
+    "langgraph_subagents/blocked_hitl_rejected.json",
+    "langgraph_subagents/hitl_approved.json",
+    "pydantic_ai/refused_approval_denied.json",
+)
 
 
 @pytest.fixture
