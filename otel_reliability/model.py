@@ -109,7 +109,7 @@ class SpanRecord:
     end_ns: int
     role: Role = Role.OTHER
     error: str | None = None  # error text when the span failed, "" when failed without text
-    # agent runs
+    # agent runs (on another span: the agent acting from then on, for a run that names none)
     agent_name: str | None = None
     run_key: str | None = None  # identity that survives a continuation (agno.run.id)
     attributes: Mapping[str, Any] | None = None  # run spans only: for expectation selectors

@@ -630,15 +630,19 @@ def corpus_files() -> list[Path]:
     return adapted_files()
 
 
-def remap_corpus(dest: Path, salt: str) -> list[Path]:
-    """Copy every corpus trace file under ``dest`` with fresh ids. Returns the new files.
+def remap_corpus(dest: Path, salt: str, frameworks: tuple[str, ...] | None = None) -> list[Path]:
+    """Copy every corpus trace file (of ``frameworks``, default every adapted one) under ``dest``
+    with fresh ids. Returns the new files.
 
     Each trace and span id is replaced by one derived from ``salt``, the file and the old id
     (consistently within a file): the agno fixtures all reuse one trace id and the same span
     ids, so without this they would be one trace to a receiver (and to one ``eval`` of them all).
     """
+    from tests.corpus import trace_files
+
     out = []
-    for source in corpus_files():
+    sources = corpus_files() if frameworks is None else [p for framework in frameworks for p in trace_files(framework)]
+    for source in sources:
         relative = source.relative_to(CORPUS)
         data = json.loads(source.read_text(encoding="utf-8"))
 

@@ -13,7 +13,7 @@ def record(trace_id: int, span_id: int, run: bool = False) -> SpanRecord:
     return SpanRecord(trace_id, span_id, 0 if run else 1, "s", 0, 1, role=Role.AGENT_RUN if run else Role.TOOL)
 
 
-def due_ids(buffer: TraceCompletion, now: float) -> list[tuple[int, int, bool]]:
+def due_ids(buffer: TraceBuffer, now: float) -> list[tuple[int, int, bool]]:
     return [(d.trace_id, len(d.records), d.late) for d in buffer.due(now)]
 
 
@@ -134,7 +134,7 @@ def test_expiry_reaches_every_trace_past_its_window_whatever_arrived_after_it():
 def test_a_trace_is_pending_from_its_spans_until_the_due_call_after_its_verdicts():
     """``pending`` reaches 0 only once nothing handed out can still be publishing: the verdicts
     of what ``due`` returned are published before the next ``due``."""
-    buffer = TraceCompletion(decision_wait=1.0, late_window=30.0)
+    buffer = TraceBuffer(EngineSettings(late_window=30.0), decision_wait=1.0)
     steps = []
     buffer.add([record(7, 2)], now=0.0)
     steps.append(("a span, no run span yet", buffer.pending))

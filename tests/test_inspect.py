@@ -31,7 +31,8 @@ def inspect_json(capsys, *paths) -> dict:
     ("path", "pairings"),
     [
         pytest.param(PYDANTIC_SINGLE, [("multiply", "ok", "call id")], id="call-ids-on-both-sides"),
-        pytest.param(SMOL_SINGLE, [("multiply", "ok", "relaxed"), ("final_answer", "ok", "relaxed")], id="smolagents-wrapped-arguments"),
+        # the adapter unwraps smolagents' {"args", "kwargs"} arguments: name and arguments pair them
+        pytest.param(SMOL_SINGLE, [("multiply", "ok", "name+arguments"), ("final_answer", "ok", "name+arguments")], id="smolagents-unwrapped-arguments"),
         pytest.param(GENAI_CONTENT_OFF, [("multiply", "ok", "unpaired")], id="no-requests-seen"),
     ],
 )
@@ -89,7 +90,7 @@ def test_the_table_shows_runs_attempts_and_what_is_missing():
     text = " ".join(render_text(inspect_files([GENAI_CONTENT_OFF, SMOL_SINGLE])).split())
     assert "Run calculator (invoke_agent calculator" in text
     assert "│ calculator │ multiply │ ok │ call_mul_1 │ 2b0824143cceee94 │ unpaired │ not captured │" in text
-    assert "│ relaxed │" in text
+    assert "│ name+arguments │" in text
     assert "missing: arguments of multiply not captured: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true" in text
 
 
