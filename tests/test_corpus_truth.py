@@ -1,12 +1,13 @@
 """Every real trace reconstructs to what really ran (``.truth.json``): tool, agent, outcome.
 
-What spans cannot show is documented in docs/conventions.md ("What spans cannot
-tell"); none of those scenarios is in this sample, so every file here must match.
+Where the spans cannot tell (``corpus.LIMITS``), the trace must reconstruct to what its
+spans honestly show instead: the attempt as recorded, never a guessed one.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 
 import pytest
 
@@ -14,7 +15,7 @@ from otel_reliability.adapters import to_record
 from otel_reliability.assembly import assemble
 from otel_reliability.sources import read_spans
 
-from .corpus import adapted_files, companion, scenario_id, trace_files
+from .corpus import LIMITS, adapted_files, companion, scenario_id, trace_files
 
 TRUTH_FILES = [p for p in adapted_files() if p.with_name(p.stem + ".truth.json").exists()]
 
@@ -28,18 +29,50 @@ def reconstructed(path):
     return attempts
 
 
+def expected(path):
+    """The truth's attempts in real start order, as (call id, (tool, agent, outcome)), with what
+    the spans show instead where they cannot tell (``LIMITS``)."""
+    limit = LIMITS.get(scenario_id(path))
+    shown = limit.shown if limit is not None else {}
+    attempts = []
+    for t in sorted(companion(path, "truth")["tool_executions"], key=lambda t: (t.get("run", 1), t["seq"])):
+        attempt = {"call_id": t["tool_call_id"], "tool": t["name"], "agent": t["agent"], "outcome": t["outcome"]}
+        if t["tool_call_id"] in shown:
+            if shown[t["tool_call_id"]] is None:
+                continue  # no span shows the call
+            attempt.update(shown[t["tool_call_id"]])
+        attempts.append((attempt["call_id"], (attempt["tool"], attempt["agent"], attempt["outcome"])))
+    return attempts
+
+
 @pytest.mark.parametrize("path", TRUTH_FILES, ids=scenario_id)
 def test_every_attempt_reconstructs_to_what_really_ran(path):
-    truth = companion(path, "truth")
-    expected = {t["tool_call_id"]: (t["name"], t["agent"], t["outcome"]) for t in truth["tool_executions"]}
-    assert reconstructed(path) == expected
+    assert reconstructed(path) == dict(expected(path))
 
 
 @pytest.mark.parametrize("path", TRUTH_FILES, ids=scenario_id)
 def test_attempts_follow_the_real_start_order(path):
-    truth = companion(path, "truth")
-    in_order = sorted(truth["tool_executions"], key=lambda t: (t.get("run", 1), t["seq"]))
-    assert list(reconstructed(path)) == [t["tool_call_id"] for t in in_order]
+    assert list(reconstructed(path)) == [call_id for call_id, _ in expected(path)]
+
+
+@pytest.mark.parametrize("scenario", sorted(LIMITS))
+def test_a_limit_names_calls_of_an_adapted_scenario_the_spans_do_get_wrong(scenario):
+    [path] = [p for p in TRUTH_FILES if scenario_id(p) == scenario]
+    truth = {t["tool_call_id"]: (t["name"], t["agent"], t["outcome"]) for t in companion(path, "truth")["tool_executions"]}
+    assert set(LIMITS[scenario].shown) <= set(truth)
+    assert reconstructed(path) != truth  # a scenario the engine gets right is no limit
+
+
+@pytest.mark.parametrize("path", trace_files(), ids=scenario_id)
+def test_no_chain_holds_the_same_execution_twice(path):
+    # The same execution span in two attempts, or a request and the execution that carried
+    # it out as two attempts (they share its call id), would count one call twice.
+    for run in assemble(to_record(s) for s in read_spans(path)):
+        chain = run.chain()
+        spans = Counter(a.span_id for a in chain if a.span_id is not None)
+        call_ids = Counter(a.call_id for a in chain if a.call_id is not None)
+        assert [s for s, n in spans.items() if n > 1] == [], run.agent
+        assert [c for c, n in call_ids.items() if n > 1] == [], run.agent
 
 
 def test_delegated_member_calls_belong_to_the_member_and_to_the_top_level_run():
