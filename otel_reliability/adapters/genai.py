@@ -40,9 +40,9 @@ class GenAIAdapter:
         attrs = span.attributes
         operation = attrs.get("gen_ai.operation.name")
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
+        error = record.error = error_text(span)
         if operation is None:
             return vertex.model_call(span, record)
-        error = record.error = error_text(span)
         if operation in RUN_OPERATIONS:
             record.role = Role.AGENT_RUN
             record.agent_name = str_or_none(attrs.get("gen_ai.agent.name")) or _name_after(span.name, operation)
