@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Protocol
 
 from otel_reliability.jsontext import encode_stored
-from otel_reliability.results import RunResult
+from otel_reliability.results import RunResult, trace_hex
 
 
 class ResultStore(Protocol):
@@ -55,3 +55,27 @@ def result_row(record: dict[str, Any]) -> tuple[Any, ...]:
         record["evaluated_at"],
         encode_stored(record),
     )
+
+
+def result_filter(
+    placeholder: str, trace_id: int | str | None, agent: str | None, status: str | None, since: float | None
+) -> tuple[str, list[object]]:
+    """The ``WHERE`` clause (empty when nothing filters) and its parameters for a SQL store's
+    ``query``, with the driver's ``placeholder`` (``?`` for sqlite3, ``%s`` for psycopg).
+
+    >>> result_filter("?", None, "calc", "passed", None)
+    (' WHERE agent = ? AND status = ?', ['calc', 'PASSED'])
+    """
+    trace = normalise_trace_id(trace_id)
+    where: list[str] = []
+    params: list[object] = []
+    for column, value in (
+        ("trace_id =", None if trace is None else trace_hex(trace)),
+        ("agent =", agent),
+        ("status =", None if status is None else status.upper()),
+        ("evaluated_at >=", since),
+    ):
+        if value is not None:
+            where.append(f"{column} {placeholder}")
+            params.append(value)
+    return (" WHERE " + " AND ".join(where) if where else ""), params

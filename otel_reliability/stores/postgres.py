@@ -14,8 +14,8 @@ from __future__ import annotations
 import json
 from typing import Any, Iterable
 
-from otel_reliability.results import RunResult, trace_hex
-from otel_reliability.stores.base import normalise_trace_id, result_row
+from otel_reliability.results import RunResult
+from otel_reliability.stores.base import result_filter, result_row
 from otel_reliability.stores.connections import PostgresSession
 
 _DDL = """
@@ -79,21 +79,8 @@ class PostgresStore:
         since: float | None = None,
         limit: int | None = 100,
     ) -> list[RunResult]:
-        where: list[str] = []
-        params: list[Any] = []
-        trace = normalise_trace_id(trace_id)
-        for clause, value in (
-            ("trace_id = %s", None if trace is None else trace_hex(trace)),
-            ("agent = %s", agent),
-            ("status = %s", None if status is None else status.upper()),
-            ("evaluated_at >= %s", since),
-        ):
-            if value is not None:
-                where.append(clause)
-                params.append(value)
-        sql = "SELECT verdict FROM reliability_results"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
+        where, params = result_filter("%s", trace_id, agent, status, since)
+        sql = "SELECT verdict FROM reliability_results" + where
         sql += " ORDER BY evaluated_at DESC, seq DESC LIMIT %s"  # LIMIT NULL: no limit
         params.append(limit)
         rows = self._session.run(lambda db: db.execute(sql, params).fetchall())

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Iterable
 
-from otel_reliability.results import RunResult, trace_hex
-from otel_reliability.stores.base import normalise_trace_id, result_row
+from otel_reliability.results import RunResult
+from otel_reliability.stores.base import result_filter, result_row
 from otel_reliability.stores.connections import connect_sqlite
 
 _SCHEMA = """
@@ -83,21 +83,8 @@ class SQLiteStore:
         since: float | None = None,
         limit: int | None = 100,
     ) -> list[RunResult]:
-        where: list[str] = []
-        params: list[Any] = []
-        trace = normalise_trace_id(trace_id)
-        for clause, value in (
-            ("trace_id = ?", None if trace is None else trace_hex(trace)),
-            ("agent = ?", agent),
-            ("status = ?", None if status is None else status.upper()),
-            ("evaluated_at >= ?", since),
-        ):
-            if value is not None:
-                where.append(clause)
-                params.append(value)
-        sql = "SELECT verdict FROM results"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
+        where, params = result_filter("?", trace_id, agent, status, since)
+        sql = "SELECT verdict FROM results" + where
         sql += " ORDER BY evaluated_at DESC, rowid DESC LIMIT ?"
         params.append(-1 if limit is None else limit)
         with self._lock:
