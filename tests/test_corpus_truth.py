@@ -1,7 +1,8 @@
 """Every real trace reconstructs to what really ran (``.truth.json``): tool, agent, outcome.
 
 What spans cannot show is documented in docs/conventions.md ("What spans cannot
-tell"); none of those scenarios is in this sample, so every file here must match.
+tell"); the scenarios of this sample where they cannot are listed in ``corpus.LIMITS``
+and must reconstruct to what their spans record (``corpus.AS_RECORDED``) instead.
 """
 
 from __future__ import annotations
@@ -14,13 +15,13 @@ from otel_reliability.adapters import to_record
 from otel_reliability.assembly import assemble
 from otel_reliability.sources import read_spans
 
-from .corpus import adapted_files, companion, scenario_id, trace_files
+from .corpus import AS_RECORDED, LIMITS, adapted_files, companion, scenario_id, trace_files
 
 TRUTH_FILES = [p for p in adapted_files() if p.with_name(p.stem + ".truth.json").exists()]
 
 
 def reconstructed(path):
-    """Attempts by call id; a continuation's view of an attempt supersedes the paused run's."""
+    """Attempts by call id, in start order; a continuation's view of an attempt supersedes the paused run's."""
     attempts = {}
     for run in assemble(to_record(s) for s in read_spans(path)):
         for attempt in run.chain():
@@ -28,18 +29,46 @@ def reconstructed(path):
     return attempts
 
 
+def expected(path):
+    """What the scenario must reconstruct to, in start order: its truth, or what its spans record when they cannot tell."""
+    scenario = scenario_id(path)
+    if scenario in LIMITS:
+        return {call_id: (tool, agent, outcome) for call_id, tool, agent, outcome in AS_RECORDED[scenario]}
+    truth = companion(path, "truth")
+    in_order = sorted(truth["tool_executions"], key=lambda t: (t.get("run", 1), t["seq"]))
+    return {t["tool_call_id"]: (t["name"], t["agent"], t["outcome"]) for t in in_order}
+
+
 @pytest.mark.parametrize("path", TRUTH_FILES, ids=scenario_id)
 def test_every_attempt_reconstructs_to_what_really_ran(path):
-    truth = companion(path, "truth")
-    expected = {t["tool_call_id"]: (t["name"], t["agent"], t["outcome"]) for t in truth["tool_executions"]}
-    assert reconstructed(path) == expected
+    assert reconstructed(path) == expected(path)
 
 
 @pytest.mark.parametrize("path", TRUTH_FILES, ids=scenario_id)
 def test_attempts_follow_the_real_start_order(path):
-    truth = companion(path, "truth")
-    in_order = sorted(truth["tool_executions"], key=lambda t: (t.get("run", 1), t["seq"]))
-    assert list(reconstructed(path)) == [t["tool_call_id"] for t in in_order]
+    assert list(reconstructed(path)) == list(expected(path))
+
+
+def test_every_limit_names_an_adapted_scenario_and_says_what_its_spans_record():
+    scenarios = {scenario_id(p) for p in TRUTH_FILES}
+    assert set(LIMITS) <= scenarios
+    assert set(AS_RECORDED) == set(LIMITS)
+    assert list(LIMITS) == sorted(LIMITS)
+    assert all(reason.strip() for reason in LIMITS.values())
+
+
+@pytest.mark.parametrize("path", trace_files(), ids=scenario_id)
+def test_no_chain_holds_the_same_execution_twice(path):
+    # An execution span is one attempt: never also a second attempt, nor its request a phantom
+    # attempt beside it. A continuation repeats its predecessor's attempts, so runs are apart.
+    for run in assemble(to_record(s) for s in read_spans(path)):
+        chain = run.chain()
+        executions = [a.span_id for a in chain if a.span_id is not None]
+        assert len(executions) == len(set(executions)), run.agent
+        executed_ids = {a.call_id for a in chain if a.span_id is not None and a.call_id is not None}
+        unexecuted = [a.call_id for a in chain if a.span_id is None and a.call_id is not None]
+        assert not executed_ids & set(unexecuted), run.agent
+        assert len(unexecuted) == len(set(unexecuted)), run.agent
 
 
 def test_delegated_member_calls_belong_to_the_member_and_to_the_top_level_run():

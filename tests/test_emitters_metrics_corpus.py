@@ -95,7 +95,7 @@ def test_unexpected_counts_the_attempts_of_tools_the_verdict_did_not_allow(corpu
     ("agent", "tool", "count"),
     [
         ("calculator", "divide", 6),  # strict: errored and clean calls alike
-        ("calculator", "format_disk", 2),  # refused twice, each attempt counted
+        ("calculator", "format_disk", 3),  # refused three times (pydantic_ai, strands, vercel_ai), each attempt counted
         ("researcher", "compute", 5),  # lenient: additional calls still were not asked for
         ("researcher", "lookup", 1),  # the router's member, counted for the member
     ],
