@@ -58,7 +58,7 @@ def attempts_of(owned: Sequence[SpanRecord], agent: str, path: tuple[str, ...], 
     pairs = _pair(requests, executions, arguments)
     attempts = [
         _executed(execution, parsed, pairs.get(id(execution)), agent, path)
-        for execution, parsed in zip(executions, arguments)
+        for execution, parsed in _tied_in_request_order(executions, arguments, pairs, requests)
     ]
     unexecuted = [request for request in requests if not request.paired]
     if unexecuted:
@@ -120,6 +120,22 @@ def _pair(requests: list[_Request], executions: list[SpanRecord], arguments: lis
                     request.paired = True
                     break
     return pairs
+
+
+def _tied_in_request_order(
+    executions: list[SpanRecord], arguments: list[dict[str, Any]], pairs: dict[int, _Request], requests: list[_Request]
+) -> list[tuple[SpanRecord, dict[str, Any]]]:
+    """The executions with their arguments in start order, those that started at the same instant
+    in the order they were requested (a producer with millisecond start times, the Vercel AI SDK,
+    gives parallel calls one start time; without this their order would be their arrival order)."""
+    rank = {id(request): index for index, request in enumerate(requests)}
+    unrequested = len(requests)
+
+    def key(pair: tuple[SpanRecord, dict[str, Any]]) -> tuple[int, int]:
+        request = pairs.get(id(pair[0]))
+        return pair[0].start_ns, rank[id(request)] if request is not None else unrequested
+
+    return sorted(zip(executions, arguments), key=key)
 
 
 def _executed(
