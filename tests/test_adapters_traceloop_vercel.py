@@ -110,3 +110,19 @@ def test_vercel_parallel_calls_that_start_in_the_same_millisecond_keep_the_order
     for order in (spans, list(reversed(spans))):  # the span processor sees them in end order
         [run] = assemble(map(to_record, order))
         assert [a.call_id for a in run.chain()] == ["call_mul_1", "call_add_1"]
+
+
+@pytest.mark.parametrize(
+    ("scenario", "outputs"),
+    [
+        ("traceloop_langgraph/single_tool", ["10 times 5 is 50."]),
+        ("traceloop_langgraph/blocked_approval_rejected", [None, "Understood, I kept the report."]),  # paused on a call
+        ("traceloop_langgraph/single_tool_content_off", [None]),
+        ("vercel_ai/single_tool", ["50"]),
+        ("vercel_ai/blocked_approval_denied", [None, "I was not allowed to delete it."]),
+    ],
+)
+def test_a_run_s_output_is_its_final_answer(scenario, outputs):
+    framework, stem = scenario.split("/")
+    path = next(p for p in trace_files(framework) if p.stem == stem)
+    assert [run.output for run in assemble(map(to_record, read_spans(path)))] == outputs

@@ -73,11 +73,24 @@ class TraceloopAdapter:
             record.role = Role.AGENT_RUN
             record.agent_name = str_or_none(attrs.get("gen_ai.agent.name") or attrs.get(_ENTITY))
             record.attributes = attrs
+            record.output = _final_answer(attrs.get(_OUTPUT))
         elif kind == "tool":
             _read_tool(span, record)
         elif kind == "task":
             record.responses = _error_tool_messages(attrs.get(_OUTPUT))
         return record
+
+
+def _final_answer(output: Any) -> str | None:
+    """The text of the last AI message in a run's final state: its answer, for reputation's fact checks."""
+    decoded = loads(output)
+    outputs = decoded.get("outputs") if isinstance(decoded, dict) else None
+    messages = outputs.get("messages") if isinstance(outputs, dict) else None
+    for message in reversed(messages) if isinstance(messages, list) else ():
+        if isinstance(message, dict) and isinstance(message.get("id"), list) and message["id"][-1:] == ["AIMessage"]:
+            content = (message.get("kwargs") or {}).get("content")
+            return content if isinstance(content, str) and content else None  # empty: it ended on a tool call
+    return None
 
 
 def _steered(span: SpanData) -> bool:
