@@ -88,7 +88,8 @@ def _final_answer(output: Any) -> str | None:
     messages = outputs.get("messages") if isinstance(outputs, dict) else None
     for message in reversed(messages) if isinstance(messages, list) else ():
         if isinstance(message, dict) and isinstance(message.get("id"), list) and message["id"][-1:] == ["AIMessage"]:
-            content = (message.get("kwargs") or {}).get("content")
+            fields = message.get("kwargs")
+            content = fields.get("content") if isinstance(fields, dict) else None
             return content if isinstance(content, str) and content else None  # empty: it ended on a tool call
     return None
 
