@@ -25,7 +25,7 @@ from .reports.cli import register as register_report
 from .reputation.cli import register as register_reputation
 from .results import RunResult, results_document
 from .sources import TraceInputError
-from .sources.parallel import read_records
+from .sources.parallel import read_telemetry_records
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
@@ -57,7 +57,9 @@ def _parser() -> argparse.ArgumentParser:
         "eval",
         help="evaluate trace files (exit 0 all passed, 1 a run failed, 2 bad input)",
         description="Evaluate every agent run in trace files: OTLP/JSON, JSON Lines of export "
-        "requests (the Collector's file exporter), or binary OTLP protobuf. A directory "
+        "requests (the Collector's file exporter), or binary OTLP protobuf. OTLP/JSON log "
+        "exports (resourceLogs, e.g. <name>.logs.json beside <name>.json) are read too: GenAI "
+        "event log records join their spans. A directory "
         f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}).",
     )
     evaluate.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory")
@@ -100,7 +102,9 @@ def _trace_files(paths: Sequence[str]) -> list[Path]:
 
 def _eval(args: argparse.Namespace) -> int:
     engine = Engine(args.expectations)
-    results = [j.result for j in judge_at_end(engine, read_records(_trace_files(args.paths)))]
+    # GenAI event records from log exports join their spans, whichever file holds them.
+    records, events = read_telemetry_records(_trace_files(args.paths))
+    results = [j.result for j in judge_at_end(engine, records, events)]
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
     _write_report(results, args.format, args.output)

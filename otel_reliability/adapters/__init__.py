@@ -15,11 +15,14 @@ from typing import Any, Mapping, Protocol
 from ..model import EVALUATION_EVENT, POLICY_DENIED, SpanData, SpanRecord
 from . import genai, openinference, traceloop, vercel_ai
 from .genai import GenAIAdapter
+from .genai_events import may_be_genai_event, to_event_record
 from .openinference import OpenInferenceAdapter
 from .traceloop import TraceloopAdapter
 from .vercel_ai import VercelAIAdapter
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["ADAPTERS", "Adapter", "may_be_genai_event", "may_be_run", "to_event_record", "to_record"]
 
 
 class Adapter(Protocol):

@@ -1,4 +1,5 @@
-"""Trace files → ``SpanRecord``s on every core: one process per core decodes and adapts files.
+"""Trace files → ``SpanRecord``s (and ``EventRecord``s, from log records) on every core: one
+process per core decodes and adapts files.
 
 Decoding a file and adapting its spans (``adapters.to_record``) needs nothing from any
 other file, and is most of what ``otel-reliability eval`` spends; assembling and judging
@@ -16,9 +17,9 @@ from operator import attrgetter
 from pathlib import Path
 from typing import Any, Sequence
 
-from ..adapters import to_record
-from ..model import SpanRecord, ToolRequest, ToolResponse
-from .files import read_spans
+from ..adapters import to_event_record, to_record
+from ..model import EventRecord, SpanRecord, ToolRequest, ToolResponse
+from .files import read_telemetry
 
 # A pool starts in about 20 ms, what reading a few small files costs. Files go out in
 # chunks (one small file costs less than sending it to a process), at least a few chunks
@@ -42,6 +43,18 @@ def read_records(paths: Sequence[str | Path], workers: int | None = None) -> lis
     >>> read_records([])
     []
     """
+    return read_telemetry_records(paths, workers)[0]
+
+
+def read_telemetry_records(
+    paths: Sequence[str | Path], workers: int | None = None
+) -> tuple[list[SpanRecord], list[EventRecord]]:
+    """``read_records``, and the GenAI event records of the log records in the files (OTLP/JSON
+    log exports, JSON Lines mixing trace and log requests), in file order.
+
+    >>> read_telemetry_records([])
+    ([], [])
+    """
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     workers = min(workers, len(paths) // MIN_FILES_PER_WORKER)
@@ -50,21 +63,47 @@ def read_records(paths: Sequence[str | Path], workers: int | None = None) -> lis
     size = max(1, min(MAX_FILES_PER_CHUNK, len(paths) // (workers * CHUNKS_PER_WORKER)))
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
     records: list[SpanRecord] = []
+    events: list[EventRecord] = []
     pool = ProcessPoolExecutor(workers)
     try:
-        for packed in pool.map(_packed_records_of, chunks):  # in order: the first failed chunk raises here
+        for packed, packed_events in pool.map(_packed_records_of, chunks):  # in order: the first failed chunk raises here
             records.extend(map(_unpacked, packed))
+            events.extend(map(_unpacked_event, packed_events))
     finally:
         pool.shutdown(cancel_futures=True)  # after an error, the files after it are not read
-    return records
+    return records, events
 
 
-def _records_of(paths: Sequence[str | Path]) -> list[SpanRecord]:
-    return [to_record(span) for path in paths for span in read_spans(path)]
+def _records_of(paths: Sequence[str | Path]) -> tuple[list[SpanRecord], list[EventRecord]]:
+    records: list[SpanRecord] = []
+    events: list[EventRecord] = []
+    for path in paths:
+        telemetry = read_telemetry(path)
+        records.extend(map(to_record, telemetry.spans))
+        events.extend(event for event in map(to_event_record, telemetry.logs) if event is not None)
+    return records, events
 
 
-def _packed_records_of(paths: Sequence[str | Path]) -> list[tuple[Any, ...]]:
-    return [_packed(record) for record in _records_of(paths)]
+def _packed_records_of(paths: Sequence[str | Path]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    records, events = _records_of(paths)
+    return [_packed(record) for record in records], [_packed_event(event) for event in events]
+
+
+def _packed_event(event: EventRecord) -> tuple[Any, ...]:
+    return (
+        event.trace_id, event.span_id, event.time_ns,
+        tuple(map(_REQUEST_FIELDS, event.requests)), tuple(map(_RESPONSE_FIELDS, event.responses)),
+        event.assistant_turn,
+    )
+
+
+def _unpacked_event(fields: tuple[Any, ...]) -> EventRecord:
+    trace_id, span_id, time_ns, requests, responses, assistant_turn = fields
+    return EventRecord(
+        trace_id, span_id, time_ns,
+        tuple(ToolRequest(*request) for request in requests), tuple(ToolResponse(*response) for response in responses),
+        assistant_turn,
+    )
 
 
 def _packed(record: SpanRecord) -> tuple[Any, ...]:
