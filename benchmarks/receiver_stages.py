@@ -8,7 +8,7 @@ traces a request). Each goes through what ``otel-reliability serve`` does with i
 (``receiver/service.py``: ``accept``, then the judge thread's ``_judge`` and
 ``_publish``), one stage at a time, timed apart:
 
-parse_request → decode_request → to_record → TraceCompletion buffering (add, due,
+parse_request → decode_request → to_record → the engine's trace buffer (add, due,
 expire) → assemble + Engine.judge → SQLiteStore.add_many → Reputation.record_many →
 ReliabilityMetrics.record_many
 

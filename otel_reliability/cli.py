@@ -1,6 +1,7 @@
 """``otel-reliability``: evaluate trace files, run the demo.
 
-Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input.
+Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input, 3 no run failed
+but some could not be evaluated (the spans lack what a check needs).
 """
 
 from __future__ import annotations
@@ -19,15 +20,18 @@ from .emitters.table import render_results
 from .engine import Engine, judge_at_end
 from .expectations import ExpectationError
 from .jsontext import encode_document
+from .output_file import OutputError, write_output
 from .bfcl.cli import register as register_bfcl
+from .inspect import register as register_inspect
 from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
 from .reputation.cli import register as register_reputation
 from .results import RunResult, results_document
 from .sources import TraceInputError
+from .sources.files import DEFAULT_MAX_DECOMPRESSED
 from .sources.parallel import read_telemetry_records
 
-EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NOT_EVALUATED = 0, 1, 2, 3
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
 
 
@@ -40,7 +44,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (UsageError, TraceInputError, ExpectationError) as exc:
+    except (UsageError, TraceInputError, ExpectationError, OutputError) as exc:
         print(f"otel-reliability: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
@@ -55,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
 
     evaluate = commands.add_parser(
         "eval",
-        help="evaluate trace files (exit 0 all passed, 1 a run failed, 2 bad input)",
+        help="evaluate trace files (exit 0 all passed, 1 a run failed, 2 bad input, 3 some not evaluable)",
         description="Evaluate every agent run in trace files: OTLP/JSON, JSON Lines of export "
         "requests (the Collector's file exporter), or binary OTLP protobuf. OTLP/JSON log "
         "exports (resourceLogs, e.g. <name>.logs.json beside <name>.json) are read too: GenAI "
@@ -69,6 +73,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     evaluate.add_argument("--output", metavar="FILE", help="write the report here instead of standard output")
+    evaluate.add_argument(
+        "--max-decompressed-mib", type=int, default=DEFAULT_MAX_DECOMPRESSED >> 20, metavar="MIB",
+        help="largest a gzip trace file may inflate to (default %(default)s): past it, exit 2",
+    )
     evaluate.set_defaults(run=_eval)
 
     demo = commands.add_parser(
@@ -81,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
     register_reputation(commands)
     register_bfcl(commands)
     register_report(commands)
+    register_inspect(commands)
     return parser
 
 
@@ -102,13 +111,19 @@ def _trace_files(paths: Sequence[str]) -> list[Path]:
 
 def _eval(args: argparse.Namespace) -> int:
     engine = Engine(args.expectations)
+    if args.max_decompressed_mib < 1:
+        raise UsageError(f"--max-decompressed-mib must be at least 1, got {args.max_decompressed_mib}")
     # GenAI event records from log exports join their spans, whichever file holds them.
-    records, events = read_telemetry_records(_trace_files(args.paths))
+    records, events = read_telemetry_records(
+        _trace_files(args.paths), max_decompressed_bytes=args.max_decompressed_mib << 20
+    )
     results = [j.result for j in judge_at_end(engine, records, events)]
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
     _write_report(results, args.format, args.output)
-    return EXIT_PASSED if all(r.passed for r in results) else EXIT_FAILED
+    if any(r.failed for r in results):
+        return EXIT_FAILED
+    return EXIT_PASSED if all(r.passed for r in results) else EXIT_NOT_EVALUATED
 
 
 def _write_report(results: list[RunResult], fmt: str, output: str | None) -> None:
@@ -125,7 +140,7 @@ def _write_report(results: list[RunResult], fmt: str, output: str | None) -> Non
     if output is None:
         sys.stdout.write(text)
     else:
-        Path(output).write_text(text, encoding="utf-8")
+        write_output(output, text)
 
 
 def _demo(args: argparse.Namespace) -> int:

@@ -21,6 +21,11 @@ REFUSED = "refused"
 PENDING = "pending"
 OUTCOMES = (OK, ERROR, REFUSED, PENDING)
 
+PASSED = "PASSED"
+FAILED = "FAILED"
+NOT_EVALUATED = "NOT_EVALUATED"  # no check failed, but one needed what the spans do not carry
+STATUSES = (PASSED, FAILED, NOT_EVALUATED)
+
 STATUS_UNSET = 0
 STATUS_OK = 1
 STATUS_ERROR = 2
@@ -104,14 +109,16 @@ class SpanRecord:
     end_ns: int
     role: Role = Role.OTHER
     error: str | None = None  # error text when the span failed, "" when failed without text
-    # agent runs
+    # agent runs (on another span: the agent acting from then on, for a run that names none)
     agent_name: str | None = None
     run_key: str | None = None  # identity that survives a continuation (agno.run.id)
     attributes: Mapping[str, Any] | None = None  # run spans only: for expectation selectors
     output: str | None = None
     # tool executions
     tool_name: str | None = None
-    arguments: Any = None  # raw, parsed at evaluation
+    # Raw, parsed at evaluation. None means the span does not carry them (not captured, e.g.
+    # content capture off); an adapter that reads "no arguments" writes {} or "{}" instead.
+    arguments: Any = None
     call_id: str | None = None
     refusal: str | None = None  # set when the span exists although the tool never ran
     handoff_to: str | None = None  # a handoff execution that names its target, not its tool
@@ -157,7 +164,10 @@ class Attempt:
     call_id: str | None = None
     span_id: int | None = None  # the execution span; None when the tool never got one
     error: str | None = None
-    start_ns: int = 0
+    start_ns: int = 0  # 0: the spans gave no time for it
+    # False when neither the execution nor the request recorded the arguments: ``arguments``
+    # is then {} for want of evidence, and a check that needs them cannot be evaluated.
+    arguments_captured: bool = True
 
     @property
     def clean(self) -> bool:
@@ -226,7 +236,13 @@ class Verdict:
     pending_tool_calls: list[str] = field(default_factory=list)
     score: float = 1.0
     chain: list[Attempt] = field(default_factory=list)
+    # each check that could not be judged, with why: "arguments of multiply not captured: …"
+    unevaluated_checks: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return self.eval_status == "PASSED"
+        return self.eval_status == PASSED
+
+    @property
+    def failed(self) -> bool:
+        return self.eval_status == FAILED

@@ -75,6 +75,10 @@ class RunResult:
     def passed(self) -> bool:
         return self.verdict.passed
 
+    @property
+    def failed(self) -> bool:
+        return self.verdict.failed
+
     def to_json(self) -> dict[str, Any]:
         """The §10 result object, keys in contract order.
 
@@ -83,6 +87,7 @@ class RunResult:
         """
         data = self._head()
         data["chain"] = [_attempt_json(a) for a in self.verdict.chain]
+        data["unevaluated_checks"] = list(self.verdict.unevaluated_checks)
         return data
 
     def _head(self) -> dict[str, Any]:
@@ -110,6 +115,7 @@ class RunResult:
         verdict = self.verdict
         data = self._head()
         data["chain"] = [_attempt_record(a) for a in verdict.chain]
+        data["unevaluated_checks"] = list(verdict.unevaluated_checks)
         data["evaluated_at"] = self.evaluated_at
         for name in DETAIL_LISTS:
             data[name] = list(getattr(verdict, name))
@@ -128,6 +134,7 @@ class RunResult:
             expectation=data["expectation"],
             score=float(data["score"]),
             chain=[_attempt_from_json(item) for item in data["chain"]],
+            unevaluated_checks=list(data.get("unevaluated_checks", ())),
             **{name: list(data.get(name, ())) for name in VERDICT_LISTS + DETAIL_LISTS},
         )
         return cls(
@@ -157,6 +164,8 @@ def _attempt_record(attempt: Attempt) -> dict[str, Any]:
     item["agent_path"] = list(attempt.agent_path)
     item["error"] = attempt.error
     item["start_ns"] = attempt.start_ns
+    if not attempt.arguments_captured:  # only then: records stored before the field stay as they were
+        item["arguments_captured"] = False
     return item
 
 
@@ -172,6 +181,7 @@ def _attempt_from_json(item: Mapping[str, Any]) -> Attempt:
         span_id=None if span_id is None else int(span_id, 16),
         error=item.get("error"),
         start_ns=int(item.get("start_ns", 0)),
+        arguments_captured=bool(item.get("arguments_captured", True)),
     )
 
 
@@ -179,13 +189,14 @@ def results_document(results: Iterable[RunResult]) -> dict[str, Any]:
     """The whole ``eval --format json`` document: every result and a summary.
 
     >>> results_document([RunResult(1, 2, "a", "e", Verdict("FAILED", "e"), 0.0)])["summary"]
-    {'runs': 1, 'passed': 0, 'failed': 1}
+    {'runs': 1, 'passed': 0, 'failed': 1, 'not_evaluated': 0}
     """
     items = list(results)
     passed = sum(1 for r in items if r.passed)
+    failed = sum(1 for r in items if r.verdict.failed)
     return {
         "results": [r.to_json() for r in items],
-        "summary": {"runs": len(items), "passed": passed, "failed": len(items) - passed},
+        "summary": {"runs": len(items), "passed": passed, "failed": failed, "not_evaluated": len(items) - passed - failed},
     }
 
 

@@ -24,34 +24,107 @@ AGNO_FIELDS = (
 # captured frameworks (tests/capture/) are read by the tests that hold for every trace.
 ADAPTED = (
     "agno",
+    "crewai",
+    "crewai_event_listener",
     "langgraph",
+    "langgraph_subagents",
+    "llama_index",
     "openai_agents",
+    "openai_agents_guardrails",
     "pydantic_ai",
+    "smolagents",
     "strands",
     "strands_latest_semconv",
     "traceloop_langgraph",
     "vercel_ai",
 )
 
-# Scenarios whose spans cannot tell what really ran, with the reason. test_corpus_truth.py
-# holds them to AS_RECORDED instead of their truth: what the spans do show, never a guess.
+# Scenarios whose spans cannot tell what really ran, each with the reason. Their chains are
+# held to what the spans record (AS_RECORDED), never to a guess.
 LIMITS = {
+    "crewai/blocked_hook": "default mode: the hook-blocked call has no span; it is only in the run span's output JSON",
+    "crewai/blocked_usage_limit": "default mode: the limit-refused call has no span; it is only in the run span's output JSON",
+    "crewai/delegation": "default mode: the coworker has no agent span; its tool span sits under the delegating tool's",
+    "crewai/delegation_hierarchical": "default mode: the coworker has no agent span; its tool span sits under the delegating tool's",
+    "crewai/unknown_tool": "default mode: the unknown tool's call has no span; it is only in the run span's output JSON",
+    "crewai_event_listener/blocked_hook": "the hook-blocked call has an OK tool span; only its output text says it never ran",
+    "crewai_event_listener/blocked_usage_limit": "the limit-refused call has an OK tool span; only its output text says it never ran",
+    "crewai_event_listener/unknown_tool": "the unknown tool's call has an OK tool span; only its output text says no tool ran",
+    "langgraph_subagents/blocked_tool_call_limit": (
+        "the truth lists calls as requested; the limit refused the second call (after the model) before the first ran"
+    ),
+    "langgraph_subagents/delegation_supervisor": "the supervisor is named only as the graph's root (supervisor_graph)",
+    "langgraph_subagents/invalid_arguments": "a validation failure is an ERROR tool span, like the tool raising",
+    "llama_index/blocked_approval_denied": "the denial is the tool's own OK return text",
+    "llama_index/blocked_handoff_not_allowed": "the refused handoff is an OK tool span whose text says so",
+    "llama_index/invalid_arguments": "a missing argument fails the Python call: an ERROR tool span, like the tool raising",
+    "openai_agents_guardrails/approval_approved": "the resumed run (no outer trace) exports no span: the call stays pending",
+    "openai_agents_guardrails/blocked_approval_rejected": "the resumed run (no outer trace) exports no span: the call stays pending",
+    "openai_agents_guardrails/blocked_tool_input_guardrail": "a rejecting input guardrail leaves an OK tool span with its text",
+    "openai_agents_guardrails/invalid_arguments": "a validation failure is the same ERROR tool span as a tool that raised",
+    "smolagents/run_error": "a run that raises exports no run span, so no run is found",
     "traceloop_langgraph/blocked_tool_call_limit": (
-        "a refused call is placed when the model asked for it, before the executions of the same turn"
-        " (here the middleware did refuse it before the first call ran); the truth lists the turn's"
-        " calls in the model's order"
+        "the truth lists calls as requested; the limit refused the second call (after the model) before the first ran"
     ),
-    "traceloop_langgraph/single_tool_content_off": (
-        "without content (TRACELOOP_TRACE_CONTENT=false) no span records a call id"
-    ),
-    "vercel_ai/single_tool_no_function_id": (
-        "without ai.telemetry.functionId no span names the agent; the run is reported under its span name"
-    ),
+    "traceloop_langgraph/single_tool_content_off": "content off (TRACELOOP_TRACE_CONTENT=false): no span records a call id",
+    "vercel_ai/single_tool_no_function_id": "without ai.telemetry.functionId no span names the agent: the run's span name stands in",
 }
 
-# For each LIMITS scenario, its attempts as the spans record them, in start order:
-# (call id or None when none is recorded, tool, agent, outcome).
+# What the spans of each LIMITS scenario record: (call id, tool, agent, outcome) in start order.
 AS_RECORDED = {
+    "crewai/blocked_hook": [],
+    "crewai/blocked_usage_limit": [("call_crew_blocked_usage_limit_mul_1", "multiply", "calculator", "ok")],
+    "crewai/delegation": [
+        ("call_crew_delegation_delegate_1", "delegate_work_to_coworker", "lead", "ok"),
+        ("call_crew_delegation_lookup_1", "lookup", "lead", "ok"),
+    ],
+    "crewai/delegation_hierarchical": [
+        ("call_crew_delegation_hierarchical_delegate_1", "delegate_work_to_coworker", "Crew Manager", "ok"),
+        ("call_crew_delegation_hierarchical_lookup_1", "lookup", "Crew Manager", "ok"),
+    ],
+    "crewai/unknown_tool": [("call_crew_unknown_tool_mul_1", "multiply", "calculator", "ok")],
+    "crewai_event_listener/blocked_hook": [("call_crewel_blocked_hook_del_1", "delete_file", "janitor", "ok")],
+    "crewai_event_listener/blocked_usage_limit": [
+        ("call_crewel_blocked_usage_limit_mul_1", "multiply", "calculator", "ok"),
+        ("call_crewel_blocked_usage_limit_mul_2", "multiply", "calculator", "ok"),
+    ],
+    "crewai_event_listener/unknown_tool": [
+        ("call_crewel_unknown_tool_unknown_1", "format_disk", "calculator", "ok"),
+        ("call_crewel_unknown_tool_mul_1", "multiply", "calculator", "ok"),
+    ],
+    "langgraph_subagents/blocked_tool_call_limit": [
+        ("call_mul_2", "multiply", "calculator", "refused"),
+        ("call_mul_1", "multiply", "calculator", "ok"),
+    ],
+    "langgraph_subagents/delegation_supervisor": [
+        ("call_handoff_math", "transfer_to_math_agent", "supervisor_graph", "ok"),
+        ("call_mul_1", "multiply", "math_agent", "ok"),
+        ("call_handoff_weather", "transfer_to_weather_agent", "supervisor_graph", "ok"),
+        ("call_weather_1", "lookup_weather", "weather_agent", "ok"),
+    ],
+    "langgraph_subagents/invalid_arguments": [
+        ("call_mul_bad", "multiply", "calculator", "error"),
+        ("call_mul_1", "multiply", "calculator", "ok"),
+    ],
+    "llama_index/blocked_approval_denied": [("call_llama_blocked_approval_denied_del_1", "delete_file", "janitor", "ok")],
+    "llama_index/blocked_handoff_not_allowed": [
+        ("call_llama_blocked_handoff_not_allowed_handoff_1", "handoff", "router", "ok")
+    ],
+    "llama_index/invalid_arguments": [
+        ("call_llama_invalid_arguments_mul_bad", "multiply", "calculator", "error"),
+        ("call_llama_invalid_arguments_mul_good", "multiply", "calculator", "ok"),
+    ],
+    "openai_agents_guardrails/approval_approved": [("call_delete_1", "delete_file", "janitor", "pending")],
+    "openai_agents_guardrails/blocked_approval_rejected": [("call_delete_1", "delete_file", "janitor", "pending")],
+    "openai_agents_guardrails/blocked_tool_input_guardrail": [
+        ("call_delete_1", "delete_file", "janitor", "ok"),
+        ("call_delete_2", "delete_file", "janitor", "ok"),
+    ],
+    "openai_agents_guardrails/invalid_arguments": [
+        ("call_mul_bad", "multiply", "calculator", "error"),
+        ("call_mul_1", "multiply", "calculator", "ok"),
+    ],
+    "smolagents/run_error": [],
     "traceloop_langgraph/blocked_tool_call_limit": [
         ("call_mul_2", "multiply", "calculator", "refused"),
         ("call_mul_1", "multiply", "calculator", "ok"),
@@ -59,6 +132,15 @@ AS_RECORDED = {
     "traceloop_langgraph/single_tool_content_off": [(None, "multiply", "calculator", "ok")],
     "vercel_ai/single_tool_no_function_id": [("call_mul_1", "multiply", "ai.generateText", "ok")],
 }
+
+
+# The corpus whose figures the corpus-wide metric and alert tests pin (counts per agent and
+# tool, run counts near an alert's minimum): frameworks adapted since then do not move them.
+FIGURES_CORPUS = ("agno", "langgraph", "openai_agents", "pydantic_ai", "strands", "strands_latest_semconv")
+
+
+def figures_files() -> list[Path]:
+    return [path for framework in FIGURES_CORPUS for path in trace_files(framework)]
 
 
 def adapted_files() -> list[Path]:

@@ -6,6 +6,8 @@
   SIGTERM; the ``receivers`` fixture stops whatever a test started.
 - ``Receiver`` speaks to it: OTLP over gRPC (raw bytes through a generic channel call)
   and HTTP, the results API, ``/metrics`` parsed into samples, polling with deadlines.
+  Verdicts are read once they are final (``settled``: no trace pending a verdict), never
+  while a superseding verdict may still be published.
 - ``agent_spans`` builds agent-shaped traces (OTel GenAI semantic conventions) as
   protobuf spans; ``otlp_json`` encodes a request as OTLP/JSON (hex ids, integer enums).
 - ``remap_corpus`` copies the corpus with fresh trace and span ids per file (the agno
@@ -186,14 +188,48 @@ class Receiver:
         wanted = set(trace_ids)
         return [r for r in self.results()["results"] if r["trace_id"] in wanted]
 
+    def settled(self) -> bool:
+        """True when no trace holds spans that no published verdict has judged: every verdict
+        in the store stands until another span arrives (``agent.reliability.traces.pending``).
+
+        Read twice: with workers, a paused run one worker judges goes to the others through
+        the serving process, and may reopen a trace there that was already judged. That notice
+        leaves the first worker before its answer to the first read (both travel in order on
+        its pipe, and the serving process hands the notice on before reading further), so the
+        second read, asked once the first is answered, reaches the other worker after it."""
+        return self._pending() == 0 and self._pending() == 0
+
+    def _pending(self) -> float:
+        samples = [value for name, _, value in self.metrics() if name == "agent_reliability_traces_pending"]
+        assert samples, "the receiver reports no agent_reliability_traces_pending"
+        return sum(samples)
+
     def wait_results(self, trace_ids: Iterable[str], runs: int, timeout: float = 15.0) -> list[dict]:
-        """Poll until the store holds at least ``runs`` verdicts for ``trace_ids``."""
+        """Poll until the store holds at least ``runs`` verdicts for ``trace_ids``, final ones
+        (``settled``), and return them."""
         ids = set(trace_ids)
         return wait_until(
-            lambda: (found := self.results_for(ids)) and len(found) >= runs and found,
+            lambda: self.settled() and (found := self.results_for(ids)) and len(found) >= runs and found,
             timeout,
-            f"{runs} verdict(s) for {len(ids)} trace(s)",
+            f"{runs} final verdict(s) for {len(ids)} trace(s)",
         )
+
+    def wait_verdicts(self, expected: Iterable[Mapping[str, Any]], timeout: float = 15.0) -> list[dict]:
+        """Poll until the final verdicts (``settled``) for the traces of ``expected`` are
+        ``expected``; fails showing the difference if they are not within ``timeout``."""
+        expected = by_run(expected)
+        trace_ids = {r["trace_id"] for r in expected}
+        try:
+            wait_until(
+                lambda: self.settled() and by_run(self.results_for(trace_ids)) == expected,
+                timeout, f"the final verdicts of {len(trace_ids)} trace(s)",
+            )
+        except AssertionError:
+            pass  # the comparisons below show what is wrong
+        got = by_run(self.results_for(trace_ids))
+        assert got == expected, verdict_differences(got, expected)
+        assert self.settled(), f"verdicts still pending after {timeout} s"
+        return got
 
     def metrics(self) -> list[tuple[str, dict[str, str], float]]:
         from prometheus_client.parser import text_string_to_metric_families
@@ -530,6 +566,19 @@ def expected_results(spans: Iterable[Any]) -> list[dict]:
     return [r.to_json() for r in judge_spans(Engine(), spans_from_request(export_request(spans)))]
 
 
+def verdict_differences(got: Iterable[Mapping[str, Any]], expected: Iterable[Mapping[str, Any]]) -> str:
+    """What differs between two sets of results, run by run (for a failing comparison)."""
+    mine = {(r["trace_id"], r["run_span_id"]): r for r in got}
+    wanted = {(r["trace_id"], r["run_span_id"]): r for r in expected}
+    lines = [f"missing: {wanted[k]['agent']} {k}" for k in sorted(wanted.keys() - mine.keys())]
+    lines += [f"not expected: {mine[k]['agent']} {k}" for k in sorted(mine.keys() - wanted.keys())]
+    for key in sorted(wanted.keys() & mine.keys()):
+        fields = {f: (wanted[key][f], mine[key].get(f)) for f in wanted[key] if wanted[key][f] != mine[key].get(f)}
+        if fields:
+            lines.append(f"differs: {wanted[key]['agent']} {key} (expected, got): {fields}")
+    return "\n".join(lines)
+
+
 def by_run(results: Iterable[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     """Results in a canonical order, for comparisons that ignore ordering."""
     return sorted(results, key=lambda r: (r["trace_id"], r["run_span_id"]))
@@ -581,15 +630,19 @@ def corpus_files() -> list[Path]:
     return adapted_files()
 
 
-def remap_corpus(dest: Path, salt: str) -> list[Path]:
-    """Copy every corpus trace file under ``dest`` with fresh ids. Returns the new files.
+def remap_corpus(dest: Path, salt: str, frameworks: tuple[str, ...] | None = None) -> list[Path]:
+    """Copy every corpus trace file (of ``frameworks``, default every adapted one) under ``dest``
+    with fresh ids. Returns the new files.
 
     Each trace and span id is replaced by one derived from ``salt``, the file and the old id
     (consistently within a file): the agno fixtures all reuse one trace id and the same span
     ids, so without this they would be one trace to a receiver (and to one ``eval`` of them all).
     """
+    from tests.corpus import trace_files
+
     out = []
-    for source in corpus_files():
+    sources = corpus_files() if frameworks is None else [p for framework in frameworks for p in trace_files(framework)]
+    for source in sources:
         relative = source.relative_to(CORPUS)
         data = json.loads(source.read_text(encoding="utf-8"))
 

@@ -33,11 +33,11 @@ def test_json_output_follows_the_contract(capsys):
     document = json.loads(out)
     [result] = document["results"]
     assert code == 0
-    assert document["summary"] == {"runs": 1, "passed": 1, "failed": 0}
+    assert document["summary"] == {"runs": 1, "passed": 1, "failed": 0, "not_evaluated": 0}
     assert list(result) == [
         "trace_id", "run_span_id", "agent", "expectation", "eval_status", "passed_tool_calls",
         "failed_tool_calls", "additional_tool_calls", "missing_tool_calls", "failed_argument_checks",
-        "passed_argument_checks", "order_violations", "score", "chain",
+        "passed_argument_checks", "order_violations", "score", "chain", "unevaluated_checks",
     ]
     assert result["chain"] == [
         {"agent": "calculator", "tool": "multiply", "arguments": {"a": 10, "b": 5}, "outcome": "ok",
@@ -168,7 +168,7 @@ def test_a_directory_stands_for_the_trace_files_in_it(tmp_path, capsys):
     (tmp_path / "b.json").write_bytes(TOOL_ERROR.read_bytes())
     code, out, _ = run_eval(tmp_path, "--format", "json", capsys=capsys)
     assert code == 1
-    assert json.loads(out)["summary"] == {"runs": 2, "passed": 1, "failed": 1}
+    assert json.loads(out)["summary"] == {"runs": 2, "passed": 1, "failed": 1, "not_evaluated": 0}
 
 
 def test_console_script_runs_as_a_module():

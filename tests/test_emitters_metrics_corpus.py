@@ -1,6 +1,6 @@
 """The tool-call metrics summed over the whole corpus (SPEC §6, revised 2026-12-01).
 
-Every real trace of ``tests/fixtures/corpus`` is judged with
+Every real trace of ``tests/fixtures/corpus`` (of ``FIGURES_CORPUS``, whose figures are pinned) is judged with
 ``tests/fixtures/corpus_expectations.yaml`` and its verdicts recorded by
 ``ReliabilityMetrics`` on a real SDK ``MeterProvider``. The figures must agree with the
 verdicts' own JSON (the chain ``eval --format json`` prints): each (agent, tool)'s
@@ -21,7 +21,7 @@ from otel_reliability.emitters.metrics import ReliabilityMetrics
 from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.sources import read_spans
 
-from .corpus import adapted_files
+from .corpus import figures_files
 
 EXPECTATIONS = Path(__file__).parent / "fixtures" / "corpus_expectations.yaml"
 OUTCOMES = {"ok", "error", "refused", "pending"}
@@ -45,7 +45,7 @@ def corpus_judged():
     metrics = ReliabilityMetrics(MeterProvider(metric_readers=[reader]))
     engine = Engine([EXPECTATIONS])
     verdicts = []
-    for path in adapted_files():
+    for path in figures_files():
         results = judge_spans(engine, read_spans(path))
         metrics.record_many(results)
         verdicts += [r.to_json() for r in results]
@@ -95,7 +95,7 @@ def test_unexpected_counts_the_attempts_of_tools_the_verdict_did_not_allow(corpu
     ("agent", "tool", "count"),
     [
         ("calculator", "divide", 6),  # strict: errored and clean calls alike
-        ("calculator", "format_disk", 3),  # refused three times (pydantic_ai, strands, vercel_ai), each attempt counted
+        ("calculator", "format_disk", 2),  # refused twice, each attempt counted
         ("researcher", "compute", 5),  # lenient: additional calls still were not asked for
         ("researcher", "lookup", 1),  # the router's member, counted for the member
     ],

@@ -27,6 +27,7 @@ RESULT_KEYS = [
     "order_violations",
     "score",
     "chain",
+    "unevaluated_checks",  # added 2026-12-01 (SPEC §10, additive)
 ]
 CHAIN_KEYS = ["agent", "tool", "arguments", "outcome", "call_id", "span_id"]
 
@@ -122,11 +123,12 @@ def test_bare_json_reads_back_with_empty_extras():
 @pytest.mark.parametrize(
     ("statuses", "summary"),
     [
-        ([], {"runs": 0, "passed": 0, "failed": 0}),
-        (["PASSED"], {"runs": 1, "passed": 1, "failed": 0}),
-        (["PASSED", "FAILED", "FAILED"], {"runs": 3, "passed": 1, "failed": 2}),
+        ([], {"runs": 0, "passed": 0, "failed": 0, "not_evaluated": 0}),
+        (["PASSED"], {"runs": 1, "passed": 1, "failed": 0, "not_evaluated": 0}),
+        (["PASSED", "FAILED", "FAILED"], {"runs": 3, "passed": 1, "failed": 2, "not_evaluated": 0}),
+        (["NOT_EVALUATED", "PASSED", "FAILED"], {"runs": 3, "passed": 1, "failed": 1, "not_evaluated": 1}),
     ],
-    ids=["no-runs", "one-pass", "mixed"],
+    ids=["no-runs", "one-pass", "mixed", "not-evaluated-is-neither-passed-nor-failed"],
 )
 def test_document_counts_runs_passed_and_failed(statuses, summary):
     results = [RunResult(i, i, "a", "e", Verdict(s, "e"), 0.0) for i, s in enumerate(statuses, start=1)]

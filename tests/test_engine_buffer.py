@@ -13,7 +13,7 @@ def record(trace_id: int, span_id: int, run: bool = False) -> SpanRecord:
     return SpanRecord(trace_id, span_id, 0 if run else 1, "s", 0, 1, role=Role.AGENT_RUN if run else Role.TOOL)
 
 
-def due_ids(buffer: TraceCompletion, now: float) -> list[tuple[int, int, bool]]:
+def due_ids(buffer: TraceBuffer, now: float) -> list[tuple[int, int, bool]]:
     return [(d.trace_id, len(d.records), d.late) for d in buffer.due(now)]
 
 
@@ -129,3 +129,37 @@ def test_expiry_reaches_every_trace_past_its_window_whatever_arrived_after_it():
     assert [d.trace_id for d in buffer.due(now=12.0)] == [1]
     assert buffer.expire(now=15.0) == [] and len(buffer) == 1
     assert [d.trace_id for d in buffer.expire(now=101.0)] == [2] and len(buffer) == 0
+
+
+def test_a_trace_is_pending_from_its_spans_until_the_due_call_after_its_verdicts():
+    """``pending`` reaches 0 only once nothing handed out can still be publishing: the verdicts
+    of what ``due`` returned are published before the next ``due``."""
+    buffer = TraceBuffer(EngineSettings(late_window=30.0), decision_wait=1.0)
+    steps = []
+    buffer.add([record(7, 2)], now=0.0)
+    steps.append(("a span, no run span yet", buffer.pending))
+    buffer.add([record(7, 1, run=True)], now=0.0)
+    steps.append(("the run span: waiting to go quiet", buffer.pending))
+    buffer.due(now=1.0)
+    steps.append(("handed out: being judged", buffer.pending))
+    buffer.due(now=1.5)
+    steps.append(("the next due: its verdict is out", buffer.pending))
+    buffer.add([record(7, 3)], now=2.0)
+    steps.append(("a late span", buffer.pending))
+    buffer.due(now=3.0), buffer.due(now=3.5)
+    steps.append(("re-judged", buffer.pending))
+    buffer.reopen(7, now=4.0)
+    steps.append(("reopened", buffer.pending))
+    buffer.drain()
+    steps.append(("drained for shutdown: being judged", buffer.pending))
+
+    assert steps == [
+        ("a span, no run span yet", 0),
+        ("the run span: waiting to go quiet", 1),
+        ("handed out: being judged", 1),
+        ("the next due: its verdict is out", 0),
+        ("a late span", 1),
+        ("re-judged", 0),
+        ("reopened", 1),
+        ("drained for shutdown: being judged", 1),
+    ]

@@ -23,6 +23,7 @@ from typing import Callable
 
 import pytest
 
+from .corpus import FIGURES_CORPUS
 from .prometheus_harness import (
     DASHBOARD_QUERIES,
     RULES,
@@ -102,7 +103,7 @@ class World:
 def send_main_round(main: Receiver, workdir: Path, salt: str, steady_failures: int, steady_passes: int) -> list[dict]:
     """The corpus through the real exporter, ``steady``'s runs, and a ``latecomer`` run whose
     last span arrives after its verdict. Returns the round's verdicts, once all are in."""
-    files = remap_corpus(workdir / salt, salt)
+    files = remap_corpus(workdir / salt, salt, FIGURES_CORPUS)  # the figures below are this corpus's
     sent = run_replay("grpc", main.grpc_endpoint, files)
     assert sent["exported"] == sent["replayed"] > 0, sent
     corpus_runs = eval_json(files)["results"]

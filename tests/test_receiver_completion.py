@@ -7,7 +7,9 @@ by ``agent.reliability.evaluations.late``; interleaved traces do not disturb eac
 processes sharing the traces.
 
 "Exactly once" is read from ``agent.reliability.evaluations`` on ``/metrics``, labelled by
-the agent: every scenario uses an agent name of its own.
+the agent: every scenario uses an agent name of its own. ``agent.reliability.traces.pending``
+says when a verdict is final: a trace counts from its run span until its verdict is out,
+and again from a late span until the superseding one is.
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ import pytest
 from .receiver_harness import (
     Receiver,
     agent_spans,
-    by_run,
     expected_results,
     module_receivers,  # noqa: F401 - fixture
     new_trace_id,
@@ -44,14 +45,7 @@ def _evaluations(receiver: Receiver, agent: str) -> float:
 
 
 def _wait_for_verdicts(receiver: Receiver, expected: list[dict], timeout: float = 15.0) -> list[dict]:
-    trace_ids = {r["trace_id"] for r in expected}
-    try:
-        wait_until(lambda: by_run(receiver.results_for(trace_ids)) == by_run(expected), timeout, "the verdicts")
-    except AssertionError:
-        pass  # the assertion below shows the difference
-    got = by_run(receiver.results_for(trace_ids))
-    assert got == by_run(expected)
-    return got
+    return receiver.wait_verdicts(expected, timeout)
 
 
 # spans of agent_spans(): 0 run, 1 chat, 2 get_weather, 3 get_news, 4 final chat.
@@ -153,3 +147,25 @@ def test_a_resumed_run_judged_before_its_paused_run_arrived_is_judged_again_when
     _wait_for_verdicts(receiver, expected_results(paused + resumed))
     (joined,) = receiver.results_for([resumed[0].trace_id.hex()])
     assert [(c["tool"], c["outcome"]) for c in joined["chain"]] == [("get_weather", "ok"), ("approve_booking", "ok")]
+
+
+PENDING = "agent_reliability_traces_pending"
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_trace_is_pending_until_its_verdict_and_again_until_a_late_span_is_judged(module_receivers, workers):  # noqa: F811
+    # Its own receiver, quiet otherwise, with a decision_wait long enough to be seen waiting.
+    receiver = module_receivers.start(f"pending-{workers}", decision_wait=2.0, config={"workers": workers})
+    spans = agent_spans(new_trace_id(), "pending-until-judged", failed=["get_news"])
+    early, late = [s for i, s in enumerate(spans) if i != 3], spans[3]
+
+    receiver.send(early)
+    waiting = receiver.metric(PENDING)
+    first = receiver.wait_results([spans[0].trace_id.hex()], 1)
+    receiver.send([late])
+    waiting_again = receiver.metric(PENDING)
+    superseding = receiver.wait_results([spans[0].trace_id.hex()], 1)
+
+    assert (waiting, waiting_again) == (1, 1)
+    assert [r["eval_status"] for r in first + superseding] == ["PASSED", "FAILED"]
+    assert receiver.metric(PENDING) == 0

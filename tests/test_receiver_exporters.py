@@ -26,7 +26,6 @@ from .receiver_harness import (
     module_receivers,  # noqa: F401 - fixture
     remap_corpus,
     run_replay,
-    wait_until,
 )
 
 NODE = shutil.which("node")
@@ -97,10 +96,6 @@ def send_corpus_expecting_eval_verdicts(receiver: Receiver, send, corpus: Path, 
     summary = send(receiver, files)
 
     assert summary["exported"] == summary["replayed"] > 0, summary
-    try:
-        wait_until(lambda: by_run(receiver.results_for(trace_ids)) == expected, 20, "the eval verdicts")
-    except AssertionError:
-        pass  # the comparison below shows the difference
-    assert by_run(receiver.results_for(trace_ids)) == expected
+    receiver.wait_verdicts(expected, 20)
     assert receiver.metric("agent_reliability_spans_dropped_total") == 0
     return trace_ids

@@ -74,10 +74,17 @@ def test_the_collector_routes_each_trace_whole_to_one_receiver_which_gives_eval_
 
     assert sent["exported"] == sent["replayed"] > 0 and not sent["failed"], sent
 
+    # Final verdicts only: every span through the Collector (its queue may still hold some
+    # after the exporter is done), and nothing pending a verdict at either receiver.
     try:
-        wait_until(lambda: by_run(pair[0].results_for(trace_ids)) == expected, 30, "the eval verdicts in the shared store")
+        wait_until(
+            lambda: sum(r.metric("agent_reliability_spans_received_total") for r in pair) == sent["replayed"]
+            and all(r.settled() for r in pair) and by_run(pair[0].results_for(trace_ids)) == expected,
+            30, "the final eval verdicts in the shared store",
+        )
     except AssertionError:
-        pass  # the comparison below shows the difference
+        pass  # the comparisons below show what is wrong
+    assert all(r.settled() for r in pair), "verdicts still pending"
     for receiver in pair:  # every run judged once, as eval judges it, and each API reads the shared store
         assert by_run(receiver.results_for(trace_ids)) == expected
     # Re-judgements (late spans, a paused run learnt later) are counted apart: the first

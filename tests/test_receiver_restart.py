@@ -62,7 +62,7 @@ def test_every_stored_verdict_survives_sigkill_and_a_restart_on_the_same_store(r
     traces.append(late_trace)
     expected = by_run([r for spans in traces for r in expected_results(spans)])
     trace_ids = {r["trace_id"] for r in expected}
-    wait_until(lambda: by_run(first.results_for(trace_ids)) == expected, 15, "every verdict, the superseding one too")
+    first.wait_verdicts(expected)  # every verdict, the superseding one too
     before = first.results()
 
     children = _children(first.process.pid)

@@ -3,7 +3,8 @@
 Each process takes the traces whose id mod N is its own, so these tests pick trace ids
 to put the pieces of a scenario on different processes: a run paused in one process and
 resumed by a trace another process owns, corpus traces through real exporters, the
-partition of a request's spans, and ``/metrics`` adding up what every process counted.
+partition of a request's spans, ``/metrics`` adding up what every process counted, and a
+request taken by every process or by none when one of them is full.
 """
 
 from __future__ import annotations
@@ -19,7 +20,10 @@ from otel_reliability.sources import Shard, decode_request
 from .receiver_harness import (
     Receiver,
     agent_spans,
+    by_run,
+    expected_results,
     export_request,
+    otlp_json,
     paused_and_resumed,
     module_receivers,  # noqa: F401 - fixture
     wait_until,
@@ -150,3 +154,45 @@ SHARDED_CLIENTS = [c for c in CLIENTS if c.id in ("python-otlp-proto-grpc-export
 def test_corpus_through_a_real_exporter_to_two_workers_gets_the_verdicts_eval_gives(receiver, tmp_path: Path, request, send):
     trace_ids = send_corpus_expecting_eval_verdicts(receiver, send, tmp_path / "corpus", f"shards-{request.node.callspec.id}")
     assert {int(t, 16) % WORKERS for t in trace_ids} == set(range(WORKERS))  # both workers judged
+
+
+# -- a request is taken whole or refused whole --------------------------------------------
+
+PER_WORKER = 10  # max_buffered_spans 20 over two workers
+RETRY = 2
+
+
+@pytest.mark.parametrize("transport", ["grpc", "http-protobuf", "http-json"])
+def test_a_request_one_worker_has_no_room_for_is_refused_by_every_worker(module_receivers, transport):  # noqa: F811
+    import grpc
+
+    receiver = module_receivers.start(
+        f"whole-{transport}", decision_wait=0.2, config={"workers": WORKERS, "max_buffered_spans": 2 * PER_WORKER,
+                                                         "retry_after": RETRY, "trace_ttl": 600},
+    )
+    # 8 spans of a trace of worker 1 with no run span: they stay (trace_ttl), leaving it room for 2.
+    receiver.send(agent_spans(0xC001, "filler", [(f"tool_{i}", {}) for i in range(6)])[1:])
+    fits, too_big = agent_spans(0xC002, "on-worker-0"), agent_spans(0xC003, "on-worker-1")  # 5 spans each
+    received = receiver.metric("agent_reliability_spans_received_total")
+    dropped = receiver.metric("agent_reliability_spans_dropped_total", reason="overloaded")
+    request = export_request(fits + too_big)
+
+    if transport == "grpc":
+        with pytest.raises(grpc.RpcError) as refused:
+            receiver.grpc_export(request)
+        assert refused.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+    else:
+        body, media = (request.SerializeToString(), "application/x-protobuf") if transport == "http-protobuf" \
+            else (otlp_json(request), "application/json")
+        reply = receiver.post_traces(body, media)
+        assert (reply.status, reply.headers["retry-after"]) == (503, str(RETRY))
+
+    # Nothing of it kept: worker 0 had room for its trace, and judges nothing.
+    receiver.send(agent_spans(0xC004, "sentinel"))  # a verdict after the refusal: settled covers it
+    receiver.wait_results(["%032x" % 0xC004], 1)
+    assert receiver.results_for(["%032x" % 0xC002, "%032x" % 0xC003]) == []
+    assert receiver.metric("agent_reliability_spans_received_total") - received == 5  # the sentinel's
+    assert receiver.metric("agent_reliability_spans_dropped_total", reason="overloaded") - dropped == 10
+    # The same request without the trace that did not fit is taken whole.
+    receiver.send(fits, "grpc")
+    receiver.wait_verdicts(expected_results(fits))

@@ -28,7 +28,6 @@ from .receiver_harness import (
     new_trace_id,
     remap_corpus,
     run_replay,
-    wait_until,
 )
 
 needs_openssl = pytest.mark.skipif(shutil.which("openssl") is None, reason="the openssl command is not installed")
@@ -85,8 +84,7 @@ def test_the_python_otlp_exporters_reach_the_receiver_over_tls(tls_receiver, tmp
 
     run_replay(exporter, endpoint, files, ca_file=tls_receiver.ca_file)
 
-    trace_ids = {r["trace_id"] for r in expected}
-    wait_until(lambda: by_run(tls_receiver.results_for(trace_ids)) == expected, 15, "the eval verdicts")
+    tls_receiver.wait_verdicts(expected)
 
 
 @needs_openssl

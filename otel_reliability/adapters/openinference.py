@@ -4,9 +4,12 @@ Messages are flattened into indexed attributes
 (``llm.output_messages.<i>.message.tool_calls.<j>.tool_call.function.name``), which a
 model span reads by index (a long run's input has thousands of keys; one pass over them
 would cost every span the whole history). Instrumentations differ in where the run
-lives: agno and openai-agents mark it ``AGENT``; LangGraph marks its graph's root
-``CHAIN`` (its ``AGENT`` kind is a name heuristic that also hits graph nodes), and
-records the call id of a tool only on the ``tools`` node that dispatched it.
+lives: agno, openai-agents, smolagents and CrewAI mark it ``AGENT``; LangGraph marks its
+graph's root ``CHAIN`` (its ``AGENT`` kind is a name heuristic that also hits graph nodes),
+and records the call id of a tool only on the ``tools`` node that dispatched it; LangChain's
+``create_agent`` and LlamaIndex mark no run at all. What one instrumentation alone does is
+read by a module of its own (``crewai``, ``langchain_agents``, ``llama_index``,
+``openai_agents``, ``smolagents``), each detected by attributes, never by a framework's name.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
+from . import crewai, langchain_agents, llama_index, openai_agents, smolagents
 from .common import error_text, loads, str_or_none, text_of
 
 _INPUT_MESSAGE = "llm.input_messages."
@@ -24,6 +28,7 @@ _MESSAGE_FIELDS = (".message.role", ".message.content", ".message.tool_call_id",
                    ".message.tool_calls.0.tool_call.id")
 _CALL_FIELDS = (".tool_call.function.name", ".tool_call.id", ".tool_call.function.arguments")
 _HANDOFF_PREFIX = "handoff to "
+_GRAPH_KINDS = ("CHAIN", "AGENT")
 _DISPATCH_MARKER = '"tool_call_with_context"'
 
 # agno records a call the user rejected as an errored execution, not a refusal.
@@ -48,18 +53,44 @@ class OpenInferenceAdapter:
         kind = attrs.get("openinference.span.kind")
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         record.error = error_text(span)
-        if kind == "TOOL" or (kind == "AGENT" and attrs.get("tool.name")):
+        if kind == "TOOL" and openai_agents.awaiting_approval(span.status_code, attrs):
+            pass  # no execution: the request it belongs to stays unanswered until a decision shows
+        elif kind == "TOOL" and llama_index.waits_for_event(record.error):
+            record.error = None  # the workflow paused the call; it runs again, under a span of its own
+        elif kind == "TOOL" or (kind == "AGENT" and attrs.get("tool.name")):
             _read_tool(span, record)
-        elif kind == "AGENT" and not _is_graph_node(attrs):
-            _read_run(span, record, attrs.get("agent.name") or attrs.get("graph.node.name"))
-        elif kind == "CHAIN" and _is_graph_root(attrs):
-            _read_run(span, record, span.name)
         elif kind == "LLM":
             record.role = Role.MODEL
             _read_messages(attrs, record)
-        elif kind == "CHAIN":
-            _read_dispatch(attrs, record)
+        elif kind in _GRAPH_KINDS:
+            _read_graph_span(span, record, kind, _metadata(attrs))
         return record
+
+
+def _read_graph_span(span: SpanData, record: SpanRecord, kind: str, metadata: dict[str, Any]) -> None:
+    """An AGENT or CHAIN span: a run, a LangGraph node that dispatched a call, or neither."""
+    attrs = span.attributes
+    if langchain_agents.is_agent_root(span.name, metadata):
+        _read_run(span, record, span.name)
+    elif kind == "AGENT" and "langgraph_node" not in metadata:
+        name = (
+            attrs.get("agent.name")
+            or attrs.get("graph.node.name")
+            or attrs.get("graph.node.id")
+            or smolagents.agent_name(span.name, attrs)
+        )
+        _read_run(span, record, name)
+    elif kind == "CHAIN" and metadata.get("ls_integration") == "langgraph" and "langgraph_node" not in metadata:
+        _read_run(span, record, span.name)  # a LangGraph graph's root
+    elif kind == "CHAIN" and llama_index.is_workflow_run(attrs):
+        _read_run(span, record, None)  # named by its steps (assembly: a run's first acting agent)
+    elif kind == "CHAIN" and langchain_agents.is_graph_node(metadata):
+        record.dispatched = langchain_agents.dispatched(attrs.get("input.value"))
+        record.responses = _tool_messages(attrs.get("output.value"))
+    elif kind == "CHAIN":
+        _read_dispatch(attrs, record)
+        record.agent_name = llama_index.acting_agent(attrs)
+        record.dispatched = record.dispatched or llama_index.dispatched(attrs)
 
 
 def _read_run(span: SpanData, record: SpanRecord, agent_name: Any) -> None:
@@ -80,9 +111,19 @@ def _read_tool(span: SpanData, record: SpanRecord) -> None:
         # openai-agents: the span names the target; its input is the source agent, not arguments
         record.handoff_to = span.name[len(_HANDOFF_PREFIX):]
     else:
-        record.tool_name = record.tool_name or span.name
+        record.tool_name = crewai.tool_name(record.tool_name or span.name, attrs)
         arguments = attrs.get("input.value")
-        record.arguments = arguments if arguments is not None else attrs.get("tool.parameters")
+        if arguments is None:
+            arguments = attrs.get("tool.parameters")
+        else:
+            unwrapped = smolagents.unwrapped_arguments(arguments, attrs.get("tool.parameters"))
+            if unwrapped is None:
+                unwrapped = llama_index.unwrapped_arguments(arguments)
+            arguments = unwrapped if unwrapped is not None else arguments
+        record.arguments = arguments
+    record.refusal = openai_agents.guardrail_refusal(record.error) or crewai.validation_refusal(record.error, attrs)
+    if openai_agents.ran_despite_error(record.error):
+        record.error = None
     call_id = attrs.get("tool.id") or attrs.get("tool_call.id")
     record.call_id = str(call_id) if call_id is not None else None
 
@@ -90,15 +131,6 @@ def _read_tool(span: SpanData, record: SpanRecord) -> None:
 def _metadata(attrs: Any) -> dict[str, Any]:
     metadata = loads(attrs.get("metadata"))
     return metadata if isinstance(metadata, dict) else {}
-
-
-def _is_graph_node(attrs: Any) -> bool:
-    return "langgraph_node" in _metadata(attrs)
-
-
-def _is_graph_root(attrs: Any) -> bool:
-    metadata = _metadata(attrs)
-    return metadata.get("ls_integration") == "langgraph" and "langgraph_node" not in metadata
 
 
 def _read_messages(attrs: Any, record: SpanRecord) -> None:
@@ -116,7 +148,7 @@ def _read_messages(attrs: Any, record: SpanRecord) -> None:
                 arguments = attrs.get(f"{prefix}{call}.tool_call.function.arguments")
                 call_id = str_or_none(attrs.get(f"{prefix}{call}.tool_call.id"))
                 requests.append(ToolRequest(str(name), arguments, call_id))
-    record.requests = tuple(requests)
+    record.requests = tuple(requests) if requests else crewai.requests_in_output(attrs)
     answers = []
     for message in range(_count(attrs, _INPUT_MESSAGE) - 1, -1, -1):
         prefix = f"{_INPUT_MESSAGE}{message}.message."
@@ -167,7 +199,14 @@ def _read_dispatch(attrs: Any, record: SpanRecord) -> None:
     if not isinstance(call, dict) or not call.get("name"):
         return
     record.dispatched = ToolRequest(str(call["name"]), call.get("args"), str_or_none(call.get("id")))
-    output = loads(attrs.get("output.value"))
+    record.responses = _tool_messages(attrs.get("output.value"))
+
+
+def _tool_messages(raw: Any) -> tuple[ToolResponse, ...]:
+    """The answers in a LangGraph node's output: its ToolMessages, ``{"messages": [{"data": {"tool_call_id", …}}]}``."""
+    if not isinstance(raw, str) or '"tool_call_id"' not in raw:
+        return ()
+    output = loads(raw)
     messages = output.get("messages") if isinstance(output, dict) else None
     responses = []
     for message in messages or ():
@@ -176,4 +215,4 @@ def _read_dispatch(attrs: Any, record: SpanRecord) -> None:
             responses.append(
                 _response(str(data["tool_call_id"]), text_of(data.get("content")), error=data.get("status") == "error")
             )
-    record.responses = tuple(responses)
+    return tuple(responses)

@@ -8,11 +8,12 @@ records are merged into one run reported under the latest run span.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections import defaultdict
 from operator import attrgetter
 from typing import Iterable
 
-from ..model import PENDING, Role, Run, SpanRecord
+from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
 from .attempts import attempts_of
 from .ownership import enclosing_run, inherit_dispatched_call_id
 
@@ -26,8 +27,12 @@ def _key(record: SpanRecord) -> _Key:
     return record.trace_id, record.span_id
 
 
-def assemble(records: Iterable[SpanRecord]) -> list[Run]:
+def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = None) -> list[Run]:
     """Every top-level run in the records, in start order.
+
+    ``pairing``, when given, receives ``id(attempt)`` → how each attempt was paired
+    (``attempts.PAIRED_BY``: call id, name+arguments, relaxed, handoff target, unpaired),
+    for ``inspect``; judging leaves it out.
 
     >>> assemble([])
     []
@@ -49,13 +54,14 @@ def assemble(records: Iterable[SpanRecord]) -> list[Run]:
             (members[owner.trace_id, owner.span_id] if owner is not None else top_level).append(record)
         elif owner is not None:
             owned[owner.trace_id, owner.span_id].append(record)
-    return _runs_with_continuations(top_level, owned, members)
+    return _runs_with_continuations(top_level, owned, members, pairing)
 
 
 def _runs_with_continuations(
     top_level: list[SpanRecord],
     owned: dict[_Key, list[SpanRecord]],
     members: dict[_Key, list[SpanRecord]],
+    pairing: dict[int, str] | None,
 ) -> list[Run]:
     """One run per top-level run span; a continuation carries its predecessors' evidence.
 
@@ -74,7 +80,7 @@ def _runs_with_continuations(
             answered = ((agent, resp.call_id) for r in owned.get(_key(record), ()) for resp in r.responses)
             chain = next((by_pending_call[c] for c in answered if c in by_pending_call), None)
         chain = chain + [record] if chain else [record]
-        run = _build(chain, owned, members, ())
+        run = _build(chain, owned, members, (), pairing)
         runs.append(run)
         if record.run_key is not None:
             by_key[record.run_key] = chain
@@ -89,10 +95,14 @@ def _build(
     owned: dict[_Key, list[SpanRecord]],
     members: dict[_Key, list[SpanRecord]],
     parent_path: tuple[str, ...],
+    pairing: dict[int, str] | None,
 ) -> Run:
     latest = group[-1]
     member_records = sorted(_gathered(group, members), key=_start)
-    name = _agent_name(latest, member_records)
+    owned_records = _gathered(group, owned)
+    # spans that name the agent acting from then on, for a run that names none (LlamaIndex's steps)
+    acting = [] if latest.agent_name else sorted((r for r in owned_records if r.agent_name), key=_start)
+    name = _agent_name(latest, acting, member_records)
     path = parent_path + (name,)
     run_error = None
     for record in reversed(group):
@@ -110,11 +120,68 @@ def _build(
         run_key=latest.run_key,
         output=latest.output,
         error=run_error,
-        own_attempts=attempts_of(_gathered(group, owned), name, path, run_error),
+        own_attempts=attempts_of(owned_records, name, path, run_error, pairing),
     )
+    if len({r.agent_name for r in acting}) > 1:
+        _hand_over(run.own_attempts, acting, parent_path)
     if member_records:
-        run.members = [_build([m], owned, members, path) for m in member_records]
+        run.members = _member_runs(member_records, owned, members, path, pairing)
+        _delegated(run)
     return run
+
+
+def _hand_over(attempts: list[Attempt], acting: list[SpanRecord], parent_path: tuple[str, ...]) -> None:
+    """Give each attempt the agent acting when it started: a handoff inside one run (LlamaIndex's
+    ``AgentWorkflow`` hands over between agents within one workflow run span)."""
+    starts = [r.start_ns for r in acting]
+    for attempt in attempts:
+        index = bisect_right(starts, attempt.start_ns) - 1
+        if index >= 0:
+            agent = acting[index].agent_name or attempt.agent
+            attempt.agent, attempt.agent_path = agent, parent_path + (agent,)
+
+
+def _delegated(run: Run) -> None:
+    """A call no tool span records, carried out by a member run of the agent it names (smolagents
+    calls a managed agent like a tool, and only the agent's own run span records it)."""
+    unused = list(run.members)
+    for attempt in run.own_attempts:
+        if attempt.outcome != PENDING:
+            continue
+        member = next((m for m in unused if m.agent == attempt.tool and m.start_ns >= attempt.start_ns), None)
+        if member is not None:
+            unused.remove(member)
+            attempt.outcome, attempt.error = (OK, None) if member.error is None else (ERROR, member.error)
+            attempt.span_id = member.span_id
+
+
+def _member_runs(
+    member_records: list[SpanRecord],
+    owned: dict[_Key, list[SpanRecord]],
+    members: dict[_Key, list[SpanRecord]],
+    path: tuple[str, ...],
+    pairing: dict[int, str] | None,
+) -> list[Run]:
+    """The member runs in start order; a member that answers a call an earlier member of the same
+    agent left pending continues it and takes its place (openai-agents resumes an approved or
+    rejected call as a new agent span under the same outer trace)."""
+    runs: list[Run] = []
+    groups: list[list[SpanRecord]] = []
+    by_pending_call: dict[tuple[str | None, str], int] = {}
+    for record in member_records:
+        answered = ((record.agent_name, resp.call_id) for r in owned.get(_key(record), ()) for resp in r.responses)
+        index = next((by_pending_call[c] for c in answered if c in by_pending_call), None)
+        if index is None:
+            index = len(runs)
+            groups.append([record])
+            runs.append(_build(groups[index], owned, members, path, pairing))
+        else:
+            groups[index] = groups[index] + [record]
+            runs[index] = _build(groups[index], owned, members, path, pairing)
+        for attempt in runs[index].own_attempts:
+            if attempt.outcome == PENDING and attempt.call_id is not None:
+                by_pending_call[record.agent_name, attempt.call_id] = index
+    return runs
 
 
 def _gathered(group: list[SpanRecord], index: dict[_Key, list[SpanRecord]]) -> list[SpanRecord]:
@@ -125,10 +192,13 @@ def _gathered(group: list[SpanRecord], index: dict[_Key, list[SpanRecord]]) -> l
     return [item for record in group for item in index.get(_key(record), ())]
 
 
-def _agent_name(record: SpanRecord, member_records: list[SpanRecord]) -> str:
-    """The run's agent; a wrapper run with no identity of its own takes its first member's."""
+def _agent_name(record: SpanRecord, acting: list[SpanRecord], member_records: list[SpanRecord]) -> str:
+    """The run's agent; a run with no identity of its own takes the first agent its spans name as
+    acting (``acting``, in start order), else its first member's (a wrapper)."""
     if record.agent_name:
         return record.agent_name
+    if acting:
+        return str(acting[0].agent_name)
     for member in member_records:
         if member.agent_name:
             return member.agent_name

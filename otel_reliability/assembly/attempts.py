@@ -1,8 +1,23 @@
 """A run's attempts: requests paired with executions, each given one outcome.
 
 Requests come only from model-call outputs (inputs replay earlier turns). A request
-pairs with an execution by call id when both carry one, otherwise by tool name and
-equal arguments in start order, the first unused execution winning. What is left:
+pairs with an execution, in this order of preference (SPEC §3, §4):
+
+1. ``call id`` — both carry the same call id;
+2. ``name+arguments`` — same tool name and equal arguments (one of them carrying no
+   call id), in start order, the first unused execution winning;
+3. ``relaxed`` — same tool name, one of them carrying no call id, the execution
+   started within the request's window: at or after the end of the model call that
+   asked for it and before the start of the run's next model call (no bound when
+   there is none). Requests take the first such unused execution, in request order.
+   When one model call asked for the same tool more than once, which request an
+   execution carried out is a guess: such an execution does not borrow the request's
+   arguments (with none of its own, they count as not captured). This is what pairs a call whose execution recorded its arguments wrapped
+   (smolagents' ``{"args": [], "kwargs": {...}}``) or not at all;
+4. ``handoff target`` — a handoff execution that names its target agent, not a tool
+   (openai-agents), with a request whose name ends with that target.
+
+What is left:
 
 * an execution with no request keeps its own outcome (many instrumentations record
   no requests at all);
@@ -14,6 +29,8 @@ equal arguments in start order, the first unused execution winning. What is left
 
 from __future__ import annotations
 
+from bisect import bisect_left
+from collections import Counter
 from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Sequence
@@ -22,6 +39,16 @@ from ..model import ERROR, OK, PENDING, REFUSED, Attempt, Role, SpanRecord, Tool
 from .arguments import is_raw, parse_arguments
 
 _start = attrgetter("start_ns")
+_NO_LATER_MODEL_CALL = 2**63
+
+BY_CALL_ID = "call id"
+BY_NAME_AND_ARGUMENTS = "name+arguments"
+RELAXED = "relaxed"
+BY_HANDOFF_TARGET = "handoff target"  # a handoff execution that names its target agent, not a tool
+UNPAIRED = "unpaired"
+PAIRED_BY = (BY_CALL_ID, BY_NAME_AND_ARGUMENTS, RELAXED, BY_HANDOFF_TARGET, UNPAIRED)
+"""How an attempt was paired, as ``inspect`` reports it: an execution with its request, or
+``unpaired`` (an execution no request asked for, or a request no execution carried out)."""
 _TOOL = Role.TOOL
 _MODEL = Role.MODEL
 
@@ -30,8 +57,16 @@ _MODEL = Role.MODEL
 class _Request:
     request: ToolRequest
     issued_ns: int  # the end of the model call that asked for it
+    window_end_ns: int  # the start of the run's next model call: an execution after it answers a later request
     _arguments: dict[str, Any] | None = None
-    paired: bool = False  # an execution carried it out
+    paired_by: str | None = None  # how an execution was found for it (``PAIRED_BY``); None: no execution
+    # Paired relaxed while another request of the same model call named the same tool: which
+    # of them this execution carried out is a guess, so its arguments are not lent to it.
+    ambiguous: bool = False
+
+    @property
+    def paired(self) -> bool:
+        return self.paired_by is not None
 
     @property
     def arguments(self) -> dict[str, Any]:
@@ -41,8 +76,18 @@ class _Request:
         return self._arguments
 
 
-def attempts_of(owned: Sequence[SpanRecord], agent: str, path: tuple[str, ...], run_error: str | None) -> list[Attempt]:
-    """The attempts of one run from the records it owns directly, in start order."""
+def attempts_of(
+    owned: Sequence[SpanRecord],
+    agent: str,
+    path: tuple[str, ...],
+    run_error: str | None,
+    pairing: dict[int, str] | None = None,
+) -> list[Attempt]:
+    """The attempts of one run from the records it owns directly, in start order.
+
+    ``pairing``, when given (``inspect`` does), receives ``id(attempt)`` → how the attempt
+    was paired (one of ``PAIRED_BY``); judging passes none and pays nothing for it.
+    """
     models = []
     executions = []
     for record in owned:
@@ -56,15 +101,25 @@ def attempts_of(owned: Sequence[SpanRecord], agent: str, path: tuple[str, ...], 
     requests = _requests(models)
     arguments = [parse_arguments(e.arguments) for e in executions]
     pairs = _pair(requests, executions, arguments)
+    if len(executions) > 1:
+        executions, arguments = _tied_in_request_order(executions, arguments, pairs, requests)
     attempts = [
         _executed(execution, parsed, pairs.get(id(execution)), agent, path)
-        for execution, parsed in _tied_in_request_order(executions, arguments, pairs, requests)
+        for execution, parsed in zip(executions, arguments)
     ]
+    if pairing is not None:
+        for execution, attempt in zip(executions, attempts):
+            request = pairs.get(id(execution))
+            pairing[id(attempt)] = request.paired_by if request is not None else UNPAIRED
     unexecuted = [request for request in requests if not request.paired]
     if unexecuted:
         answers = _answers(owned)
         failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
-        attempts.extend(_unexecuted(request, answers, agent, path, run_error, failures) for request in unexecuted)
+        for request in unexecuted:
+            attempt = _unexecuted(request, answers, agent, path, run_error, failures)
+            attempts.append(attempt)
+            if pairing is not None:
+                pairing[id(attempt)] = UNPAIRED
         attempts.sort(key=_start)  # the executions' attempts are in start order already
     return attempts
 
@@ -73,13 +128,19 @@ def _requests(models: list[SpanRecord]) -> list[_Request]:
     """The requests of the model calls (in start order), each call id once."""
     seen_ids: set[str] = set()
     out = []
-    for record in models:
+    starts = [m.start_ns for m in models]
+    for index, record in enumerate(models):
+        if not record.requests:
+            continue
+        # The first model call that started after this one ended: the model's next turn.
+        following = bisect_left(starts, record.end_ns, index + 1)
+        window_end = starts[following] if following < len(starts) else _NO_LATER_MODEL_CALL
         for request in record.requests:
             if request.call_id is not None:
                 if request.call_id in seen_ids:
                     continue
                 seen_ids.add(request.call_id)
-            out.append(_Request(request, record.end_ns))
+            out.append(_Request(request, record.end_ns, window_end))
     return out
 
 
@@ -92,7 +153,7 @@ def _pair(requests: list[_Request], executions: list[SpanRecord], arguments: lis
         execution = by_call_id.get(request.request.call_id) if request.request.call_id is not None else None
         if execution is not None and id(execution) not in pairs:
             pairs[id(execution)] = request
-            request.paired = True
+            request.paired_by = BY_CALL_ID
         else:
             pending.append(request)
     if not pending:
@@ -107,27 +168,29 @@ def _pair(requests: list[_Request], executions: list[SpanRecord], arguments: lis
                 and parsed == request.arguments
             ):
                 pairs[id(execution)] = request
-                request.paired = True
+                request.paired_by = BY_NAME_AND_ARGUMENTS
                 break
         else:
             unmatched.append(request)
+    if unmatched:
+        unmatched = _pair_relaxed(unmatched, executions, pairs)
     for execution in executions:
         if execution.tool_name is None and execution.handoff_to and id(execution) not in pairs:
             for request in unmatched:
                 if request.request.name.endswith(execution.handoff_to):
                     pairs[id(execution)] = request
                     unmatched.remove(request)
-                    request.paired = True
+                    request.paired_by = BY_HANDOFF_TARGET
                     break
     return pairs
 
 
 def _tied_in_request_order(
     executions: list[SpanRecord], arguments: list[dict[str, Any]], pairs: dict[int, _Request], requests: list[_Request]
-) -> list[tuple[SpanRecord, dict[str, Any]]]:
-    """The executions with their arguments in start order, those that started at the same instant
-    in the order they were requested (a producer with millisecond start times, the Vercel AI SDK,
-    gives parallel calls one start time; without this their order would be their arrival order)."""
+) -> tuple[list[SpanRecord], list[dict[str, Any]]]:
+    """The executions (with their parsed arguments) in start order, those that started at the same
+    instant in the order they were requested: the Vercel AI SDK's start times are whole
+    milliseconds, so parallel calls share one, and their order would otherwise be arrival order."""
     rank = {id(request): index for index, request in enumerate(requests)}
     unrequested = len(requests)
 
@@ -135,13 +198,41 @@ def _tied_in_request_order(
         request = pairs.get(id(pair[0]))
         return pair[0].start_ns, rank[id(request)] if request is not None else unrequested
 
-    return sorted(zip(executions, arguments), key=key)
+    ordered = sorted(zip(executions, arguments), key=key)
+    return [execution for execution, _ in ordered], [parsed for _, parsed in ordered]
+
+
+def _pair_relaxed(requests: list[_Request], executions: list[SpanRecord], pairs: dict[int, _Request]) -> list[_Request]:
+    """Pair what is left by tool name within each request's window (module docstring); return the rest."""
+    left = []
+    starts = [e.start_ns for e in executions]
+    asked = Counter((r.request.name, r.issued_ns) for r in requests)
+    for request in requests:
+        wanted = request.request
+        for index in range(bisect_left(starts, request.issued_ns), len(executions)):
+            execution = executions[index]
+            start = execution.start_ns
+            if start >= request.window_end_ns:
+                break  # executions are in start order: none later can fall in the window
+            if (
+                id(execution) not in pairs
+                and execution.tool_name == wanted.name
+                and (execution.call_id is None or wanted.call_id is None)
+            ):
+                pairs[id(execution)] = request
+                request.paired_by = RELAXED
+                request.ambiguous = asked[wanted.name, request.issued_ns] > 1
+                break
+        else:
+            left.append(request)
+    return left
 
 
 def _executed(
     execution: SpanRecord, arguments: dict[str, Any], request: _Request | None, agent: str, path: tuple[str, ...]
 ) -> Attempt:
-    if request is not None and (execution.arguments is None or is_raw(arguments)) and request.arguments:
+    lends = request is not None and not request.ambiguous
+    if lends and (execution.arguments is None or is_raw(arguments)) and request.arguments:
         arguments = request.arguments
     if execution.refusal is not None:
         outcome, error = REFUSED, execution.error or execution.refusal
@@ -151,7 +242,8 @@ def _executed(
         outcome, error = OK, None
     name = execution.tool_name or (request.request.name if request is not None else execution.name)
     call_id = execution.call_id or (request.request.call_id if request is not None else None)
-    return Attempt(name, arguments, outcome, agent, path, call_id, execution.span_id, error, execution.start_ns)
+    captured = execution.arguments is not None or (lends and request.request.arguments is not None)
+    return Attempt(name, arguments, outcome, agent, path, call_id, execution.span_id, error, execution.start_ns, captured)
 
 
 def _answers(owned: Sequence[SpanRecord]) -> dict[str, ToolResponse]:
@@ -178,4 +270,5 @@ def _unexecuted(
         outcome, error = REFUSED, run_error or "the run failed before the call could run"
     else:
         outcome, error = PENDING, None
-    return Attempt(request.request.name, request.arguments, outcome, agent, path, call_id, None, error, request.issued_ns)
+    captured = request.request.arguments is not None
+    return Attempt(request.request.name, request.arguments, outcome, agent, path, call_id, None, error, request.issued_ns, captured)

@@ -78,6 +78,7 @@ class ReliabilityMetrics:
         self._tool = CappedLabel(max_label_values)
         self._expectation = CappedLabel(max_label_values)
         self._buffered: Callable[[], int] | None = None
+        self._pending: Callable[[], int] | None = None
         self._evaluations = meter.create_counter(
             "agent.reliability.evaluations", unit="{evaluation}", description="Runs evaluated, by verdict"
         )
@@ -100,6 +101,12 @@ class ReliabilityMetrics:
             callbacks=[self._observe_buffered],
             unit="{trace}",
             description="Traces buffered and not yet evaluated",
+        )
+        meter.create_observable_gauge(
+            "agent.reliability.traces.pending",
+            callbacks=[self._observe_pending],
+            unit="{trace}",
+            description="Traces holding spans no published verdict has judged yet: at 0, every verdict stands",
         )
         self._evicted = meter.create_counter(
             "agent.reliability.traces.evicted", unit="{trace}", description="Traces dropped from full buffers"
@@ -159,6 +166,10 @@ class ReliabilityMetrics:
         """Feed ``agent.reliability.traces.buffered`` from ``callback`` (replaces an earlier one)."""
         self._buffered = callback
 
+    def register_pending(self, callback: Callable[[], int]) -> None:
+        """Feed ``agent.reliability.traces.pending`` from ``callback`` (not reported until then)."""
+        self._pending = callback
+
     def traces_evicted(self, count: int = 1) -> None:
         """Count traces dropped from a full or expired buffer before they were evaluated."""
         self._evicted.add(count)
@@ -182,3 +193,7 @@ class ReliabilityMetrics:
     def _observe_buffered(self, options: CallbackOptions) -> Iterable[Observation]:
         if self._buffered is not None:
             yield Observation(self._buffered())
+
+    def _observe_pending(self, options: CallbackOptions) -> Iterable[Observation]:
+        if self._pending is not None:
+            yield Observation(self._pending())

@@ -10,7 +10,7 @@ from operator import attrgetter
 
 from opentelemetry.util.types import AttributeValue
 
-from otel_reliability.model import ERROR, EVALUATION_EVENT, PENDING, REFUSED
+from otel_reliability.model import ERROR, EVALUATION_EVENT, NOT_EVALUATED, PENDING, REFUSED, Verdict
 from otel_reliability.results import VERDICT_LISTS, RunResult
 
 EVALUATION_NAME = "tool_call_reliability"
@@ -40,7 +40,21 @@ def verdict_attributes(result: RunResult) -> dict[str, AttributeValue]:
     attributes["reliability.tool_calls.errored"] = outcomes.count(ERROR)
     attributes["reliability.tool_calls.refused"] = outcomes.count(REFUSED)
     attributes["reliability.tool_calls.pending"] = outcomes.count(PENDING)
+    if verdict.unevaluated_checks:  # only on NOT_EVALUATED runs: the others keep their attribute set
+        attributes["reliability.unevaluated_checks"] = tuple(verdict.unevaluated_checks)
     return attributes
+
+
+def score_label(verdict: Verdict) -> str:
+    """``gen_ai.evaluation.score.label``: ``pass``, ``fail``, or ``not_evaluated`` when no check
+    failed but one could not be judged (a pass it would be a guess).
+
+    >>> score_label(Verdict(NOT_EVALUATED, "math", unevaluated_checks=["arguments of multiply not captured"]))
+    'not_evaluated'
+    """
+    if verdict.passed:
+        return "pass"
+    return "fail" if verdict.failed else "not_evaluated"
 
 
 def evaluation_event(result: RunResult) -> tuple[str, dict[str, AttributeValue]]:
@@ -57,6 +71,6 @@ def evaluation_event(result: RunResult) -> tuple[str, dict[str, AttributeValue]]
     return EVALUATION_EVENT, {
         "gen_ai.evaluation.name": EVALUATION_NAME,
         "gen_ai.evaluation.score.value": float(verdict.score),
-        "gen_ai.evaluation.score.label": "pass" if verdict.passed else "fail",
+        "gen_ai.evaluation.score.label": score_label(verdict),
         "gen_ai.evaluation.explanation": explain(verdict),
     }

@@ -70,11 +70,12 @@ def render_results(results: Iterable[RunResult], console: Console | None = None)
     for column in ("Agent", "Expectation", "Status", "Score", "Calls"):
         table.add_column(column)
     table.add_column("Problems", overflow="fold")
-    runs = passed = calls = 0
+    runs = passed = failed = calls = 0
     score = 0.0
     for result in results:
         verdict = result.verdict
         problems = [f"{label}: {entry}" for label, name in PROBLEM_LISTS for entry in getattr(verdict, name)]
+        problems += [f"not evaluated: {reason}" for reason in verdict.unevaluated_checks]
         table.add_row(
             trace_hex(result.trace_id),
             Text(result.agent),
@@ -86,9 +87,11 @@ def render_results(results: Iterable[RunResult], console: Console | None = None)
         )
         runs += 1
         passed += result.passed
+        failed += result.failed
         calls += len(verdict.chain)
         score += verdict.score
     table.add_section()
     mean = f"{score / runs:.2f}" if runs else "-"
-    table.add_row(f"{runs} runs", "", "", f"{passed} passed", mean, str(calls), f"{runs - passed} failed")
+    totals = f"{failed} failed" + (f", {runs - passed - failed} not evaluated" if runs - passed - failed else "")
+    table.add_row(f"{runs} runs", "", "", f"{passed} passed", mean, str(calls), totals)
     (console or Console()).print(table)

@@ -16,6 +16,10 @@ logs as for its spans, and a record arriving after the verdict re-judges the tra
 ``late_window`` — and are joined to the span record with their span id whenever the trace
 is handed out for judging, as if that span had carried their requests and responses.
 
+``pending`` says how many traces hold spans that no published verdict has judged yet:
+waiting to go quiet, or handed out by the last ``due`` (whose verdicts the caller publishes
+before it asks again). At zero, every verdict stands until another span arrives.
+
 Pure bookkeeping: the clock is passed in, and nothing here does I/O.
 """
 
@@ -102,11 +106,19 @@ class TraceBuffer:
         self._open: OrderedDict[int, _Trace] = OrderedDict()  # never judged; leave after ttl
         self._judged: OrderedDict[int, _Trace] = OrderedDict()  # leave after late_window
         self._waiting: OrderedDict[int, _Trace] = OrderedDict()  # have a run span and unjudged spans
+        self._handed_out: set[int] = set()  # returned by the last ``due``: being judged, or just judged
         self.buffered_spans = 0
         self.buffered_events = 0
 
     def __len__(self) -> int:
         return len(self._open) + len(self._judged)
+
+    @property
+    def pending(self) -> int:
+        """Traces whose latest spans no published verdict has judged yet (see the module's
+        docstring). Safe to read without the caller's lock: a trace is always in one of the
+        two sets while it is pending, and one reopened while handed out counts twice."""
+        return len(self._waiting) + len(self._handed_out)
 
     def add(self, records: list[SpanRecord], now: float) -> list[str]:
         """Buffer records; returns one reason per record that could not be kept."""
@@ -198,10 +210,12 @@ class TraceBuffer:
         """Traces to judge now; each is reported once per quiet period with new spans."""
         ready = []
         waiting = self._waiting
+        self._handed_out.clear()  # the caller published their verdicts before asking again
         while waiting:
             trace_id, trace = next(iter(waiting.items()))
             if now - trace.last_arrival < self.decision_wait:
                 break
+            self._handed_out.add(trace_id)  # before it leaves _waiting: never pending in neither
             del waiting[trace_id]
             ready.append(DueTrace(trace_id, trace.joined(), trace.judged))
             if not trace.judged:
@@ -240,6 +254,7 @@ class TraceBuffer:
         """Every trace with a run span and spans not yet judged, quiet or not (the end of the
         input, or shutdown): due now, as it stands."""
         pending = []
+        self._handed_out.update(self._waiting)
         for trace_id, trace in self._waiting.items():
             pending.append(DueTrace(trace_id, trace.joined(), trace.judged))
             if not trace.judged:

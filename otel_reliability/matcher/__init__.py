@@ -28,7 +28,12 @@ The checks are:
 5. the order check, when ``order`` is not ``any``;
 6. each configured policy (each ``fail_on`` outcome counting as one).
 
-So a verdict is ``PASSED`` exactly when its score is 1.0.
+A check the spans cannot support (arguments not captured, attempts with no start
+times) is not counted: the score is over the checks that could be judged.
+
+So a verdict is ``FAILED`` exactly when its score is below 1.0; with a score of 1.0 it
+is ``NOT_EVALUATED`` when some check could not be judged (``unevaluated_checks`` says
+which and why), else ``PASSED``.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from otel_reliability.expectations import Expectation
 from otel_reliability.matcher import agents, agno, order, outcomes, policies
 from otel_reliability.matcher.checks import Attempts, Check, CheckResult
 from otel_reliability.matcher.wording import name_problems, plural
-from otel_reliability.model import Run, Verdict
+from otel_reliability.model import FAILED, NOT_EVALUATED, PASSED, Run, Verdict
 
 __all__ = ["CHECKS", "Check", "CheckResult", "evaluate", "explain"]
 
@@ -60,10 +65,13 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
     attempts = Attempts(evidence, chain, [a for a in chain if a.tool])
     total = failed = 0
     lists: dict[str, list[str]] = {}
+    unevaluated: list[str] = []
     for check in CHECKS:
         result = check(attempts, expectation)
         total += result.checks
         failed += result.failed
+        if result.unevaluated:
+            unevaluated += result.unevaluated
         for name, entries in result.lists.items():
             if name in lists:
                 lists[name] += entries
@@ -71,11 +79,16 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
                 lists[name] = entries
     # Every failed check lands in one of Agno's three failing lists, the order
     # violations or the policy violations, so this is Agno's PASSED rule extended.
+    if failed:
+        status = FAILED
+    else:
+        status = NOT_EVALUATED if unevaluated else PASSED
     return Verdict(
-        eval_status="PASSED" if failed == 0 else "FAILED",
+        eval_status=status,
         expectation=expectation.name,
         score=(total - failed) / total if total else 1.0,
         chain=chain,
+        unevaluated_checks=unevaluated,
         **lists,
     )
 
@@ -100,5 +113,7 @@ def explain(verdict: Verdict) -> str:
         calls += f" ({', '.join(troubles)})"
     if verdict.passed:
         return f"Expectation '{verdict.expectation}' passed: {calls}, all checks passed."
+    if not verdict.failed:
+        return f"Expectation '{verdict.expectation}' not evaluated: {calls}; {'; '.join(verdict.unevaluated_checks)}."
     reasons = name_problems(verdict) + verdict.order_violations + verdict.policy_violations
     return f"Expectation '{verdict.expectation}' failed with score {verdict.score:.2f} over {calls}: {'; '.join(reasons)}."

@@ -8,6 +8,11 @@ Agno reads two kinds of evidence; here both are attempts of the run:
 - **request-only names** — names of ``refused`` attempts (the model asked, the tool
   never ran) that have no execution under that name anywhere in the run.
 
+Beyond Agno (SPEC §5.2, not evaluable): an argument check that no call satisfies while
+one of the tool's clean calls has no captured arguments (``Attempt.arguments_captured``)
+is neither passed nor failed but unevaluated; Agno always has the arguments, so its
+results are unchanged.
+
 Every list, its order and every string equal what Agno would report for the same
 evidence; ``corpus/`` and the conformance cases pin this.
 """
@@ -37,6 +42,8 @@ class AgnoResult:
     failed_argument_checks: list[str] = field(default_factory=list)
     passed_argument_checks: list[str] = field(default_factory=list)
     judged_attempts: int = 0
+    # argument checks no captured call satisfied while some call's arguments were not captured
+    unevaluated_argument_checks: list[str] = field(default_factory=list)
 
 
 def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
@@ -56,7 +63,17 @@ def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
             "failed_argument_checks": result.failed_argument_checks,
             "passed_argument_checks": result.passed_argument_checks,
         },
+        unevaluated=[unevaluated_arguments(tool) for tool in result.unevaluated_argument_checks],
     )
+
+
+def unevaluated_arguments(tool: str) -> str:
+    """Why an argument check of ``tool`` could not be judged.
+
+    >>> unevaluated_arguments("multiply")
+    'arguments of multiply not captured: enable content capture'
+    """
+    return f"arguments of {tool} not captured: enable content capture"
 
 
 def judge(evidence: Sequence[Attempt], expectation: Expectation) -> AgnoResult:
@@ -98,11 +115,15 @@ def judge(evidence: Sequence[Attempt], expectation: Expectation) -> AgnoResult:
     for tool, specs in (expectation.expected_tool_call_arguments or {}).items():
         if tool in missing_names:
             continue
-        calls = [a.arguments for a in executions if a.outcome == OK and a.tool == tool]
+        clean = [a for a in executions if a.outcome == OK and a.tool == tool]
+        calls = [a.arguments for a in clean]
         mode = argument_mode(expectation, tool)
         spec_list = specs if isinstance(specs, list) else [specs]
         if calls and all(any(spec_matches(spec, call, mode) for call in calls) for spec in spec_list):
             result.passed_argument_checks.append(tool)
+        elif any(not a.arguments_captured for a in clean):
+            # A call whose arguments the spans do not carry might have matched: not a failure.
+            result.unevaluated_argument_checks.append(tool)
         else:
             result.failed_argument_checks.append(tool)
     return result

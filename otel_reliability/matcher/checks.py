@@ -2,7 +2,10 @@
 share one evaluator interface.
 
 A check reads the run's attempts and the expectation and returns a ``CheckResult``: how
-many checks it ran, how many failed, and the entries it adds to the verdict's lists.
+many checks it ran, how many failed, the entries it adds to the verdict's lists, and the
+checks it could not judge because the spans lack what they need (``unevaluated``, each a
+sentence with the reason and, where there is one, the setting that would fix it). A check
+that cannot be judged is neither passed nor failed: it is not counted in ``checks``.
 ``evaluate`` sums them; a new check is one new module with a ``check`` function, listed in
 ``matcher.CHECKS``.
 """
@@ -36,6 +39,7 @@ class CheckResult:
     checks: int = 0
     failed: int = 0
     lists: dict[str, list[str]] = field(default_factory=dict)
+    unevaluated: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:

@@ -14,6 +14,9 @@ or a list of names: an unordered group, for calls made in parallel.
 
 Only the first divergence is reported: once a step is off, the positions of the
 steps after it mean nothing.
+
+When two or more named attempts have no start time (``start_ns`` 0: spans or records
+that carry none), their order is unknown and the check is not evaluated (SPEC §5.2).
 """
 
 from __future__ import annotations
@@ -26,10 +29,15 @@ from otel_reliability.matcher.checks import Attempts, CheckResult
 from otel_reliability.model import Attempt
 
 
+UNTIMED = "order not evaluated: the tool calls carry no start times to order them by"
+
+
 def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
-    """One check when ``order`` is not ``any``."""
+    """One check when ``order`` is not ``any``; unevaluated when two named attempts have no start time."""
     if expectation.order == "any":
         return CheckResult()
+    if expectation.expected_chain is not None and sum(1 for a in attempts.named if a.start_ns == 0) >= 2:
+        return CheckResult(unevaluated=[UNTIMED])
     violations = order_violations(attempts.chain, expectation)
     return CheckResult(1, bool(violations), {"order_violations": violations})
 

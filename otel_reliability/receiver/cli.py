@@ -1,7 +1,7 @@
 """``otel-reliability serve``: run the receiver until SIGTERM or SIGINT.
 
-On a stop signal the servers stop taking requests (gRPC lets calls in flight finish
-for up to 5 s), every buffered trace that holds a run span is judged as it stands —
+On a stop signal the servers stop taking requests (calls and requests in flight get
+up to 5 s to finish), every buffered trace that holds a run span is judged as it stands —
 quiet or not — and the store is closed. Traces with no run span yet are dropped:
 nothing in them can be judged.
 """

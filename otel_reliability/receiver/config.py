@@ -52,7 +52,20 @@ class ReceiverConfig(EngineSettings):
     )
     max_request_bytes: int = Field(16 * 1024 * 1024, ge=1024, description="largest request body accepted")
     max_decompressed_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="largest payload after gunzip")
-    auth_token: str | None = Field(None, description="bearer token required on every OTLP and API request")
+    auth_token: str | None = Field(
+        None, description="bearer token required on OTLP, /api/v1/* and (see metrics_auth) /metrics; /healthz stays open"
+    )
+    metrics_auth: bool = Field(
+        True, description="with auth_token set, /metrics asks for it too; false leaves /metrics open to scrapers"
+    )
+    header_timeout: float = Field(
+        30.0, gt=0,
+        description="seconds an HTTP client has to send a request's headers, from connecting or from its previous "
+        "response (an idle keep-alive connection is closed after it as well)",
+    )
+    body_timeout: float = Field(
+        60.0, gt=0, description="seconds an HTTP client has to send a request body; a slower one gets 408"
+    )
     tls_cert: str | None = Field(None, description="PEM certificate file: serve gRPC and HTTP over TLS")
     tls_key: str | None = Field(None, description="PEM private key file for tls_cert")
     retry_after: int = Field(5, ge=1, description="seconds clients are told to wait when the receiver is full")
@@ -81,6 +94,15 @@ class ReceiverConfig(EngineSettings):
     @classmethod
     def _store(cls, value: str) -> str:
         parse_store_spec(value, "results")  # a StoreSpecError names the spec
+        return value
+
+    @field_validator("auth_token")
+    @classmethod
+    def _token(cls, value: str | None) -> str | None:
+        if not value:
+            return None
+        if not value.isascii() or not value.isprintable() or " " in value:
+            raise ValueError("the bearer token must be printable ASCII without spaces (it travels in a header)")
         return value
 
     @field_validator("grpc_endpoint", "http_endpoint")

@@ -1,22 +1,40 @@
-"""OTLP/gRPC: ``TraceService/Export`` and ``LogsService/Export`` in front of ``ShardedReceiver``."""
+"""OTLP/gRPC: ``TraceService/Export`` and ``LogsService/Export`` in front of ``ShardedReceiver``.
+
+A refusal the client should retry (a full buffer, a worker down, too many calls at once)
+carries its retry delay twice in the trailing metadata: as ``RetryInfo`` inside the
+``google.rpc.Status`` of ``grpc-status-details-bin`` (gRPC's rich error model, which the Go
+exporter and the Collector's OTLP exporter read), and alone under ``google.rpc.retryinfo-bin``,
+the one key ``opentelemetry-exporter-otlp-proto-grpc`` reads (``exporter.py``, ``_export``).
+
+At most ``CONCURRENT_EXPORTS`` calls are handled at once; one more is refused with
+RESOURCE_EXHAUSTED and the retry delay. grpcio's own limit (``maximum_concurrent_rpcs``),
+which refuses without a delay, is set well above it and is only a backstop.
+"""
 
 from __future__ import annotations
 
-import hmac
 import ssl
+import threading
 import time
 from concurrent import futures
 
 import grpc
 from google.protobuf.duration_pb2 import Duration
-from google.rpc import code_pb2, error_details_pb2, status_pb2
+from google.rpc import error_details_pb2, status_pb2
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from .auth import BearerToken
 from .config import ReceiverConfig
 from .intake import LOGS, PROTOBUF, TRACES, Body, IntakeError
 from .service import Overloaded
 from .shards import ShardedReceiver
+
+CONCURRENT_EXPORTS = 64  # calls handled at once; the next is asked to retry
+# Threads beyond the handled calls, so that a refusal never waits behind calls that are
+# stuck (a worker not answering): it is answered at once, with its delay.
+REFUSING_THREADS = 8
+GRPCIO_BACKSTOP = 4 * CONCURRENT_EXPORTS
 
 
 class _Export:
@@ -26,21 +44,29 @@ class _Export:
         self._service = service
         self._signal = signal
         token = service.config.auth_token
-        self._expected_auth = f"Bearer {token}" if token else None
+        self._auth = BearerToken(token) if token else None
+        self._retry_after = service.config.retry_after
+        self._slots = threading.BoundedSemaphore(CONCURRENT_EXPORTS)
 
     def __call__(self, request, context):
+        if not self._slots.acquire(blocking=False):
+            _abort_with_retry(
+                context, grpc.StatusCode.RESOURCE_EXHAUSTED,
+                f"receiver is handling {CONCURRENT_EXPORTS} export calls; retry after {self._retry_after} s",
+                self._retry_after,
+            )
         started = time.perf_counter()
         try:
-            if self._expected_auth is not None:
-                given = dict(context.invocation_metadata()).get("authorization", "")
-                if not hmac.compare_digest(given.encode(), self._expected_auth.encode()):
-                    context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
+            if self._auth is not None and not self._auth.allows(_metadata(context, "authorization")):
+                context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
             try:
                 accepted = self._service.accept(Body(request, PROTOBUF, self._signal))  # raw bytes: see start_grpc
             except IntakeError as exc:
+                if exc.grpc_code == "UNAVAILABLE":  # a worker down: worth a retry, after a pause
+                    _abort_with_retry(context, grpc.StatusCode.UNAVAILABLE, exc.message, self._retry_after)
                 context.abort(getattr(grpc.StatusCode, exc.grpc_code), exc.message)
             except Overloaded as exc:
-                _abort_with_retry(context, exc)
+                _abort_with_retry(context, grpc.StatusCode.RESOURCE_EXHAUSTED, str(exc), exc.retry_after)
             if self._signal == LOGS:
                 response = logs_service_pb2.ExportLogsServiceResponse()
                 if accepted.rejected_spans:
@@ -53,33 +79,46 @@ class _Export:
                 response.partial_success.error_message = accepted.message
             return response
         finally:
+            self._slots.release()
             self._service.request_duration.record(time.perf_counter() - started, {"rpc.system": "grpc"})
 
 
-def _abort_with_retry(context: grpc.ServicerContext, exc: Overloaded) -> None:
-    """RESOURCE_EXHAUSTED with RetryInfo, which OTLP exporters read as "retry after"."""
-    retry = error_details_pb2.RetryInfo(retry_delay=Duration(seconds=exc.retry_after))
-    status = status_pb2.Status(code=code_pb2.RESOURCE_EXHAUSTED, message=str(exc))
+def _metadata(context: grpc.ServicerContext, key: str) -> str | None:
+    for name, value in context.invocation_metadata():
+        if name == key:
+            return value if isinstance(value, str) else None  # a -bin key carries bytes, never a token
+    return None
+
+
+def _abort_with_retry(context: grpc.ServicerContext, code: grpc.StatusCode, message: str, retry_after: int) -> None:
+    """Abort with ``code`` and a retry delay where every OTLP exporter looks for one."""
+    retry = error_details_pb2.RetryInfo(retry_delay=Duration(seconds=retry_after))
+    status = status_pb2.Status(code=code.value[0], message=message)
     status.details.add().Pack(retry)
-    context.abort_with_status(_RichStatus(status))
+    context.abort_with_status(_RichStatus(code, status, retry))
 
 
 class _RichStatus(grpc.Status):
-    def __init__(self, status: status_pb2.Status) -> None:
-        self.code = grpc.StatusCode.RESOURCE_EXHAUSTED
+    def __init__(self, code: grpc.StatusCode, status: status_pb2.Status, retry: error_details_pb2.RetryInfo) -> None:
+        self.code = code
         self.details = status.message
-        self.trailing_metadata = (("grpc-status-details-bin", status.SerializeToString()),)
+        self.trailing_metadata = (
+            ("grpc-status-details-bin", status.SerializeToString()),
+            ("google.rpc.retryinfo-bin", retry.SerializeToString()),
+        )
 
 
 def start_grpc(service: ShardedReceiver, config: ReceiverConfig) -> grpc.Server:
     """Start the gRPC server on ``config.grpc_endpoint``; raises ``OSError`` when the port is taken."""
     server = grpc.server(
-        futures.ThreadPoolExecutor(max_workers=8, thread_name_prefix="otel-reliability-grpc"),
+        futures.ThreadPoolExecutor(
+            max_workers=CONCURRENT_EXPORTS + REFUSING_THREADS, thread_name_prefix="otel-reliability-grpc"
+        ),
         options=[
             ("grpc.max_receive_message_length", config.max_request_bytes),
             ("grpc.so_reuseport", 0),
         ],
-        maximum_concurrent_rpcs=64,
+        maximum_concurrent_rpcs=GRPCIO_BACKSTOP,
     )
     # Export takes the raw bytes and parses them itself: grpcio answers a request it cannot
     # deserialize with INTERNAL, where OTLP asks for INVALID_ARGUMENT and a message.

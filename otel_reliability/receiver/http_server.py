@@ -3,16 +3,22 @@
 Routes: ``POST /v1/traces``; ``POST /v1/logs`` (GenAI event log records, joined to their spans); ``GET /api/v1/results`` (same JSON as ``eval --format json``);
 ``GET /api/v1/reputation`` (each agent's standing);
 ``GET /metrics`` (Prometheus); ``GET /healthz``.
+
+With ``auth_token`` set, every route but ``/healthz`` asks for it (``/metrics`` too,
+unless ``metrics_auth: false``). Request bodies are gunzipped, parsed and buffered on a
+thread pool of their own, never on the event loop: one 60 MB body must not stall the
+other clients, ``/healthz`` included. A client gets ``header_timeout`` seconds to send
+its headers and ``body_timeout`` for its body.
 """
 
 from __future__ import annotations
 
 import asyncio
-import hmac
 import json
 import ssl
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime
 from typing import Any
 
@@ -23,19 +29,33 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from ..reputation import standings_document
+from ..model import STATUSES
 from ..results import results_document
+from .auth import BearerToken
 from .config import ReceiverConfig
 from .intake import LOGS, PROTOBUF, TRACES, IntakeError, decode_body
 from .service import Overloaded
 from .shards import ShardedReceiver
 
-_OPEN_PATHS = ("/healthz", "/metrics")
+
+SHUTDOWN_GRACE_S = 5.0  # requests in flight at a stop signal get this long to finish, as gRPC calls do
 
 
-def build_app(service: ShardedReceiver) -> web.Application:
+def intake_threads(config: ReceiverConfig) -> int:
+    """Threads that decode and hand on request bodies. With workers they mostly wait for the
+    workers' answers, so two per worker keep them busy; alone, a few let small requests pass
+    a big one (they take turns on the GIL)."""
+    return 2 * config.workers + 2
+
+
+def build_app(service: ShardedReceiver, intake: ThreadPoolExecutor) -> web.Application:
     config = service.config
-    app = web.Application(client_max_size=config.max_request_bytes, middlewares=[_auth(config.auth_token)])
+    open_paths = {"/healthz"} if config.metrics_auth else {"/healthz", "/metrics"}
+    app = web.Application(
+        client_max_size=config.max_request_bytes, middlewares=[_auth(config.auth_token, frozenset(open_paths))]
+    )
     app["service"] = service
+    app["intake"] = intake
     app.router.add_post("/v1/traces", _export_traces)
     app.router.add_post("/v1/logs", _export_logs)
     app.router.add_get("/api/v1/results", _results)
@@ -45,14 +65,13 @@ def build_app(service: ShardedReceiver) -> web.Application:
     return app
 
 
-def _auth(token: str | None):
-    expected = f"Bearer {token}".encode() if token else None
+def _auth(token: str | None, open_paths: frozenset[str]):
+    bearer = BearerToken(token) if token else None
 
     @web.middleware
     async def check(request: web.Request, handler):
-        if expected is not None and request.path not in _OPEN_PATHS:
-            given = request.headers.get("Authorization", "").encode()
-            if not hmac.compare_digest(given, expected):
+        if bearer is not None and request.path not in open_paths:
+            if not bearer.allows(request.headers.get("Authorization")):
                 raise web.HTTPUnauthorized(
                     text="missing or wrong bearer token", headers={"WWW-Authenticate": "Bearer"}
                 )
@@ -74,21 +93,21 @@ async def _export(request: web.Request, signal: str) -> web.Response:
     started = time.perf_counter()
     protobuf = request.content_type == PROTOBUF
     try:
-        body = await request.read()
-        checked = decode_body(
-            body,
-            request.headers.get("Content-Type", ""),
-            request.headers.get("Content-Encoding", ""),
-            service.config.max_decompressed_bytes,
-            signal,
+        try:
+            async with asyncio.timeout(service.config.body_timeout):
+                body = await request.read()
+        except TimeoutError:
+            return _status(408, f"request body not received within {service.config.body_timeout:g} s", protobuf)
+        accepted = await asyncio.get_running_loop().run_in_executor(
+            request.app["intake"], _take, service, body, request.headers, signal
         )
-        accepted = service.accept(checked)
     except web.HTTPRequestEntityTooLarge:
         return _status(413, f"request body exceeds the limit of {service.config.max_request_bytes} bytes", protobuf)
     except (ConnectionResetError, RequestPayloadError) as exc:  # the body ended early or its framing is broken
         return _status(400, f"request body is incomplete: {exc}", protobuf)
     except IntakeError as exc:
-        return _status(exc.status, exc.message, protobuf)
+        retry = {"Retry-After": str(service.config.retry_after)} if exc.status == 503 else None  # a worker down
+        return _status(exc.status, exc.message, protobuf, headers=retry)
     except Overloaded as exc:
         return _status(503, str(exc), protobuf, headers={"Retry-After": str(exc.retry_after)})
     finally:
@@ -112,6 +131,15 @@ async def _export(request: web.Request, signal: str) -> web.Response:
     return web.json_response(partial)
 
 
+def _take(service: ShardedReceiver, body: bytes, headers: Any, signal: str) -> Any:
+    """Gunzip, parse and buffer one body of ``signal`` (traces or logs), on an intake thread."""
+    checked = decode_body(
+        body, headers.get("Content-Type", ""), headers.get("Content-Encoding", ""),
+        service.config.max_decompressed_bytes, signal,
+    )
+    return service.accept(checked)
+
+
 def _status(code: int, message: str, protobuf: bool, headers: dict[str, str] | None = None) -> web.Response:
     """An error as the OTLP spec wants it: a ``google.rpc.Status`` in the request's encoding."""
     if protobuf:
@@ -120,7 +148,7 @@ def _status(code: int, message: str, protobuf: bool, headers: dict[str, str] | N
     return web.json_response({"code": _GRPC_CODE.get(code, 2), "message": message}, status=code, headers=headers)
 
 
-_GRPC_CODE = {400: 3, 401: 16, 413: 8, 415: 3, 429: 8, 503: 14}
+_GRPC_CODE = {400: 3, 401: 16, 408: 4, 413: 8, 415: 3, 429: 8, 503: 14}
 
 
 async def _results(request: web.Request) -> web.Response:
@@ -144,8 +172,8 @@ def _results_query(params: Any) -> dict[str, Any]:
             raise ValueError(f"trace_id must be 32 hex digits, got {params['trace_id']!r}")
         query["trace_id"] = trace_id
     if "status" in params:
-        if params["status"].upper() not in ("PASSED", "FAILED"):
-            raise ValueError(f"status must be PASSED or FAILED, got {params['status']!r}")
+        if params["status"].upper() not in STATUSES:
+            raise ValueError(f"status must be one of {', '.join(STATUSES)}, got {params['status']!r}")
         query["status"] = params["status"].upper()
     if "since" in params:
         query["since"] = _instant(params["since"])
@@ -192,12 +220,18 @@ class HttpServer:
     def __init__(self, service: ShardedReceiver, config: ReceiverConfig) -> None:
         host, _, port = config.http_endpoint.rpartition(":")
         self._host, self._port = host.strip("[]"), int(port)
-        self._app = build_app(service)
+        self._intake = ThreadPoolExecutor(intake_threads(config), thread_name_prefix="otel-reliability-http-intake")
+        self._app = build_app(service, self._intake)
         self._ssl = _ssl_context(config)
         self._loop = asyncio.new_event_loop()
         # auto_decompress=False: else aiohttp gunzips bodies itself, limited only by
         # client_max_size, and intake.inflate then refuses every gzip body as corrupt.
-        self._runner = web.AppRunner(self._app, access_log=None, auto_decompress=False)
+        # aiohttp closes a connection still waiting for a request after keepalive_timeout,
+        # counted from connecting or from the last response: that bounds a slow header too.
+        self._runner = web.AppRunner(
+            self._app, access_log=None, auto_decompress=False, keepalive_timeout=config.header_timeout,
+            shutdown_timeout=SHUTDOWN_GRACE_S,
+        )
         self._started = threading.Event()
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._serve, name="otel-reliability-http", daemon=True)
@@ -213,6 +247,7 @@ class HttpServer:
             asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(timeout=10)
             self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=10)
+        self._intake.shutdown(wait=True)
 
     def _serve(self) -> None:
         asyncio.set_event_loop(self._loop)

@@ -128,6 +128,7 @@ class ReceiverService:
             on_paused=None if self.shared_paused is not None else on_paused, paused=self.shared_paused,
         )
         self.metrics.register_buffered(lambda: len(self.pipeline))
+        self.metrics.register_pending(lambda: self.pipeline.buffer.pending)
         self.forwarder = (
             Forwarder(config.forward_endpoint, config.forward_headers, config.forward_queue_size)
             if config.forward_endpoint
@@ -214,6 +215,10 @@ class ReceiverService:
     def _buffered(self) -> int:
         """Spans and event records held: ``max_buffered_spans`` bounds both together."""
         return self.pipeline.buffered_spans + self.pipeline.buffered_events
+
+    def room(self) -> int:
+        """Spans the buffer can still take before requests are refused as overloaded."""
+        return self._max_buffered_spans - self._buffered()
 
     def keep_paused(self, keys: list[str], records: list[SpanRecord]) -> None:
         """Remember a run another shard judged paused, for the trace that may resume it here."""

@@ -8,9 +8,10 @@ meet in one process however they are split across requests, and each runs the sa
 ``ReceiverService``: trace completion, judging, the shared store, reputation and
 forwarding of its own spans. With ``workers: 1`` the serving process judges everything.
 
-The answer to a request waits for every shard: spans a shard rejects are reported as
-partial success, and if any shard is full the client is told to retry — the spans the
-other shards took are kept, and a retried span is recognised and not counted twice.
+The answer to a request waits for every shard, and a request is taken by all of them or by
+none (``admission``: each first reserves room for its share, then all commit or all
+release): if any shard is full the client is told to retry and no shard keeps a part of
+it. Spans a shard rejects as invalid are reported as partial success.
 
 ``/metrics`` adds up the shards' counters, histograms and buffered-trace gauges; the
 gauges read from the shared stores (reputation) and the resource come from the serving
@@ -36,6 +37,7 @@ from prometheus_client.metrics_core import Metric
 from ..model import SpanRecord
 from ..sources import Shard
 from ..suppression import suppress_instrumentation_in_this_thread
+from .admission import Reservations
 from .config import ReceiverConfig
 from .intake import Body, IntakeError
 from .service import Accepted, Overloaded, ReceiverService
@@ -44,7 +46,8 @@ from .tuning import tune_garbage_collection
 logger = logging.getLogger(__name__)
 
 REPLY_TIMEOUT_S = 120.0  # a shard answers once it has buffered a request's spans: longer means it is stuck
-SUMMED_GAUGES = ("agent_reliability_traces_buffered",)  # what each shard holds: the total is the sum
+# what each shard holds: the total is the sum
+SUMMED_GAUGES = ("agent_reliability_traces_buffered", "agent_reliability_traces_pending")
 
 
 class ShardedReceiver:
@@ -88,10 +91,27 @@ class ShardedReceiver:
             worker.join()
 
     def accept(self, body: Body) -> Accepted:
-        """Every shard takes its spans of the request; raises what the first failing shard raised."""
+        """Every shard takes its spans of the request, or none does; raises what the first
+        failing shard raised."""
         if not self._workers:
             return self._local.accept(body)
-        pending = [worker.call("accept", body.media_type, body.signal, payload=body.data) for worker in self._workers]
+        asked = [(worker, worker.call("reserve", body.media_type, body.signal, payload=body.data)) for worker in self._workers]
+        reserved, refusal = [], None
+        for worker, reply in asked:
+            try:
+                answer = worker.result(reply)
+            except IntakeError as down:
+                refusal = refusal or down
+                continue
+            if answer is None:
+                reserved.append((worker, reply.call_id))
+            else:
+                refusal = refusal or Overloaded(answer)
+        if refusal is not None:
+            for worker, call_id in reserved:
+                worker.tell("release", call_id)
+            raise refusal
+        pending = [worker.call("commit", call_id) for worker, call_id in reserved]
         outcomes = [_outcome(worker.result(reply)) for worker, reply in zip(self._workers, pending)]
         for outcome in outcomes:
             if isinstance(outcome, IntakeError):
@@ -199,7 +219,7 @@ class _Worker:
         """Send a call (``payload`` raw after it: no pickled copy of a request body)."""
         reply: Future = Future()
         with self._send_lock:
-            call_id = next(self._ids)
+            call_id = reply.call_id = next(self._ids)  # type: ignore[attr-defined] - a reservation's name
             self._replies[call_id] = reply
             try:
                 self._connection.send((kind, call_id, *args))
@@ -279,6 +299,7 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     # One thread reads requests and judges between them: a judge thread beside it would only
     # trade the GIL back and forth with it (and every message goes out from this thread).
     service.start(judge_thread=False)
+    reservations = Reservations(service)
     connection.send(("ready", None, ""))
     tick = service.judge_interval
     next_tick = time.monotonic() + tick
@@ -298,13 +319,18 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
                 break
             if kind == "paused":
                 service.keep_paused(*args)
-            elif kind == "accept":
+            elif kind == "reserve":
                 body = Body(connection.recv_bytes(), args[0], args[1])
+                room = reservations.reserve(call_id, body)
+                connection.send(("reply", call_id, None if room else service.config.retry_after))
+            elif kind == "release":
+                reservations.release(args[0])
+            elif kind == "commit":
                 try:
-                    outcome: tuple = ("accepted", service.accept(body).reasons)
+                    outcome: tuple = ("accepted", service.accept(reservations.commit(args[0])).reasons)
                 except IntakeError as exc:
                     outcome = ("invalid", exc.status, exc.grpc_code, exc.message)
-                except Overloaded as exc:
+                except Overloaded as exc:  # the service refusing what its reservation allowed: a bug, said as such
                     outcome = ("overloaded", exc.retry_after)
                 connection.send(("reply", call_id, outcome))
             elif kind == "metrics":

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from otel_reliability.expectations import ExpectationError, load_expectations
+from otel_reliability.output_file import OutputError, write_output
 from otel_reliability.reports import format_for, render, verdict_report
 from otel_reliability.results import RunResult
 from otel_reliability.stores import StoreSpecError, open_store, parse_store_spec
@@ -95,7 +96,11 @@ def _report(args: argparse.Namespace) -> int:
     fmt = args.format or (format_for(args.output) if args.output else "markdown")
     text = render(verdict_report(results, agent=args.agent, expectations=expectations, threshold=args.threshold), fmt)
     if args.output:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            write_output(args.output, text)
+        except OutputError as exc:
+            print(f"otel-reliability: {exc}", file=sys.stderr)
+            return 2
     else:
         sys.stdout.write(text)
     return 0 if all(r.passed for r in results) else 1

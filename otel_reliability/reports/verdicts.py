@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Iterable
 
 from otel_reliability.expectations import Expectation
+from otel_reliability.model import Verdict
 from otel_reliability.results import PROBLEM_LISTS, RunResult, span_hex, trace_hex
 from otel_reliability.reports.model import GroupRow, Report, SampleRow
 from otel_reliability.reports.recommend import verdict_recommendations
@@ -44,6 +45,9 @@ def verdict_report(
                 group.failures[label] = group.failures.get(label, 0) + 1
             for entry in dict.fromkeys(entries):
                 problems[label, entry] += 1
+        if result.verdict.unevaluated_checks and not result.failed:
+            explained = True
+            group.failures["not evaluated"] = group.failures.get("not evaluated", 0) + 1
         if not result.passed and not explained:  # e.g. read from eval JSON, which leaves policy_violations out
             group.failures["reason not recorded"] = group.failures.get("reason not recorded", 0) + 1
         for attempt in result.verdict.chain:
@@ -88,8 +92,13 @@ def _row(result: RunResult, expectation: Expectation | None) -> SampleRow:
         prediction=calls or "no tool call",
         expected=expected_text,
         passed=result.passed,
-        verdict="passed" if result.passed else "; ".join(reasons) or "failed",
+        verdict="passed" if result.passed else "; ".join(reasons) or _unjudged(verdict) or "failed",
     )
+
+
+def _unjudged(verdict: Verdict) -> str:
+    """A ``NOT_EVALUATED`` run's reasons; empty for the others."""
+    return f"not evaluated: {'; '.join(verdict.unevaluated_checks)}" if not verdict.failed and verdict.unevaluated_checks else ""
 
 
 def _expected_text(expectation: Expectation) -> str:

@@ -17,6 +17,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from otel_reliability.output_file import OutputError, write_output
 from otel_reliability.reputation.config import ConfigError, load_config
 from otel_reliability.reputation.evidence import DIMENSIONS
 from otel_reliability.reputation.report import standing_markdown, standings_document, standings_markdown
@@ -91,7 +92,10 @@ def run(args: argparse.Namespace) -> int:
     if args.output is None:
         sys.stdout.write(text)
     else:
-        Path(args.output).write_text(text, encoding="utf-8")
+        try:
+            write_output(args.output, text)
+        except OutputError as exc:
+            return _bad(str(exc))
     return EXIT_OK
 
 

@@ -20,6 +20,12 @@ Each item is ``{dimension, source, passed, detail, confidence}``:
 
 Attempts that the access policy denied (``reliability.policy.denied``) are left out
 of ``tool_outcomes`` and ``refusals``: blocking them was the operator's decision.
+
+A check the spans could not support (``Verdict.unevaluated_checks``, SPEC §5.2) gives no
+evidence: a run has no passing ``matcher`` item when an argument check went unjudged
+(a failing one when a name check failed), and no ``order_audit`` item when the order did — "nothing failed"
+there is an absence of information, not chain integrity. Its ``tool_outcomes``,
+``refusals`` and policy items stand: they rest on the outcomes the spans did record.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from dataclasses import dataclass
 from typing import Any, Collection, Iterable, Mapping
 
 from otel_reliability.expectations import Expectation
+from otel_reliability.matcher.order import UNTIMED
 from otel_reliability.matcher.policies import check_policies
 from otel_reliability.matcher.wording import name_problems
 from otel_reliability.model import ERROR, PENDING, REFUSED, Attempt
@@ -124,15 +131,18 @@ def run_evidence(
     attempts = [a for a in verdict.chain if a.span_id is None or a.span_id not in denied_span_ids]
     items: list[Evidence] = []
 
+    order_unjudged = UNTIMED in verdict.unevaluated_checks
+    arguments_unjudged = len(verdict.unevaluated_checks) > order_unjudged
     if _has_chain_checks(result, expectation):
         problems = name_problems(verdict)
         if problems:
             detail = f"expectation '{result.expectation}': " + "; ".join(problems)
-        else:
+            items.append(Evidence(ISNAD, "matcher", False, detail))
+        elif not arguments_unjudged:  # else "met" would claim what the spans could not show
             called = ", ".join(dict.fromkeys(verdict.passed_tool_calls)) or "no tool, as expected"
-            detail = f"expectation '{result.expectation}' met: {called}"
-        items.append(Evidence(ISNAD, "matcher", not problems, detail))
-    if (expectation.order != "any") if expectation is not None else bool(verdict.order_violations):
+            items.append(Evidence(ISNAD, "matcher", True, f"expectation '{result.expectation}' met: {called}"))
+    ordered = (expectation.order != "any") if expectation is not None else bool(verdict.order_violations)
+    if ordered and not order_unjudged:
         detail = "; ".join(verdict.order_violations) or f"tool calls in the expected order: {_names(attempts)}"
         items.append(Evidence(ISNAD, "order_audit", not verdict.order_violations, detail))
     if attempts:

@@ -11,7 +11,8 @@ Formats, detected from the name and the content:
   ``.bin``, ``.proto``, or content that is not JSON text), either one message or the
   Collector ``file`` exporter's ``format: proto`` stream of messages each preceded by its
   length as a 4-byte big-endian integer;
-- any of these gzip-compressed (detected by the gzip magic bytes).
+- any of these gzip-compressed (detected by the gzip magic bytes), inflating to at most
+  ``max_decompressed_bytes`` (512 MiB by default): a small file can inflate to gigabytes.
 
 Every error message starts with the file name and names the place: ``line N`` for a
 file with several JSON objects (and any ``.jsonl`` / ``.ndjson`` file), the JSON path
@@ -21,7 +22,6 @@ length-prefixed protobuf stream.
 
 from __future__ import annotations
 
-import gzip
 import json
 import re
 import zlib
@@ -49,22 +49,26 @@ _OTHER_SIGNALS = {
 }
 
 
-def read_spans(path: str | PathLike[str]) -> list[SpanData]:
+DEFAULT_MAX_DECOMPRESSED = 512 << 20
+_INFLATE_STEP = 16 << 20  # output produced per step, so that a bomb stops near the limit
+
+
+def read_spans(path: str | PathLike[str], max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> list[SpanData]:
     """Every span in a trace file; ``TraceInputError`` on anything unreadable."""
-    decoded = decode_file(path)
+    decoded = decode_file(path, max_decompressed_bytes)
     decoded.raise_if_rejected()
     return decoded.spans
 
 
-def read_telemetry(path: str | PathLike[str]) -> Decoded:
+def read_telemetry(path: str | PathLike[str], max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> Decoded:
     """Every span and log record in a file (``Decoded.spans`` and ``.logs``); ``TraceInputError``
     on anything unreadable or rejected."""
-    decoded = decode_file(path)
+    decoded = decode_file(path, max_decompressed_bytes)
     decoded.raise_if_rejected()
     return decoded
 
 
-def decode_file(path: str | PathLike[str]) -> Decoded:
+def decode_file(path: str | PathLike[str], max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> Decoded:
     """Like ``read_spans``, but spans that cannot be accepted are skipped and listed
     in ``Decoded.rejected`` (each entry starts with the file name)."""
     name = fspath(path)
@@ -72,18 +76,15 @@ def decode_file(path: str | PathLike[str]) -> Decoded:
         data = Path(name).read_bytes()
     except OSError as exc:
         raise TraceInputError(f"{name}: cannot read: {exc.strerror or exc}") from None
-    return decode_bytes(data, name)
+    return decode_bytes(data, name, max_decompressed_bytes)
 
 
-def decode_bytes(data: bytes, name: str = "<input>") -> Decoded:
+def decode_bytes(data: bytes, name: str = "<input>", max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED) -> Decoded:
     """Decode the content of a trace file; ``name`` (a file name) guides format
     detection by its suffix and starts every error message."""
     suffix = _suffix(name)
     if data[:2] == b"\x1f\x8b":
-        try:
-            data = gzip.decompress(data)
-        except (OSError, EOFError, zlib.error) as exc:
-            raise TraceInputError(f"{name}: corrupt gzip data ({exc})") from None
+        data = _gunzip(data, name, max_decompressed_bytes)
     if not data.strip():
         raise TraceInputError(f"{name}: the file is empty")
     if data[:4] == _ZSTD_MAGIC:
@@ -112,6 +113,41 @@ def decode_bytes(data: bytes, name: str = "<input>") -> Decoded:
         if text is None and suffix not in _JSON_SUFFIXES:
             raise
     raise TraceInputError(f"{name}: neither OTLP/JSON (no JSON object at the start) nor an OTLP protobuf message")
+
+
+def _gunzip(data: bytes, name: str, limit: int) -> bytes:
+    """Every gzip member of ``data``, inflated a step at a time and stopped past ``limit``."""
+    out: list[bytes] = []
+    size = 0
+    while data:
+        inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        pending = data
+        try:
+            while not inflater.eof:
+                chunk = inflater.decompress(pending, _INFLATE_STEP)
+                size += len(chunk)
+                if size > limit:
+                    raise TraceInputError(
+                        f"{name}: gzip data inflates to more than {_mib(limit)}, the limit for one trace file"
+                    )
+                out.append(chunk)
+                pending = inflater.unconsumed_tail
+                if not chunk and not pending:
+                    break
+        except zlib.error as exc:
+            raise TraceInputError(f"{name}: corrupt gzip data ({exc})") from None
+        if not inflater.eof:
+            raise TraceInputError(f"{name}: corrupt gzip data (truncated)")
+        data = inflater.unused_data
+        if not data.strip(b"\x00"):  # padding after the last member, as gzip allows
+            break
+        if data[:2] != b"\x1f\x8b":
+            raise TraceInputError(f"{name}: corrupt gzip data (bytes after it that are not gzip)")
+    return b"".join(out)
+
+
+def _mib(size: int) -> str:
+    return f"{size >> 20} MiB" if size % (1 << 20) == 0 else f"{size} bytes"
 
 
 def _suffix(name: str) -> str:

@@ -23,6 +23,7 @@ from typing import Any
 
 from ..model import EventData, SpanData
 from .decoded import Decoded, TraceInputError
+from .json_slices import loads_in_slices
 
 _INT64_MIN = -(1 << 63)
 _INT64_END = 1 << 63
@@ -434,6 +435,12 @@ def spans_from_json(data: bytes | str | Any) -> list[SpanData]:
     return decoded.spans
 
 
+# Above this, a document is parsed in slices (``json_slices``): a receiver thread parsing
+# it must not stop the others for the second ``json.loads`` takes over 60 MB. Below it the
+# one C call is faster and short anyway.
+SLICED_JSON_CHARS = 1 << 20
+
+
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
     """``json.loads`` with every failure turned into ``TraceInputError``."""
     if not isinstance(data, str):
@@ -442,7 +449,7 @@ def loads(data: bytes | bytearray | memoryview | str) -> Any:
         except UnicodeDecodeError as exc:
             raise TraceInputError(f"not UTF-8 text at byte {exc.start}") from None
     try:
-        return json.loads(data)
+        return loads_in_slices(data) if len(data) > SLICED_JSON_CHARS else json.loads(data)
     except json.JSONDecodeError as exc:
         raise TraceInputError(f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
     except RecursionError:

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Sequence
 
 from ..adapters import to_event_record, to_record
 from ..model import EventRecord, SpanRecord, ToolRequest, ToolResponse
-from .files import read_telemetry
+from .files import DEFAULT_MAX_DECOMPRESSED, read_telemetry
 
 # A pool starts in about 20 ms, what reading a few small files costs. Files go out in
 # chunks (one small file costs less than sending it to a process), at least a few chunks
@@ -47,7 +48,7 @@ def read_records(paths: Sequence[str | Path], workers: int | None = None) -> lis
 
 
 def read_telemetry_records(
-    paths: Sequence[str | Path], workers: int | None = None
+    paths: Sequence[str | Path], workers: int | None = None, max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED
 ) -> tuple[list[SpanRecord], list[EventRecord]]:
     """``read_records``, and the GenAI event records of the log records in the files (OTLP/JSON
     log exports, JSON Lines mixing trace and log requests), in file order.
@@ -59,14 +60,15 @@ def read_telemetry_records(
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
     workers = min(workers, len(paths) // MIN_FILES_PER_WORKER)
     if workers <= 1:
-        return _records_of(paths)
+        return _records_of(paths, max_decompressed_bytes)
     size = max(1, min(MAX_FILES_PER_CHUNK, len(paths) // (workers * CHUNKS_PER_WORKER)))
     chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
     records: list[SpanRecord] = []
     events: list[EventRecord] = []
     pool = ProcessPoolExecutor(workers)
     try:
-        for packed, packed_events in pool.map(_packed_records_of, chunks):  # in order: the first failed chunk raises here
+        read = partial(_packed_records_of, max_decompressed_bytes=max_decompressed_bytes)
+        for packed, packed_events in pool.map(read, chunks):  # in order: the first failed chunk raises here
             records.extend(map(_unpacked, packed))
             events.extend(map(_unpacked_event, packed_events))
     finally:
@@ -74,18 +76,22 @@ def read_telemetry_records(
     return records, events
 
 
-def _records_of(paths: Sequence[str | Path]) -> tuple[list[SpanRecord], list[EventRecord]]:
+def _records_of(
+    paths: Sequence[str | Path], max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> tuple[list[SpanRecord], list[EventRecord]]:
     records: list[SpanRecord] = []
     events: list[EventRecord] = []
     for path in paths:
-        telemetry = read_telemetry(path)
+        telemetry = read_telemetry(path, max_decompressed_bytes)
         records.extend(map(to_record, telemetry.spans))
         events.extend(event for event in map(to_event_record, telemetry.logs) if event is not None)
     return records, events
 
 
-def _packed_records_of(paths: Sequence[str | Path]) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    records, events = _records_of(paths)
+def _packed_records_of(
+    paths: Sequence[str | Path], max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED
+) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
+    records, events = _records_of(paths, max_decompressed_bytes)
     return [_packed(record) for record in records], [_packed_event(event) for event in events]
 
 

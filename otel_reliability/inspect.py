@@ -1,0 +1,313 @@
+"""``otel-reliability inspect PATH…``: what the engine sees in trace files (SPEC §10).
+
+The first thing to run when a verdict surprises: for each span, the convention that
+claimed it and what it was read as (agent run, tool execution, model call, other); for
+each run, its attempts and how each was paired with the model's request (call id,
+name+arguments, relaxed, handoff target, unpaired); and what is missing for judging,
+with the setting that would fix it.
+
+    >>> from otel_reliability.model import SpanData
+    >>> found = inspect_spans([SpanData(1, 2, 0, "work", 0, 1, {})])
+    >>> found.missing
+    ['no agent runs: no span was read as an agent run, so nothing can be judged']
+
+Nothing here is on the judging path: the pairing reasons come from
+``assemble(..., pairing=...)``, which judging calls without.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import sys
+from collections import defaultdict
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from .adapters import ADAPTERS, to_event_record, to_record
+from .assembly import assemble
+from .assembly.ownership import enclosing_run
+from .jsontext import encode_document
+from .engine.buffer import TraceBuffer
+from .model import LogData, Role, Run, SpanData, SpanRecord
+from .results import span_hex, trace_hex
+from .sources import TraceInputError, read_telemetry
+
+TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")  # as ``eval`` reads a directory
+NO_CONVENTION = "none"
+
+# How to turn message content on, by the convention that read the spans (the class name of
+# its adapter without "Adapter"); other conventions get the generic advice.
+CONTENT_SETTINGS = {
+    "GenAI": "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true",
+    "OpenInference": "unset OPENINFERENCE_HIDE_INPUTS and OPENINFERENCE_HIDE_OUTPUTS",
+}
+GENERIC_CONTENT_SETTING = "enable the instrumentation's message content capture"
+
+_READ_AS = {Role.AGENT_RUN: "run", Role.TOOL: "tool", Role.MODEL: "model", Role.OTHER: "other"}
+
+
+@dataclass(slots=True)
+class SpanView:
+    """One span as the adapters read it."""
+
+    trace_id: str
+    span_id: str
+    parent_id: str | None
+    name: str
+    convention: str
+    read_as: str  # run / tool / model / other
+    run_span_id: str | None  # the agent run that owns it (after repairing mis-parented spans)
+    agent: str | None = None
+    tool: str | None = None
+    call_id: str | None = None
+    requests: list[str] = field(default_factory=list)  # "tool (call id)" the model asked for
+    responses: list[str] = field(default_factory=list)  # call ids whose results the model was given
+
+
+@dataclass(slots=True)
+class AttemptView:
+    agent_path: list[str]
+    tool: str
+    outcome: str
+    call_id: str | None
+    span_id: str | None
+    paired_by: str
+    arguments: dict[str, Any] | None  # None: no span recorded them
+
+
+@dataclass(slots=True)
+class RunView:
+    trace_id: str
+    span_id: str
+    agent: str
+    span_name: str
+    members: list[str]
+    model_calls: int
+    attempts: list[AttemptView]
+    missing: list[str]  # what this run lacks for judging, each with the fix
+
+
+@dataclass(slots=True)
+class Inspection:
+    spans: list[SpanView]
+    runs: list[RunView]
+    missing: list[str]  # what the input as a whole lacks
+
+    def to_json(self) -> dict[str, Any]:
+        return {"spans": [asdict(s) for s in self.spans], "runs": [asdict(r) for r in self.runs], "missing": self.missing}
+
+
+def convention_of(span: SpanData) -> str:
+    """The convention whose adapter claims the span (the one ``to_record`` uses), or ``none``."""
+    for adapter in ADAPTERS:
+        if adapter.claims(span):
+            return type(adapter).__name__.removesuffix("Adapter")
+    return NO_CONVENTION
+
+
+def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> Inspection:
+    """Read the spans (and the GenAI event log records that join them) as ``eval`` does, and
+    say what was seen and what is missing."""
+    conventions: dict[tuple[int, int], str] = {}
+    buffer = TraceBuffer()
+    for span in spans:
+        conventions[span.trace_id, span.span_id] = convention_of(span)
+        buffer.add([to_record(span)], 0.0)
+    buffer.add_events([e for e in map(to_event_record, logs) if e is not None], 0.0)
+    records = [r for trace_id in dict.fromkeys(t for t, _ in conventions) for r in buffer.joined_records(trace_id)]
+    pairing: dict[int, str] = {}
+    runs = assemble(records, pairing=pairing)  # before the owners below: assembly completes some call ids
+    by_trace: dict[int, dict[int, SpanRecord]] = defaultdict(dict)
+    for record in records:
+        by_trace[record.trace_id][record.span_id] = record
+    owners = {
+        (r.trace_id, r.span_id): enclosing_run(r, by_trace[r.trace_id]) for r in records if r.role is not Role.AGENT_RUN
+    }
+    views = [
+        _span_view(r, conventions[r.trace_id, r.span_id], owners.get((r.trace_id, r.span_id)))
+        for r in sorted(records, key=lambda r: (r.trace_id, r.start_ns))
+    ]
+    owned: dict[tuple[int, int], list[SpanRecord]] = defaultdict(list)
+    for key, owner in owners.items():
+        if owner is not None:
+            owned[owner.trace_id, owner.span_id].append(by_trace[key[0]][key[1]])
+    run_views = [_run_view(run, owned, conventions, pairing) for run in runs]
+    return Inspection(views, run_views, _input_missing(records, owners, runs))
+
+
+def inspect_files(paths: Sequence[str | Path]) -> Inspection:
+    """``inspect_spans`` over every span and log record of the files, in file order."""
+    telemetry = [read_telemetry(path) for path in paths]
+    return inspect_spans([s for t in telemetry for s in t.spans], [log for t in telemetry for log in t.logs])
+
+
+def _span_view(record: SpanRecord, convention: str, owner: SpanRecord | None) -> SpanView:
+    return SpanView(
+        trace_id=trace_hex(record.trace_id),
+        span_id=span_hex(record.span_id),
+        parent_id=span_hex(record.parent_id) if record.parent_id else None,
+        name=record.name,
+        convention=convention,
+        read_as=_READ_AS[record.role],
+        run_span_id=span_hex(owner.span_id) if owner is not None else None,
+        agent=record.agent_name,
+        tool=record.tool_name or record.handoff_to,
+        call_id=record.call_id,
+        requests=[f"{r.name} ({r.call_id})" if r.call_id else r.name for r in record.requests],
+        responses=[r.call_id for r in record.responses],
+    )
+
+
+def _run_view(run: Run, owned: dict[tuple[int, int], list[SpanRecord]], conventions: dict, pairing: dict[int, str]) -> RunView:
+    tree = list(run.walk())
+    records = [r for member in tree for r in owned.get((member.trace_id, member.span_id), ())]
+    models = [r for r in records if r.role is Role.MODEL]
+    attempts = [a for member in tree for a in member.own_attempts]
+    missing = []
+    setting = _content_setting(models or records, conventions)
+    if not models:
+        missing.append("no model spans: requested calls cannot be seen, so refused and pending calls are invisible "
+                       "(instrument the model client as well)")
+    elif attempts and not any(r.requests for r in models):
+        missing.append(
+            "message content not captured: the model calls show no requested tool calls, so refused and pending "
+            f"calls are invisible: {setting} (where content goes to log records, export those too)"
+        )
+    uncaptured = dict.fromkeys(a.tool for a in attempts if not a.arguments_captured)
+    missing.extend(f"arguments of {tool} not captured: {setting}" for tool in uncaptured)
+    if sum(1 for a in attempts if a.start_ns == 0) >= 2:
+        missing.append("tool calls without start times: order checks cannot be evaluated")
+    return RunView(
+        trace_id=trace_hex(run.trace_id),
+        span_id=span_hex(run.span_id),
+        agent=run.agent,
+        span_name=run.span_name,
+        members=[m.agent for m in tree[1:]],
+        model_calls=len(models),
+        attempts=[
+            AttemptView(
+                list(a.agent_path), a.tool, a.outcome, a.call_id,
+                span_hex(a.span_id) if a.span_id is not None else None,
+                pairing.get(id(a), "unpaired"), a.arguments if a.arguments_captured else None,
+            )
+            for a in sorted(attempts, key=lambda a: a.start_ns)
+        ],
+        missing=missing,
+    )
+
+
+def _content_setting(records: list[SpanRecord], conventions: dict) -> str:
+    for record in records:
+        setting = CONTENT_SETTINGS.get(conventions.get((record.trace_id, record.span_id), ""))
+        if setting:
+            return setting
+    return GENERIC_CONTENT_SETTING
+
+
+def _input_missing(records: list[SpanRecord], owners: dict, runs: list[Run]) -> list[str]:
+    missing = []
+    if not runs:
+        missing.append("no agent runs: no span was read as an agent run, so nothing can be judged")
+    orphans = [r for r in records if r.role in (Role.TOOL, Role.MODEL) and owners.get((r.trace_id, r.span_id)) is None]
+    if orphans:
+        names = ", ".join(dict.fromkeys(r.name for r in orphans))
+        missing.append(
+            f"spans with no run: {len(orphans)} tool or model span(s) no agent-run span encloses ({names}); "
+            "their calls are not judged (was the run span exported? is its convention read?)"
+        )
+    return missing
+
+
+def register(commands: argparse._SubParsersAction) -> None:
+    inspect = commands.add_parser(
+        "inspect",
+        help="show what the engine sees in trace files: conventions, runs, pairing, what is missing",
+        description="For each span, the convention detected and what it was read as; for each agent "
+        "run, its tool-call attempts and how each was paired with the model's request; and what "
+        "is missing for judging, with the setting that would fix it.",
+    )
+    inspect.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory")
+    inspect.add_argument("--format", choices=("table", "json"), default="table")
+    inspect.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace) -> int:
+    inspection = inspect_files(_files(args.paths))
+    if args.format == "json":
+        sys.stdout.write(encode_document(inspection.to_json()) + "\n")
+    else:
+        render(inspection, Console())
+    return 0
+
+
+def _files(paths: Sequence[str]) -> list[Path]:
+    files: list[Path] = []
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES)))
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise TraceInputError(f"{path}: no such file or directory")
+    return files
+
+
+def render(inspection: Inspection, console: Console) -> None:
+    """The inspection as three parts: spans, runs with their attempts, what is missing."""
+    spans = Table(title="Spans", header_style="bold magenta")
+    for column in ("Trace", "Span", "Parent", "Name", "Convention", "Read as", "Run"):
+        spans.add_column(column, overflow="fold")
+    for s in inspection.spans:
+        spans.add_row(
+            s.trace_id[:8], s.span_id, s.parent_id or "", Text(s.name), s.convention, Text(_reading(s)), s.run_span_id or "-"
+        )
+    console.print(spans)
+    for run in inspection.runs:
+        title = f"Run {run.agent} ({run.span_name}, span {run.span_id}, trace {run.trace_id[:8]})"
+        if run.members:
+            title += f", members: {', '.join(run.members)}"
+        table = Table(title=title, header_style="bold cyan")
+        for column in ("Agent", "Tool", "Outcome", "Call id", "Span", "Paired by", "Arguments"):
+            table.add_column(column, overflow="fold")
+        for a in run.attempts:
+            arguments = "not captured" if a.arguments is None else json.dumps(a.arguments, ensure_ascii=False, default=str)
+            table.add_row(Text(" > ".join(a.agent_path)), Text(a.tool), a.outcome, Text(a.call_id or ""), a.span_id or "",
+                          a.paired_by, Text(arguments))
+        console.print(table)
+        for line in run.missing:
+            console.print(Text(f"  missing: {line}"))
+    for line in inspection.missing:
+        console.print(Text(f"missing: {line}"))
+    if not inspection.missing and not any(r.missing for r in inspection.runs):
+        console.print("nothing missing for judging")
+
+
+def _reading(span: SpanView) -> str:
+    """What the span was read as, in a few words: "tool multiply (call id call_1)"."""
+    parts = [span.read_as]
+    if span.agent:
+        parts.append(f"agent {span.agent}")
+    if span.tool:
+        parts.append(span.tool)
+    if span.call_id:
+        parts.append(f"(call id {span.call_id})")
+    if span.requests:
+        parts.append(f"requests {', '.join(span.requests)}")
+    if span.responses:
+        parts.append(f"answers {', '.join(span.responses)}")
+    return " ".join(parts)
+
+
+def render_text(inspection: Inspection, width: int = 200) -> str:
+    """The table output as plain text (for files and tests)."""
+    console = Console(file=io.StringIO(), record=True, width=width)
+    render(inspection, console)
+    return console.export_text()
