@@ -126,3 +126,20 @@ def test_a_run_s_output_is_its_final_answer(scenario, outputs):
     framework, stem = scenario.split("/")
     path = next(p for p in trace_files(framework) if p.stem == stem)
     assert [run.output for run in assemble(map(to_record, read_spans(path)))] == outputs
+
+
+def test_a_run_that_answers_its_own_request_does_not_resume_another_run_that_left_the_same_call_pending():
+    # traceloop's paused janitor run leaves call_delete_1 pending; a LangGraph janitor whose guard
+    # refuses its own call_delete_1 answers that id too, but resumes nothing.
+    def records(framework, stem):
+        return [to_record(s) for s in read_spans(next(p for p in trace_files(framework) if p.stem == stem))]
+
+    approval = records("traceloop_langgraph", "blocked_approval_rejected")
+    paused_trace = min(approval, key=lambda r: r.start_ns).trace_id
+    paused = [r for r in approval if r.trace_id == paused_trace]
+    guarded = records("langgraph_subagents", "blocked_wrap_tool_call")
+    [alone] = assemble(guarded)
+    together = assemble(paused + guarded)
+    [joined] = [run for run in together if run.trace_id == alone.trace_id]
+    assert [(a.tool, a.outcome, a.arguments) for a in joined.chain()] == [(a.tool, a.outcome, a.arguments) for a in alone.chain()]
+    assert [a.outcome for run in together if run.trace_id == paused_trace for a in run.chain()] == ["pending"]
