@@ -127,7 +127,9 @@ class ReliabilitySpanProcessor(SpanProcessor):
              "trace_ttl": trace_ttl, "max_paused_runs": max_paused_runs}
         )
         if reputation is not None:
-            span_processor, sinks, expectations = _with_reputation(reputation, span_processor, sinks, expectations)
+            from .reputation.processor import wire_reputation
+
+            span_processor, sinks, expectations = wire_reputation(reputation, span_processor, sinks, expectations)
             standings = reputation.store_spec
             if store == STORE_FROM_ENVIRONMENT and standings is not None and parse_store_spec(standings).kind == "sqlite":
                 store = standings  # one file for verdicts and standings
@@ -379,22 +381,6 @@ class _Lookup:
         record = to_record(from_readable_span(live))
         record.end_ns = _OPEN_END
         return record
-
-
-def _with_reputation(
-    reputation: Reputation,
-    span_processor: SpanProcessor | None,
-    sinks: Sequence[Sink],
-    expectations: Sequence[Expectation | str | Path],
-) -> tuple[SpanProcessor, list[Sink], Sequence[Expectation | str | Path]]:
-    """Reputation as a sink of the engine, its span processor in front of the exporting one,
-    and the expectations both judge by (the reputation's own when none are given)."""
-    from .reputation.processor import ReputationSpanProcessor
-    from .reputation.sink import ReputationSink
-
-    sink = ReputationSink(reputation)
-    expectations = reputation.learn(expectations) if expectations else reputation.expectations
-    return ReputationSpanProcessor(reputation, sink, span_processor), [*sinks, sink], expectations
 
 
 def _may_be_run(span: ReadableSpan) -> bool:

@@ -24,24 +24,48 @@ AGNO_FIELDS = (
 # captured frameworks (tests/capture/) are read by the tests that hold for every trace.
 ADAPTED = (
     "agno",
+    "autogen",
     "crewai",
     "crewai_event_listener",
+    "google_adk",
+    "google_adk_experimental",
+    "google_adk_legacy",
+    "google_adk_legacy_latest",
+    "google_adk_no_content",
     "langgraph",
     "langgraph_subagents",
     "llama_index",
     "openai_agents",
     "openai_agents_guardrails",
+    "openai_v2_latest",
     "pydantic_ai",
     "smolagents",
     "strands",
     "strands_latest_semconv",
     "traceloop_langgraph",
     "vercel_ai",
+    "vercel_ai_otel",
 )
 
 # Scenarios whose spans cannot tell what really ran, each with the reason. Their chains are
 # held to what the spans record (AS_RECORDED), never to a guess.
 LIMITS = {
+    "autogen/blocked_workbench": (
+        "no tool span and no model spans; a team run records the call only in runtime spans' "
+        "message JSON, outside the run"
+    ),
+    "autogen/blocked_workbench_team": (
+        "no tool span and no model spans; a team run records the call only in runtime spans' "
+        "message JSON, outside the run"
+    ),
+    "autogen/unknown_tool": (
+        "no tool span and no model spans; a team run records the call only in runtime spans' "
+        "message JSON, outside the run"
+    ),
+    "autogen/unknown_tool_team": (
+        "no tool span and no model spans; a team run records the call only in runtime spans' "
+        "message JSON, outside the run"
+    ),
     "crewai/blocked_hook": "default mode: the hook-blocked call has no span; it is only in the run span's output JSON",
     "crewai/blocked_usage_limit": "default mode: the limit-refused call has no span; it is only in the run span's output JSON",
     "crewai/delegation": "default mode: the coworker has no agent span; its tool span sits under the delegating tool's",
@@ -50,6 +74,59 @@ LIMITS = {
     "crewai_event_listener/blocked_hook": "the hook-blocked call has an OK tool span; only its output text says it never ran",
     "crewai_event_listener/blocked_usage_limit": "the limit-refused call has an OK tool span; only its output text says it never ran",
     "crewai_event_listener/unknown_tool": "the unknown tool's call has an OK tool span; only its output text says no tool ran",
+    "google_adk/blocked_before_tool_callback": (
+        "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
+        "(google_adk_experimental)"
+    ),
+    "google_adk/blocked_plugin": (
+        "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
+        "(google_adk_experimental)"
+    ),
+    "google_adk_legacy/blocked_before_tool_callback": (
+        "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
+        "(google_adk_experimental)"
+    ),
+    "google_adk_legacy/blocked_plugin": (
+        "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
+        "(google_adk_experimental)"
+    ),
+    "google_adk_legacy_latest/blocked_before_tool_callback": (
+        "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
+        "(google_adk_experimental)"
+    ),
+    "google_adk_legacy_latest/blocked_plugin": (
+        "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
+        "(google_adk_experimental)"
+    ),
+    "google_adk_no_content/blocked_before_tool_callback": (
+        "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
+        "(google_adk_experimental)"
+    ),
+    "google_adk_no_content/blocked_confirmation_denied": (
+        "without content capture the pause for confirmation is an UNSET tool span (an ok call) and "
+        "the rejection a TOOL_ERROR one in a run no attribute links to the first: two runs, ok then "
+        "error"
+    ),
+    "google_adk_no_content/blocked_plugin": (
+        "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
+        "(google_adk_experimental)"
+    ),
+    "google_adk_no_content/invalid_arguments": (
+        "without content capture the missing-parameter answer is a TOOL_ERROR span like a tool that "
+        "returned an error dict; only the answer's text tells"
+    ),
+    "google_adk_no_content/tool_error": (
+        "ADK writes the call id '<not specified>' on a tool that raised, and without content "
+        "capture no span holds the model's request that carries it"
+    ),
     "langgraph_subagents/blocked_tool_call_limit": (
         "the truth lists calls as requested; the limit refused the second call (after the model) before the first ran"
     ),
@@ -68,10 +145,26 @@ LIMITS = {
     ),
     "traceloop_langgraph/single_tool_content_off": "content off (TRACELOOP_TRACE_CONTENT=false): no span records a call id",
     "vercel_ai/single_tool_no_function_id": "without ai.telemetry.functionId no span names the agent: the run's span name stands in",
+    "vercel_ai_otel/single_tool_no_function_id": (
+        "without telemetry.functionId no attribute names the agent: the run is named after its "
+        "span, the model id"
+    ),
 }
 
 # What the spans of each LIMITS scenario record: (call id, tool, agent, outcome) in start order.
 AS_RECORDED = {
+    "autogen/blocked_workbench": [
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "autogen/blocked_workbench_team": [
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "autogen/unknown_tool": [
+        ('call_mul_after_unknown', 'multiply', 'calculator', 'ok'),
+    ],
+    "autogen/unknown_tool_team": [
+        ('call_mul_after_unknown', 'multiply', 'calculator', 'ok'),
+    ],
     "crewai/blocked_hook": [],
     "crewai/blocked_usage_limit": [("call_crew_blocked_usage_limit_mul_1", "multiply", "calculator", "ok")],
     "crewai/delegation": [
@@ -91,6 +184,48 @@ AS_RECORDED = {
     "crewai_event_listener/unknown_tool": [
         ("call_crewel_unknown_tool_unknown_1", "format_disk", "calculator", "ok"),
         ("call_crewel_unknown_tool_mul_1", "multiply", "calculator", "ok"),
+    ],
+    "google_adk/blocked_before_tool_callback": [
+        ('call_del_1', 'delete_file', 'janitor', 'error'),
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "google_adk/blocked_plugin": [
+        ('call_del_1', 'delete_file', 'janitor', 'ok'),
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "google_adk_legacy/blocked_before_tool_callback": [
+        ('call_del_1', 'delete_file', 'janitor', 'error'),
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "google_adk_legacy/blocked_plugin": [
+        ('call_del_1', 'delete_file', 'janitor', 'ok'),
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "google_adk_legacy_latest/blocked_before_tool_callback": [
+        ('call_del_1', 'delete_file', 'janitor', 'error'),
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "google_adk_legacy_latest/blocked_plugin": [
+        ('call_del_1', 'delete_file', 'janitor', 'ok'),
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "google_adk_no_content/blocked_before_tool_callback": [
+        ('call_del_1', 'delete_file', 'janitor', 'error'),
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "google_adk_no_content/blocked_confirmation_denied": [
+        ('call_del_1', 'delete_file', 'janitor', 'error'),
+    ],
+    "google_adk_no_content/blocked_plugin": [
+        ('call_del_1', 'delete_file', 'janitor', 'ok'),
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "google_adk_no_content/invalid_arguments": [
+        ('call_mul_missing_b', 'multiply', 'calculator', 'error'),
+        ('call_mul_good', 'multiply', 'calculator', 'ok'),
+    ],
+    "google_adk_no_content/tool_error": [
+        (None, 'fetch_url', 'fetcher', 'error'),
     ],
     "langgraph_subagents/blocked_tool_call_limit": [
         ("call_mul_2", "multiply", "calculator", "refused"),
@@ -131,6 +266,9 @@ AS_RECORDED = {
     ],
     "traceloop_langgraph/single_tool_content_off": [(None, "multiply", "calculator", "ok")],
     "vercel_ai/single_tool_no_function_id": [("call_mul_1", "multiply", "ai.generateText", "ok")],
+    "vercel_ai_otel/single_tool_no_function_id": [
+        ('call_mul_1', 'multiply', 'scripted-anonymous', 'ok'),
+    ],
 }
 
 

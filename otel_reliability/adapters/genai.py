@@ -3,7 +3,10 @@
 Covers the current conventions (``gen_ai.input.messages`` / ``gen_ai.output.messages``
 as attributes or inside ``gen_ai.client.inference.operation.details`` events) and the
 older event-based shape (``gen_ai.choice``, ``gen_ai.tool.message``) that strands
-still emits by default, where a tool's arguments live only in an event.
+still emits by default, where a tool's arguments live only in an event. What a tool
+span's own attributes say beyond the convention (refusals, placeholders, synthetic
+spans) is read in ``genai_tools``; Google ADK's legacy ``call_llm`` spans, which carry
+the model's Gemini content instead of GenAI messages, in ``vertex``.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import re
 from typing import Any, Callable, Iterator, Mapping
 
 from ..model import EventData, Role, SpanData, SpanRecord, ToolRequest, ToolResponse
+from . import genai_tools, vertex
 from .common import error_text, loads, str_or_none, text_of
 from .history import newest_messages
 
@@ -19,14 +23,6 @@ RUN_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow", "invoke_swarm", "
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
 _ASCII_ESCAPE = re.compile(r"\\u00[0-7]")  # a \u escape of an ASCII character
-
-# Markers of tool spans that exist although the tool body never ran.
-_REFUSAL_STAGES = {"validation": "invalid arguments"}  # pydantic_ai.tool.failure_stage
-_REFUSAL_PREFIXES = (
-    ("Unknown tool: ", "unknown tool"),  # strands
-    ("Validation failed for input parameters", "invalid arguments"),  # strands
-)
-
 
 def may_be_run(attributes: Mapping[str, Any]) -> bool | None:
     """Whether a span of this convention may be an agent run; None when it is not of this convention."""
@@ -38,13 +34,15 @@ def may_be_run(attributes: Mapping[str, Any]) -> bool | None:
 
 class GenAIAdapter:
     def claims(self, span: SpanData) -> bool:
-        return "gen_ai.operation.name" in span.attributes
+        return "gen_ai.operation.name" in span.attributes or vertex.is_model_call(span.attributes)
 
     def adapt(self, span: SpanData) -> SpanRecord:
         attrs = span.attributes
         operation = attrs.get("gen_ai.operation.name")
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         error = record.error = error_text(span)
+        if operation is None:
+            return vertex.model_call(span, record)
         if operation in RUN_OPERATIONS:
             record.role = Role.AGENT_RUN
             record.agent_name = str_or_none(attrs.get("gen_ai.agent.name")) or _name_after(span.name, operation)
@@ -52,13 +50,25 @@ class GenAIAdapter:
             output = attrs.get("final_result")
             record.output = output if isinstance(output, str) else None
         elif operation == "execute_tool":
+            tool_name = str_or_none(attrs.get("gen_ai.tool.name")) or _name_after(span.name, operation)
+            if genai_tools.is_synthetic(tool_name):
+                return record
+            call_id = genai_tools.call_id(attrs)
+            arguments = genai_tools.arguments(attrs)
+            if arguments is None:
+                arguments = _event_arguments(span)
+            result = genai_tools.result_error(attrs)
+            if genai_tools.awaits_confirmation(error, result):
+                # The span records a call held for the user's confirmation, not a run of the
+                # tool: it is the request, answered (or not) by a later run.
+                record.role = Role.MODEL
+                record.requests = (ToolRequest(tool_name or span.name, arguments, call_id),)
+                return record
             record.role = Role.TOOL
-            record.tool_name = str_or_none(attrs.get("gen_ai.tool.name")) or _name_after(span.name, operation)
-            record.call_id = str_or_none(attrs.get("gen_ai.tool.call.id"))
-            arguments = attrs.get("gen_ai.tool.call.arguments")
-            record.arguments = arguments if arguments is not None else _event_arguments(span)
-            if error is not None:
-                record.refusal = _refusal(span, error)
+            record.tool_name = tool_name
+            record.call_id = call_id
+            record.arguments = arguments
+            record.refusal = genai_tools.refusal(span, tool_name, error, result)
         elif operation in MODEL_OPERATIONS:
             record.role = Role.MODEL
             record.requests = _requests(span)
@@ -76,16 +86,6 @@ def _event_arguments(span: SpanData) -> Any:
     for event in span.events:
         if event.name == "gen_ai.tool.message":
             return event.attributes.get("content")
-    return None
-
-
-def _refusal(span: SpanData, error: str) -> str | None:
-    stage = span.attributes.get("pydantic_ai.tool.failure_stage")
-    if stage in _REFUSAL_STAGES:
-        return _REFUSAL_STAGES[stage]
-    for prefix, reason in _REFUSAL_PREFIXES:
-        if error.startswith(prefix):
-            return reason
     return None
 
 

@@ -97,12 +97,12 @@ def attempts_of(
         elif role is _MODEL:
             models.append(record)
     models.sort(key=_start)
-    executions.sort(key=_start)
+    executions.sort(key=_start_then_id)  # the span id only makes ties independent of arrival order
     requests = _requests(models)
     arguments = [parse_arguments(e.arguments) for e in executions]
     pairs = _pair(requests, executions, arguments)
-    if len(executions) > 1:
-        executions, arguments = _tied_in_request_order(executions, arguments, pairs, requests)
+    if any(a.start_ns == b.start_ns for a, b in zip(executions, executions[1:])):
+        executions, arguments = _ties_in_request_order(executions, arguments, requests, pairs)
     attempts = [
         _executed(execution, parsed, pairs.get(id(execution)), agent, path)
         for execution, parsed in zip(executions, arguments)
@@ -122,6 +122,26 @@ def attempts_of(
                 pairing[id(attempt)] = UNPAIRED
         attempts.sort(key=_start)  # the executions' attempts are in start order already
     return attempts
+
+
+def _start_then_id(record: SpanRecord) -> tuple[int, int]:
+    return record.start_ns, record.span_id
+
+
+def _ties_in_request_order(
+    executions: list[SpanRecord], arguments: list[dict[str, Any]], requests: list[_Request], pairs: dict[int, _Request]
+) -> tuple[list[SpanRecord], list[dict[str, Any]]]:
+    """Executions that started in the same instant (parallel calls on a millisecond clock) in the
+    order the model asked for them; unpaired ones after the paired."""
+    rank = {id(request): index for index, request in enumerate(requests)}
+    unpaired = len(rank)
+
+    def key(index: int) -> tuple[int, int]:
+        execution = executions[index]
+        return execution.start_ns, rank.get(id(pairs.get(id(execution))), unpaired)
+
+    order = sorted(range(len(executions)), key=key)
+    return [executions[i] for i in order], [arguments[i] for i in order]
 
 
 def _requests(models: list[SpanRecord]) -> list[_Request]:
@@ -183,23 +203,6 @@ def _pair(requests: list[_Request], executions: list[SpanRecord], arguments: lis
                     request.paired_by = BY_HANDOFF_TARGET
                     break
     return pairs
-
-
-def _tied_in_request_order(
-    executions: list[SpanRecord], arguments: list[dict[str, Any]], pairs: dict[int, _Request], requests: list[_Request]
-) -> tuple[list[SpanRecord], list[dict[str, Any]]]:
-    """The executions (with their parsed arguments) in start order, those that started at the same
-    instant in the order they were requested: the Vercel AI SDK's start times are whole
-    milliseconds, so parallel calls share one, and their order would otherwise be arrival order."""
-    rank = {id(request): index for index, request in enumerate(requests)}
-    unrequested = len(requests)
-
-    def key(pair: tuple[SpanRecord, dict[str, Any]]) -> tuple[int, int]:
-        request = pairs.get(id(pair[0]))
-        return pair[0].start_ns, rank[id(request)] if request is not None else unrequested
-
-    ordered = sorted(zip(executions, arguments), key=key)
-    return [execution for execution, _ in ordered], [parsed for _, parsed in ordered]
 
 
 def _pair_relaxed(requests: list[_Request], executions: list[SpanRecord], pairs: dict[int, _Request]) -> list[_Request]:

@@ -4,6 +4,11 @@ agno's OpenInference instrumentation leaks an ended team span as the current
 context, so later spans hang under a span that had already ended. A real parent
 always encloses its child in time, so an ancestor whose interval does not contain
 the span is skipped and the walk goes on to that ancestor's own parent.
+
+Clocks that record start times in whole milliseconds (the Vercel AI SDK's) record each
+span's interval shifted earlier by under 1 ms, each span by its own amount, so a real
+child can end up to 1 ms after its parent; such a child still started before its
+parent ended, which a span hung under an already ended parent did not.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from ..model import Role, SpanRecord
 
 # A parent chain longer than this is a cycle or hostile input, not a real trace.
 MAX_DEPTH = 1024
+MILLISECOND_NS = 1_000_000
 
 _AGENT_RUN = Role.AGENT_RUN
 
@@ -26,11 +32,23 @@ def enclosing_run(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> SpanRe
     depth = MAX_DEPTH
     while parent is not None and depth:
         # SpanRecord.contains, inlined: this walk runs for every span of every judged trace
-        if parent.role is _AGENT_RUN and parent.start_ns <= start and end <= parent.end_ns:
+        if parent.role is _AGENT_RUN and parent.start_ns <= start and (
+            end <= parent.end_ns or _within_millisecond_rounding(parent, start, end)
+        ):
             return parent
         parent = get(parent.parent_id)
         depth -= 1
     return None
+
+
+def _within_millisecond_rounding(parent: SpanRecord, start: int, end: int) -> bool:
+    """A child that ends under 1 ms after ``parent``, both started on whole milliseconds, started before it ended."""
+    return (
+        end - parent.end_ns < MILLISECOND_NS
+        and start <= parent.end_ns
+        and start % MILLISECOND_NS == 0
+        and parent.start_ns % MILLISECOND_NS == 0
+    )
 
 
 def inherit_dispatched_call_id(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> None:

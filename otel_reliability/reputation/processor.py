@@ -20,12 +20,14 @@ read for tool spans under a policy and spans with events.
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_reliability.adapters import to_record
+from otel_reliability.expectations import Expectation
 from otel_reliability.model import EVALUATION_EVENT, Role, SpanRecord
 from otel_reliability.reputation.policy import PermissionDenied
 from otel_reliability.reputation.sink import ReputationSink
@@ -130,3 +132,17 @@ class ReputationSpanProcessor(SpanProcessor):
                 return record.agent_name or record.name
             parent = ancestor.parent
         return None
+
+
+def wire_reputation(
+    reputation: Reputation,
+    span_processor: SpanProcessor | None,
+    sinks: Sequence[Any],
+    expectations: Sequence[Expectation | str | Path],
+) -> tuple[SpanProcessor, list[Any], Sequence[Expectation | str | Path]]:
+    """For ``ReliabilitySpanProcessor(reputation=...)``: reputation as a sink of the engine, this
+    processor in front of the exporting one, and the expectations both judge by (the
+    reputation's own when none are given)."""
+    sink = ReputationSink(reputation)
+    expectations = reputation.learn(expectations) if expectations else reputation.expectations
+    return ReputationSpanProcessor(reputation, sink, span_processor), [*sinks, sink], expectations
