@@ -42,6 +42,8 @@ ADAPTED = (
     "smolagents",
     "strands",
     "strands_latest_semconv",
+    "traceloop_langgraph",
+    "vercel_ai",
     "vercel_ai_otel",
 )
 
@@ -138,6 +140,11 @@ LIMITS = {
     "openai_agents_guardrails/blocked_tool_input_guardrail": "a rejecting input guardrail leaves an OK tool span with its text",
     "openai_agents_guardrails/invalid_arguments": "a validation failure is the same ERROR tool span as a tool that raised",
     "smolagents/run_error": "a run that raises exports no run span, so no run is found",
+    "traceloop_langgraph/blocked_tool_call_limit": (
+        "the truth lists calls as requested; the limit refused the second call (after the model) before the first ran"
+    ),
+    "traceloop_langgraph/single_tool_content_off": "content off (TRACELOOP_TRACE_CONTENT=false): no span records a call id",
+    "vercel_ai/single_tool_no_function_id": "without ai.telemetry.functionId no span names the agent: the run's span name stands in",
     "vercel_ai_otel/single_tool_no_function_id": (
         "without telemetry.functionId no attribute names the agent: the run is named after its "
         "span, the model id"
@@ -253,6 +260,12 @@ AS_RECORDED = {
         ("call_mul_1", "multiply", "calculator", "ok"),
     ],
     "smolagents/run_error": [],
+    "traceloop_langgraph/blocked_tool_call_limit": [
+        ("call_mul_2", "multiply", "calculator", "refused"),
+        ("call_mul_1", "multiply", "calculator", "ok"),
+    ],
+    "traceloop_langgraph/single_tool_content_off": [(None, "multiply", "calculator", "ok")],
+    "vercel_ai/single_tool_no_function_id": [("call_mul_1", "multiply", "ai.generateText", "ok")],
     "vercel_ai_otel/single_tool_no_function_id": [
         ('call_mul_1', 'multiply', 'scripted-anonymous', 'ok'),
     ],

@@ -13,10 +13,12 @@ import logging
 from typing import Any, Mapping, Protocol
 
 from ..model import EVALUATION_EVENT, POLICY_DENIED, SpanData, SpanRecord
-from . import genai, openinference
+from . import genai, openinference, traceloop, vercel_ai
 from .genai import GenAIAdapter
 from .genai_events import may_be_genai_event, to_event_record
 from .openinference import OpenInferenceAdapter
+from .traceloop import TraceloopAdapter
+from .vercel_ai import VercelAIAdapter
 
 logger = logging.getLogger(__name__)
 
@@ -31,7 +33,8 @@ class Adapter(Protocol):
         """The normalised record of a span this adapter claims."""
 
 
-ADAPTERS: tuple[Adapter, ...] = (GenAIAdapter(), OpenInferenceAdapter())
+# The most specific convention first: traceloop's spans carry GenAI attributes too.
+ADAPTERS: tuple[Adapter, ...] = (TraceloopAdapter(), VercelAIAdapter(), GenAIAdapter(), OpenInferenceAdapter())
 
 
 def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool:
@@ -42,7 +45,12 @@ def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool:
     >>> may_be_run({"gen_ai.operation.name": "invoke_agent"}, local_root=False)
     True
     """
-    answer = genai.may_be_run(attributes)  # the GenAI adapter reads the span, whatever else it carries
+    # in ADAPTERS order: the first convention a span is of decides
+    answer = traceloop.may_be_run(attributes)
+    if answer is None:
+        answer = vercel_ai.may_be_run(attributes)
+    if answer is None:
+        answer = genai.may_be_run(attributes)
     if answer is None:
         answer = openinference.may_be_run(attributes, local_root)
     return bool(answer)

@@ -76,9 +76,7 @@ def _runs_with_continuations(
     for record in sorted(top_level, key=_start):
         chain = by_key.get(record.run_key) if record.run_key is not None else None
         if chain is None and by_pending_call:
-            agent = record.agent_name
-            answered = ((agent, resp.call_id) for r in owned.get(_key(record), ()) for resp in r.responses)
-            chain = next((by_pending_call[c] for c in answered if c in by_pending_call), None)
+            chain = next((by_pending_call[c] for c in _resumed_calls(record, owned) if c in by_pending_call), None)
         chain = chain + [record] if chain else [record]
         run = _build(chain, owned, members, (), pairing)
         runs.append(run)
@@ -169,8 +167,7 @@ def _member_runs(
     groups: list[list[SpanRecord]] = []
     by_pending_call: dict[tuple[str | None, str], int] = {}
     for record in member_records:
-        answered = ((record.agent_name, resp.call_id) for r in owned.get(_key(record), ()) for resp in r.responses)
-        index = next((by_pending_call[c] for c in answered if c in by_pending_call), None)
+        index = next((by_pending_call[c] for c in _resumed_calls(record, owned) if c in by_pending_call), None)
         if index is None:
             index = len(runs)
             groups.append([record])
@@ -182,6 +179,19 @@ def _member_runs(
             if attempt.outcome == PENDING and attempt.call_id is not None:
                 by_pending_call[record.agent_name, attempt.call_id] = index
     return runs
+
+
+def _resumed_calls(record: SpanRecord, owned: dict[_Key, list[SpanRecord]]) -> list[tuple[str | None, str]]:
+    """(agent, call id) of each call the run answers without having asked for it: only those can
+    resume an earlier run. A run that answers its own request (a guard refusing it) resumes
+    nothing, though an earlier run of its agent may have left the same call id (``call_delete_1``)
+    pending."""
+    own = owned.get(_key(record), ())
+    answers = [response.call_id for r in own for response in r.responses]
+    if not answers:
+        return []
+    requested = {request.call_id for r in own for request in r.requests}
+    return [(record.agent_name, call_id) for call_id in answers if call_id not in requested]
 
 
 def _gathered(group: list[SpanRecord], index: dict[_Key, list[SpanRecord]]) -> list[SpanRecord]:

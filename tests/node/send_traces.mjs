@@ -10,7 +10,8 @@
 //
 // Every span is started and ended through a BasicTracerProvider with the file's ids (an
 // IdGenerator hands them out), times, attributes, events and status; a BatchSpanProcessor
-// feeds the exporter. Prints {"replayed", "exported", "failed"}; exits 1 unless every span
+// feeds the exporter (its queue holds the whole corpus: the replay loop never yields, and the
+// default 2048 spans would drop the rest). Prints {"replayed", "exported", "failed"}; exits 1 unless every span
 // was exported.
 
 import { readFileSync } from 'node:fs';
@@ -50,7 +51,7 @@ const next = { traceId: '', spanId: '' };
 const provider = new BasicTracerProvider({
   resource: resourceFromAttributes({ 'service.name': 'otel-reliability-node-replay' }),
   idGenerator: { generateTraceId: () => next.traceId, generateSpanId: () => next.spanId },
-  spanProcessors: [new BatchSpanProcessor(exporter, { maxExportBatchSize: 128, scheduledDelayMillis: 50 })],
+  spanProcessors: [new BatchSpanProcessor(exporter, { maxExportBatchSize: 128, maxQueueSize: 1 << 20, scheduledDelayMillis: 50 })],
 });
 
 function anyValue(value) {
