@@ -25,7 +25,8 @@ from .reports.cli import register as register_report
 from .reputation.cli import register as register_reputation
 from .results import RunResult, results_document
 from .sources import TraceInputError
-from .sources.parallel import read_records
+from .model import Role
+from .sources.parallel import read_files
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
@@ -100,7 +101,15 @@ def _trace_files(paths: Sequence[str]) -> list[Path]:
 
 def _eval(args: argparse.Namespace) -> int:
     engine = Engine(args.expectations)
-    results = [j.result for j in judge_at_end(engine, read_records(_trace_files(args.paths)))]
+    files = read_files(_trace_files(args.paths))
+    sources: dict[tuple[int, int], str] = {}
+    for file in files:
+        for record in file.records:
+            if record.role is Role.AGENT_RUN:
+                sources.setdefault((record.trace_id, record.span_id), str(file.path))
+    results = [j.result for j in judge_at_end(engine, (r for file in files for r in file.records))]
+    for result in results:
+        result.source = sources.get((result.trace_id, result.run_span_id))
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
     _write_report(results, args.format, args.output)

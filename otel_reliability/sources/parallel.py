@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 from ..adapters import to_record
 from ..model import SpanRecord, ToolRequest, ToolResponse
+from .decoded import TraceInputError
 from .files import read_spans
 
 # A pool starts in about 20 ms, what reading a few small files costs. Files go out in
@@ -35,6 +37,15 @@ _RESPONSE_FIELDS = attrgetter(*ToolResponse.__slots__)
 _REQUESTS, _RESPONSES, _DISPATCHED = (SpanRecord.__slots__.index(n) for n in ("requests", "responses", "dispatched"))
 
 
+@dataclass(slots=True)
+class FileRecords:
+    """One trace file's records, or why a skippable file was not read."""
+
+    path: Path
+    records: list[SpanRecord]
+    skipped: str | None = None  # the reading error of a skippable file that is not a trace
+
+
 def read_records(paths: Sequence[str | Path], workers: int | None = None) -> list[SpanRecord]:
     """The records of every span in the files, in file order; ``TraceInputError`` as ``read_spans``
     raises it for the first unreadable file. ``workers`` defaults to the usable cores.
@@ -42,29 +53,62 @@ def read_records(paths: Sequence[str | Path], workers: int | None = None) -> lis
     >>> read_records([])
     []
     """
+    return [record for file in read_files(paths, workers) for record in file.records]
+
+
+def read_files(
+    paths: Sequence[str | Path],
+    workers: int | None = None,
+    skippable: Collection[str | Path] = (),
+    progress: Callable[[int], None] | None = None,
+) -> list[FileRecords]:
+    """``read_records`` file by file: a file in ``skippable`` that cannot be read comes back
+    with ``skipped`` set instead of raising; ``progress(n)`` is told as each n files are read.
+
+    >>> read_files([])
+    []
+    """
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    workers = min(workers, len(paths) // MIN_FILES_PER_WORKER)
+    lenient = {Path(p) for p in skippable}
+    jobs = [(Path(p), Path(p) in lenient) for p in paths]
+    workers = min(workers, len(jobs) // MIN_FILES_PER_WORKER)
     if workers <= 1:
-        return _records_of(paths)
-    size = max(1, min(MAX_FILES_PER_CHUNK, len(paths) // (workers * CHUNKS_PER_WORKER)))
-    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
-    records: list[SpanRecord] = []
+        files = []
+        for job in jobs:
+            files.append(_file_records(*job))
+            if progress is not None:
+                progress(1)
+        return files
+    size = max(1, min(MAX_FILES_PER_CHUNK, len(jobs) // (workers * CHUNKS_PER_WORKER)))
+    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+    files = []
     pool = ProcessPoolExecutor(workers)
     try:
-        for packed in pool.map(_packed_records_of, chunks):  # in order: the first failed chunk raises here
-            records.extend(map(_unpacked, packed))
+        for chunk in pool.map(_packed_files, chunks):  # in order: the first failed chunk raises here
+            files.extend(FileRecords(path, list(map(_unpacked, packed)), skipped) for path, packed, skipped in chunk)
+            if progress is not None:
+                progress(len(chunk))
     finally:
         pool.shutdown(cancel_futures=True)  # after an error, the files after it are not read
-    return records
+    return files
 
 
-def _records_of(paths: Sequence[str | Path]) -> list[SpanRecord]:
-    return [to_record(span) for path in paths for span in read_spans(path)]
+def _file_records(path: Path, skippable: bool) -> FileRecords:
+    try:
+        return FileRecords(path, [to_record(span) for span in read_spans(path)])
+    except TraceInputError as exc:
+        if not skippable:
+            raise
+        return FileRecords(path, [], str(exc))
 
 
-def _packed_records_of(paths: Sequence[str | Path]) -> list[tuple[Any, ...]]:
-    return [_packed(record) for record in _records_of(paths)]
+def _packed_files(jobs: Sequence[tuple[Path, bool]]) -> list[tuple[Path, list[tuple[Any, ...]], str | None]]:
+    packed = []
+    for job in jobs:
+        file = _file_records(*job)
+        packed.append((file.path, [_packed(record) for record in file.records], file.skipped))
+    return packed
 
 
 def _packed(record: SpanRecord) -> tuple[Any, ...]:
