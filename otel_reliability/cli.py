@@ -24,12 +24,14 @@ from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
 from .reputation.cli import register as register_reputation
 from .results import RunResult, results_document
-from .sources import TraceInputError
 from .model import Role
+from .progress import progress_bar
+from .sources import TraceInputError
 from .sources.parallel import read_files
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT = 0, 1, 2
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
+PROGRESS_FROM_FILES = 20  # fewer files read in a blink: no bar
 
 
 class UsageError(Exception):
@@ -59,7 +61,8 @@ def _parser() -> argparse.ArgumentParser:
         help="evaluate trace files (exit 0 all passed, 1 a run failed, 2 bad input)",
         description="Evaluate every agent run in trace files: OTLP/JSON, JSON Lines of export "
         "requests (the Collector's file exporter), or binary OTLP protobuf. A directory "
-        f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}).",
+        f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}); those that are not "
+        "traces are skipped with a warning.",
     )
     evaluate.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory")
     evaluate.add_argument(
@@ -83,8 +86,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _trace_files(paths: Sequence[str]) -> list[Path]:
+def _trace_files(paths: Sequence[str]) -> tuple[list[Path], set[Path]]:
+    """The files to read, and those of them found in directories (skipped if not traces)."""
     files: list[Path] = []
+    found_in_directories: set[Path] = set()
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -92,18 +97,23 @@ def _trace_files(paths: Sequence[str]) -> list[Path]:
             if not found:
                 raise UsageError(f"{path}: directory holds no trace files ({', '.join(TRACE_SUFFIXES)})")
             files.extend(found)
+            found_in_directories.update(found)
         elif path.is_file():
             files.append(path)
         else:
             raise UsageError(f"{path}: no such file or directory")
-    return files
+    return files, found_in_directories
 
 
 def _eval(args: argparse.Namespace) -> int:
     engine = Engine(args.expectations)
-    files = read_files(_trace_files(args.paths))
+    paths, skippable = _trace_files(args.paths)
+    with progress_bar("Reading trace files", len(paths), minimum=PROGRESS_FROM_FILES) as advance:
+        files = read_files(paths, skippable=skippable, progress=advance)
     sources: dict[tuple[int, int], str] = {}
     for file in files:
+        if file.skipped is not None:
+            print(f"otel-reliability: skipped, not a trace file: {file.skipped}", file=sys.stderr)
         for record in file.records:
             if record.role is Role.AGENT_RUN:
                 sources.setdefault((record.trace_id, record.span_id), str(file.path))
