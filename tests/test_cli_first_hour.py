@@ -12,6 +12,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from otel_reliability.cli import main
 
 from .corpus import CORPUS, trace_files
@@ -62,11 +64,11 @@ def test_no_progress_bar_when_output_is_not_a_terminal(tmp_path):
     assert "\x1b[" not in completed.stdout + completed.stderr  # no escape codes in logs
 
 
-def test_a_progress_bar_when_a_person_watches(tmp_path):
-    folder = many_trace_files(tmp_path)
+def on_a_terminal(args: list[str]) -> tuple[int, str]:
+    """Run a command with a terminal (80 columns) as its stdout and stderr: its exit code and all it wrote."""
     leader, follower = pty.openpty()
     env = {**os.environ, "COLUMNS": "80", "TERM": "xterm"}
-    process = subprocess.Popen([*EVAL, str(folder)], stdout=follower, stderr=follower, env=env)
+    process = subprocess.Popen(args, stdout=follower, stderr=follower, env=env)
     os.close(follower)
     seen = b""
     while True:
@@ -78,7 +80,31 @@ def test_a_progress_bar_when_a_person_watches(tmp_path):
             break
         seen += chunk
     os.close(leader)
-    assert process.wait(timeout=60) in (0, 1)
-    text = seen.decode("utf-8", "replace")
+    return process.wait(timeout=120), seen.decode("utf-8", "replace")
+
+
+def test_a_progress_bar_when_a_person_watches(tmp_path):
+    code, text = on_a_terminal([*EVAL, str(many_trace_files(tmp_path))])
+    assert code in (0, 1)
     assert "Reading trace files" in text
     assert "Reliability Summary" in text
+
+
+def bfcl_results(tmp_path, count: int):
+    pytest.importorskip("bfcl_eval", reason="the dataset ships in bfcl-eval")
+    from otel_reliability.bfcl.dataset import load_category
+
+    path = tmp_path / "result" / "TestAgent" / "BFCL_v4_simple_python_result.json"
+    path.parent.mkdir(parents=True)
+    entries = load_category("simple_python")[:count]
+    path.write_text("".join(json.dumps({"id": e.id, "result": "[]"}) + "\n" for e in entries), encoding="utf-8")
+    return path
+
+
+def test_bfcl_score_shows_progress_on_a_terminal_only(tmp_path):
+    results = bfcl_results(tmp_path, 150)
+    score = [sys.executable, "-m", "otel_reliability.cli", "bfcl", "score", str(results)]
+    code, text = on_a_terminal(score)
+    assert code == 1 and "Judging BFCL samples" in text and "BFCL score: TestAgent on simple_python" in text
+    piped = subprocess.run(score, capture_output=True, text=True, check=False)
+    assert piped.returncode == 1 and "Judging BFCL samples" not in piped.stdout + piped.stderr
