@@ -108,3 +108,20 @@ def test_bfcl_score_shows_progress_on_a_terminal_only(tmp_path):
     assert code == 1 and "Judging BFCL samples" in text and "BFCL score: TestAgent on simple_python" in text
     piped = subprocess.run(score, capture_output=True, text=True, check=False)
     assert piped.returncode == 1 and "Judging BFCL samples" not in piped.stdout + piped.stderr
+
+
+def test_report_on_a_big_store_shows_progress_on_a_terminal_only(tmp_path, capsys):
+    from otel_reliability.jsontext import encode_stored
+    from otel_reliability.reports.cli import PROGRESS_FROM_BYTES
+    from otel_reliability.results import RunResult
+
+    main(["eval", str(AGNO / "agent_tool_error.json"), "--format", "json"])
+    [record] = json.loads(capsys.readouterr().out)["results"]
+    line = encode_stored(RunResult.from_json(record).to_record()) + "\n"
+    store = tmp_path / "results.jsonl"
+    store.write_text(line * (PROGRESS_FROM_BYTES // len(line) + 1), encoding="utf-8")
+    report = [sys.executable, "-m", "otel_reliability.cli", "report", str(store), "--output", str(tmp_path / "r.md")]
+    code, text = on_a_terminal(report)
+    assert code == 1 and "Reading verdicts" in text
+    piped = subprocess.run(report, capture_output=True, text=True, check=False)
+    assert piped.returncode == 1 and "Reading verdicts" not in piped.stdout + piped.stderr
