@@ -20,7 +20,7 @@ members are read at every depth; an agent response alone. Needs ``agno`` install
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from itertools import count
 from typing import Any, Iterator
 from uuid import uuid4
@@ -109,7 +109,7 @@ class ReliabilityEval:
     print_results: bool = False
     show_spinner: bool = True  # accepted for Agno's signature: judging is instant, nothing spins
     file_path_to_save_results: str | None = None
-    debug_mode: bool = False
+    debug_mode: bool = False  # accepted for Agno's signature: this eval logs nothing to debug
     db: BaseDb | AsyncBaseDb | None = None
     telemetry: bool = True  # accepted for Agno's signature: nothing is ever sent
 
@@ -157,7 +157,7 @@ class ReliabilityEval:
         response = self.agent_response if self.agent_response is not None else self.team_response
         return {
             "run_id": run_id,
-            "run_data": result.__dict__.copy(),
+            "run_data": asdict(result),
             "eval_type": EvalType.RELIABILITY,
             "name": self.name,
             "agent_id": self.agent_response.agent_id if self.agent_response is not None else None,

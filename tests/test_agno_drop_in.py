@@ -163,3 +163,17 @@ def test_the_constructor_takes_every_field_agno_takes():
     agno_fields_ = [f.name for f in dataclasses.fields(AgnoReliabilityEval)]
     ours = [f.name for f in dataclasses.fields(ReliabilityEval)]
     assert ours == agno_fields_
+
+
+def test_the_eval_is_logged_to_agnos_database_as_agno_logs_it(tmp_path):
+    from agno.db.json import JsonDb
+
+    data, evaluation = corpus_case("agent_tool_error")
+    db = JsonDb(db_path=str(tmp_path / "agno-db"))
+    _, ours = both(data, evaluation, db=db, name="tool error")
+    result = ours.run()
+    [logged] = db.get_eval_runs()
+    assert logged.name == "tool error"
+    assert {field: logged.eval_data[field] for field in AGNO_FIELDS} == agno_fields(result)
+    assert logged.eval_data["explanation"] == result.explanation
+    assert logged.eval_input["expected_tool_calls"] == evaluation["config"].get("expected_tool_calls")
