@@ -20,7 +20,8 @@ round's B/A, which cancels the slow drifts of a shared machine's load, with the
 interquartile range of the rounds beside it. Per trace: the app thread's CPU time
 (``time.thread_time_ns``) and the wall time of the loop that emits the traces; for B
 also the wall time including ``drain()`` (every run judged and forwarded) and the CPU
-time of the processor's worker thread. The budget (SPEC §11) is B/A <= 1.10 on the app
+time of the processor's worker thread; for both, the process's CPU time until every span
+is exported (the total CPU of tracing: app thread, reliability worker, batch exporter). The budget (SPEC §11) is B/A <= 1.10 on the app
 thread.
 
 Two loops over the same trace:
@@ -54,6 +55,7 @@ from opentelemetry.version import __version__ as OTEL_SDK_VERSION
 from otel_reliability import ReliabilitySpanProcessor
 
 BUDGET = 1.10
+TOTAL_GOAL = 1.25  # issue 11: the app's wall time in the busy loop, and tracing's total CPU
 TOOLS_PER_TURN = 2
 TOOL_TURNS = 3  # 3 turns x 2 calls = 6 execute_tool spans; a 4th chat gives the answer
 
@@ -162,6 +164,7 @@ class Samples:
     app_wall: list[float] = field(default_factory=list)
     total_wall: list[float] = field(default_factory=list)  # loop + drain
     worker_cpu: list[float] = field(default_factory=list)
+    process_cpu: list[float] = field(default_factory=list)  # every thread, until all is exported
 
     def median(self, name: str) -> float | None:
         values = getattr(self, name)
@@ -220,6 +223,7 @@ def measure(config: Config, mode: str, traces: int, model_wait_s: float) -> None
     gc.collect()
     worker_start = worker_clock() if worker_clock else 0
     cpu_start = time.thread_time_ns()
+    process_start = time.process_time_ns()
     wall_start = time.perf_counter_ns()
     for _ in range(traces):
         emit_trace(tracer, model_wait_s)
@@ -235,6 +239,7 @@ def measure(config: Config, mode: str, traces: int, model_wait_s: float) -> None
         samples.app_wall.append(wall_loop / traces)
         samples.total_wall.append(wall_total / traces)
     config.provider.force_flush()  # let the batch worker finish before the next measurement
+    samples.process_cpu.append((time.process_time_ns() - process_start) / traces)
 
 
 MODES = {
@@ -280,6 +285,12 @@ def report(configs: list[Config], mode: str, title: str) -> float:
     print(f"per-round B/A app CPU:  {' '.join(f'{r:.3f}' for r in per_round)}")
     if walls:
         print(f"per-round B/A app wall: {' '.join(f'{x / y:.3f}' for x, y in zip(b.app_wall, a.app_wall))}")
+    total = [x / y for x, y in zip(b.process_cpu, a.process_cpu)]
+    print(f"total CPU of tracing (app + reliability worker + batch exporter, until all is exported): "
+          f"A {a.median('process_cpu'):.1f}, B {b.median('process_cpu'):.1f} us/trace")
+    walls_ratio = [x / y for x, y in zip(b.app_wall, a.app_wall)] if walls else []
+    goals = [f"total CPU {statistics.median(total):.3f}"] + ([f"app wall {statistics.median(walls_ratio):.3f}"] if walls else [])
+    print(f"==> RATIO B/A {', '.join(goals)} (medians of rounds)   goal <= {TOTAL_GOAL:.2f} each")
     ratio = statistics.median(per_round)
     low, _, high = statistics.quantiles(per_round, n=4) if len(per_round) > 1 else (ratio, ratio, ratio)
     print(f"==> RATIO B/A app-thread CPU = {ratio:.3f} (median of rounds; quartiles {low:.3f}-{high:.3f}; "

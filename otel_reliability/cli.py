@@ -60,7 +60,9 @@ def _parser() -> argparse.ArgumentParser:
         "eval",
         help="evaluate trace files (exit 0 all passed, 1 a run failed, 2 bad input)",
         description="Evaluate every agent run in trace files: OTLP/JSON, JSON Lines of export "
-        "requests (the Collector's file exporter), or binary OTLP protobuf. A directory "
+        "requests (the Collector's file exporter), or binary OTLP protobuf. OTLP/JSON log "
+        "exports (resourceLogs, e.g. <name>.logs.json beside <name>.json) are read too: GenAI "
+        "event log records join their spans. A directory "
         f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}); those that are not "
         "traces are skipped with a warning.",
     )
@@ -117,7 +119,10 @@ def _eval(args: argparse.Namespace) -> int:
         for record in file.records:
             if record.role is Role.AGENT_RUN:
                 sources.setdefault((record.trace_id, record.span_id), str(file.path))
-    results = [j.result for j in judge_at_end(engine, (r for file in files for r in file.records))]
+    # GenAI event records from log exports join their spans, whichever file holds them.
+    records = [record for file in files for record in file.records]
+    events = [event for file in files for event in file.events]
+    results = [j.result for j in judge_at_end(engine, records, events)]
     for result in results:
         result.source = sources.get((result.trace_id, result.run_span_id))
     if not results:

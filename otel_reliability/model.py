@@ -52,6 +52,18 @@ class SpanData:
     status_message: str = ""
 
 
+@dataclass(slots=True)
+class LogData:
+    """One OpenTelemetry log record in a source-neutral shape, as every input reader produces it."""
+
+    trace_id: int  # 0 when the record is not correlated with a trace
+    span_id: int  # 0 when the record is not correlated with a span
+    event_name: str  # the record's event name field ("" when unset)
+    time_ns: int  # its time, else its observed time
+    attributes: Mapping[str, Any]
+    body: Any = None  # plain Python values, as attribute values are
+
+
 class Role(Enum):
     AGENT_RUN = "agent_run"
     TOOL = "tool"
@@ -113,6 +125,24 @@ class SpanRecord:
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns
+
+
+@dataclass(slots=True)
+class EventRecord:
+    """What the engine keeps of one GenAI event log record: what it adds to its span's record.
+
+    The engine joins it to the span record with the same trace and span id before judging,
+    as if the span had carried these requests and responses itself.
+    """
+
+    trace_id: int
+    span_id: int
+    time_ns: int
+    requests: tuple[ToolRequest, ...] = ()
+    responses: tuple[ToolResponse, ...] = ()
+    # An assistant message of the replayed history: the answers recorded before it under the
+    # same span were replayed, not added by this model call (the span keeps only the newest).
+    assistant_turn: bool = False
 
 
 @dataclass(slots=True)

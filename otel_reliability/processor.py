@@ -5,6 +5,10 @@ span to it, and judges each top-level agent run when its span ends. The app thre
 only queues the ended span (and holds back spans that may be run spans, so that the
 copy it forwards carries the verdict); adapting, assembling and matching happen on a
 worker thread, which forwards the held spans once judged.
+
+GenAI event log records reach the same worker through ``log_record_processor()`` (a
+``LogRecordProcessor`` for the app's ``LoggerProvider``); they join their spans before the
+run is judged.
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
 
-from .adapters import may_be_run, to_record
+from .adapters import may_be_run, to_event_record, to_record
 from .assembly.ownership import enclosing_run
 from .emitters.metrics import ReliabilityMetrics
 from .emitters.sinks import MetricsSink, PrintSink, StoreSink
@@ -30,10 +34,11 @@ from .emitters.span_attributes import evaluation_event, verdict_attributes
 from .engine import CallbackSink, Engine, EngineSettings, Pipeline, Sink
 from .expectations import DEFAULT_EXPECTATION, Expectation
 from .inline import active_check, register_processor
-from .model import Role, SpanRecord
+from .log_processor import ReliabilityLogRecordProcessor
+from .model import LogData, Role, SpanRecord
 from .results import RunResult
 from .sources.sdk import attributes_view, from_ended_span, from_readable_span, with_additions
-from .stores import ResultStore, open_store
+from .stores import ResultStore, open_store, parse_store_spec
 from .suppression import suppress_instrumentation_in_this_thread
 
 if TYPE_CHECKING:
@@ -123,8 +128,9 @@ class ReliabilitySpanProcessor(SpanProcessor):
         )
         if reputation is not None:
             span_processor, sinks, expectations = _with_reputation(reputation, span_processor, sinks, expectations)
-            if store == STORE_FROM_ENVIRONMENT and reputation.store_spec is not None and "://" not in str(reputation.store_spec):
-                store = reputation.store_spec  # one file for verdicts and standings
+            standings = reputation.store_spec
+            if store == STORE_FROM_ENVIRONMENT and standings is not None and parse_store_spec(standings).kind == "sqlite":
+                store = standings  # one file for verdicts and standings
         if store == STORE_FROM_ENVIRONMENT:
             store = os.environ.get("OTEL_RELIABILITY_STORE", DEFAULT_STORE)
         engine = Engine(expectations, default_expectation)  # a bad expectation file fails before the store is opened
@@ -191,6 +197,24 @@ class ReliabilitySpanProcessor(SpanProcessor):
         if not held and self._next is not None:
             self._next.on_end(span)
 
+    def log_record_processor(self) -> ReliabilityLogRecordProcessor:
+        """A ``LogRecordProcessor`` that hands GenAI event log records to this processor, for
+        instrumentations that write message content as log records (openai-v2's default mode).
+
+        >>> from opentelemetry.sdk._logs import LoggerProvider
+        >>> spans = ReliabilitySpanProcessor(store=None)
+        >>> LoggerProvider().add_log_record_processor(spans.log_record_processor())
+        >>> spans.shutdown()
+        """
+        return ReliabilityLogRecordProcessor(self)
+
+    def queue_log(self, log: LogData) -> None:
+        """Queue a log record for the worker (app thread: one append, as for a span)."""
+        if len(self._backlog) >= self._max_queue:
+            self._count_log_drop("queue_full")
+            return
+        self._backlog.append(log)
+
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
         deadline = time.monotonic() + timeout_millis / 1000
         drained = self.drain(timeout_millis / 1000)
@@ -228,23 +252,30 @@ class ReliabilitySpanProcessor(SpanProcessor):
             self._wake.wait(_IDLE_WAKE_SECONDS)
             self._wake.clear()
             batch: list[ReadableSpan] = []
+            logs: list[LogData] = []
             while self._backlog:
                 item = self._backlog.popleft()
                 if isinstance(item, (_Stop, threading.Event)):
-                    self._process(batch)
-                    batch = []
+                    self._process(batch, logs)
+                    batch, logs = [], []
                     if isinstance(item, _Stop):
                         return
                     item.set()
+                elif type(item) is LogData:
+                    logs.append(item)
                 else:
                     batch.append(item)
-            self._process(batch)
+            self._process(batch, logs)
             self._sweep()
             if self._hurry.wait(_BATCH_WINDOW_SECONDS):
                 self._hurry.clear()
 
-    def _process(self, spans: list[ReadableSpan]) -> None:
-        """Buffer a batch of ended spans, judge the top-level runs among them, forward the held ones."""
+    def _process(self, spans: list[ReadableSpan], logs: Sequence[LogData] = ()) -> None:
+        """Buffer a batch of log records and ended spans, judge the top-level runs among the
+        spans, forward the held ones. The records go first: they were emitted while their
+        spans were open, so before any run span of the batch ended."""
+        if logs:
+            self._ingest_logs(logs)
         if not spans:
             return
         held = [span for span in spans if _may_be_run(span)]  # what on_end decided: an ended span no longer changes
@@ -259,6 +290,17 @@ class ReliabilitySpanProcessor(SpanProcessor):
             if self._next is not None:
                 for span in held:
                     self._next.on_end(forward[id(span)])
+
+    def _ingest_logs(self, logs: Sequence[LogData]) -> None:
+        try:
+            events = [event for event in map(to_event_record, logs) if event is not None]
+            if events:
+                refused = self._pipeline.add_events(events, time.monotonic())
+                if refused:
+                    self._count_log_drop("trace_full", len(refused))
+        except Exception:  # never let one bad batch stop the worker
+            logger.exception("otel-reliability could not process %d log records", len(logs))
+            self._count_log_drop("internal_error", len(logs))
 
     def _ingest(self, spans: list[ReadableSpan], forward: dict[int, ReadableSpan]) -> None:
         self.stats.spans += len(spans)
@@ -311,6 +353,11 @@ class ReliabilitySpanProcessor(SpanProcessor):
     def _count_drop(self, reason: str, count: int = 1) -> None:
         self.stats.dropped[reason] = self.stats.dropped.get(reason, 0) + count
         self._metrics.spans_dropped(count, reason)
+
+    def _count_log_drop(self, reason: str, count: int = 1) -> None:
+        key = f"log_records_{reason}"
+        self.stats.dropped[key] = self.stats.dropped.get(key, 0) + count
+        self._metrics.log_records_dropped(count, reason)
 
 
 class _Lookup:

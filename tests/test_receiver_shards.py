@@ -24,6 +24,7 @@ from .receiver_harness import (
     module_receivers,  # noqa: F401 - fixture
     wait_until,
 )
+from .reputation_postgres import fresh_schema_url, postgres_server  # noqa: F401 - fixture
 from .test_receiver_exporters import CLIENTS, send_corpus_expecting_eval_verdicts
 
 WORKERS = 2
@@ -32,6 +33,13 @@ WORKERS = 2
 @pytest.fixture(scope="module")
 def receiver(module_receivers) -> Receiver:  # noqa: F811 - the imported fixture
     return module_receivers.start("shards", decision_wait=0.3, config={"workers": WORKERS})
+
+
+@pytest.fixture(scope="module")
+def receiver_on_postgres(module_receivers, postgres_server) -> Receiver:  # noqa: F811 - the imported fixtures
+    """Workers whose results store is PostgreSQL: they share paused runs through it."""
+    store = fresh_schema_url(postgres_server)
+    return module_receivers.start("shards-postgres", decision_wait=0.3, store=store, config={"workers": WORKERS})
 
 
 # -- which process reads which span ------------------------------------------------------
@@ -113,12 +121,16 @@ def test_metrics_count_every_process_s_verdicts(receiver):
 # -- a paused run resumed by a trace another process owns ---------------------------------
 
 
+@pytest.mark.parametrize("store", ["sqlite", "postgres"])
 @pytest.mark.parametrize(
     "paused_trace, resuming_trace",
     [(0xB001, 0xB002), (0xB004, 0xB003)],
     ids=["paused in a worker, resumed in the serving process", "paused in the serving process, resumed in a worker"],
 )
-def test_a_run_resumed_in_another_process_s_trace_carries_the_paused_run_s_calls(receiver, paused_trace, resuming_trace):
+def test_a_run_resumed_in_another_process_s_trace_carries_the_paused_run_s_calls(
+    request, store, paused_trace, resuming_trace
+):
+    receiver = request.getfixturevalue("receiver" if store == "sqlite" else "receiver_on_postgres")
     paused, resumed = paused_and_resumed(paused_trace, resuming_trace)
     receiver.send(paused)
     receiver.wait_results([paused[0].trace_id.hex()], 1)

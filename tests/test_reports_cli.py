@@ -16,6 +16,7 @@ from otel_reliability.sources import read_spans
 from otel_reliability.stores import open_store
 
 from .corpus import trace_files
+from .reputation_postgres import fresh_schema_url, postgres_server  # noqa: F401 (a fixture)
 
 EXPECTATIONS = [
     Expectation(name="calculator multiplies", match=Match(agent="Calculator Agent"), expected_tool_calls=["multiply"]),
@@ -38,13 +39,16 @@ def results():
     return [replace(result, trace_id=number) for number, result in enumerate(judged, start=1)]
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "jsonl", "eval-json"])
-def test_every_source_gives_the_same_report(kind, results, tmp_path, capsys):
+@pytest.mark.parametrize("kind", ["sqlite", "jsonl", "postgres", "eval-json"])
+def test_every_source_gives_the_same_report(kind, results, tmp_path, capsys, request):
     if kind == "eval-json":
         source = tmp_path / "eval.json"
         source.write_text(json.dumps(results_document(results)))
     else:
-        source = tmp_path / ("results.db" if kind == "sqlite" else "results.jsonl")
+        if kind == "postgres":
+            source = fresh_schema_url(request.getfixturevalue("postgres_server"))
+        else:
+            source = tmp_path / ("results.db" if kind == "sqlite" else "results.jsonl")
         store = open_store(source)
         for result in results:
             store.add(result)

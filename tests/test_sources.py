@@ -489,7 +489,7 @@ BAD_INPUTS = [
     ("top_level_not_an_object", "t.json", b"[1]", "t.json: [0]: expected an OTLP/JSON object with resourceSpans"),
     ("not_a_trace_export", "t.json", b'{"tool_executions": []}',
      "t.json: not an OTLP trace export: expected an object with resourceSpans, found 'tool_executions'"),
-    ("logs_not_traces", "t.json", b'{"resourceLogs": []}', "t.json: holds OpenTelemetry logs, not traces"),
+    ("metrics_not_traces", "t.json", b'{"resourceMetrics": []}', "t.json: holds OpenTelemetry metrics, not traces"),
     ("bad_hex_span_id", "trace.json", bad_json_span(spanId="xyz"),
      f"trace.json: {SPAN}.spanId: expected 16 hex characters or base64 of 8 bytes, got 'xyz'"),
     ("hex_with_0x_prefix", "t.json", bad_json_span(traceId="0x" + "1" * 30),

@@ -1,7 +1,9 @@
-"""Results stores on real files: SQLite (WAL) and JSON Lines behind one protocol."""
+"""Results stores behind one protocol, each on the real thing: SQLite files (WAL), JSON
+Lines files and a PostgreSQL server. Every scenario runs against all three."""
 
 from __future__ import annotations
 
+import itertools
 import os
 import sqlite3
 import subprocess
@@ -13,17 +15,34 @@ import pytest
 
 from otel_reliability.model import ERROR, OK, Attempt, Verdict
 from otel_reliability.results import RunResult
-from otel_reliability.stores import open_store
+from otel_reliability.stores import StoreSpecError, open_store
 from otel_reliability.stores.jsonl import JsonLinesStore
+from otel_reliability.stores.postgres import PostgresStore
 from otel_reliability.stores.sqlite import SQLiteStore
 
+from .reputation_postgres import fresh_schema_url, postgres_server  # noqa: F401 (a fixture)
+
 ROOT = Path(__file__).resolve().parents[1]
-KINDS = {"sqlite": "results.db", "jsonl": "results.jsonl"}
+SUFFIXES = {"sqlite": ".db", "jsonl": ".jsonl"}
 
 
-@pytest.fixture(params=list(KINDS))
-def path(request, tmp_path) -> Path:
-    return tmp_path / "store" / KINDS[request.param]
+@pytest.fixture(params=["sqlite", "jsonl", "postgres"])
+def new_spec(request, tmp_path):
+    """``new_spec()``: the spec of a new, empty store of the parametrised kind."""
+    numbers = itertools.count()
+
+    def new() -> str:
+        if request.param == "postgres":
+            return fresh_schema_url(request.getfixturevalue("postgres_server"))
+        return str(tmp_path / "store" / f"results-{next(numbers)}{SUFFIXES[request.param]}")
+
+    return new
+
+
+@pytest.fixture
+def path(new_spec) -> str:
+    """One store's spec (a file path, or a PostgreSQL URL with a schema of its own)."""
+    return new_spec()
 
 
 def result(trace_id: int, agent: str = "calc", status: str = "PASSED", at: float = 0.0, span_id: int = 1) -> RunResult:
@@ -32,7 +51,7 @@ def result(trace_id: int, agent: str = "calc", status: str = "PASSED", at: float
     return RunResult(trace_id, span_id, agent, "math", verdict, at)
 
 
-def filled(path: Path):
+def filled(path: str | Path):
     store = open_store(path)
     store.add(result(1, "calc", "PASSED", at=100.0))
     store.add(result(2, "calc", "FAILED", at=200.0))
@@ -53,10 +72,26 @@ def test_open_store_picks_the_store_by_suffix(tmp_path, path_name, kind):
     store.close()
 
 
-@pytest.mark.parametrize("url", ["postgresql://db/results", "postgres://u@h/db", "s3://bucket/x"])
+def test_a_sqlite_url_and_its_path_open_the_same_file(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    filled("data/results.db").close()
+    for spec in ("sqlite:///data/results.db", f"sqlite:///{tmp_path}/data/results.db"):
+        store = open_store(spec)
+        assert len(store.query()) == 5, spec
+        store.close()
+
+
+def test_open_store_opens_postgresql_for_either_scheme_spelling(postgres_server):  # noqa: F811 (the fixture)
+    for spec in (postgres_server, "postgres://" + postgres_server.split("://", 1)[1]):
+        store = open_store(spec)
+        assert isinstance(store, PostgresStore)
+        store.close()
+
+
+@pytest.mark.parametrize("url", ["s3://bucket/x", "redis://cache/0", "mysql://h/db"])
 def test_open_store_names_an_unsupported_scheme(url):
     scheme = url.split(":")[0]
-    with pytest.raises(ValueError, match=f"scheme '{scheme}' is not supported"):
+    with pytest.raises(StoreSpecError, match=f"results store '{url}': scheme '{scheme}' is not supported"):
         open_store(url)
 
 
@@ -153,6 +188,30 @@ def test_data_survives_reopening(path):
     store.close()
 
 
+def test_postgres_table_has_the_expected_columns(postgres_server):  # noqa: F811 (the fixture)
+    import psycopg
+
+    url = fresh_schema_url(postgres_server)
+    filled(url).close()
+    with psycopg.connect(url) as db:
+        row = db.execute("SELECT trace_id, run_span_id, agent, expectation, status, score FROM reliability_results "
+                         "WHERE agent='calc' ORDER BY evaluated_at").fetchone()
+    assert row == ("00000000000000000000000000000001", "0000000000000001", "calc", "math", "PASSED", 0.5)
+
+
+def test_a_postgres_store_outlives_the_server_dropping_its_connection(postgres_server):  # noqa: F811 (the fixture)
+    import psycopg
+
+    store = open_store(fresh_schema_url(postgres_server) + "&application_name=dropped-results")
+    store.add(result(1, at=1.0))
+    for write in (lambda: store.add(result(2, at=2.0)), lambda: store.add_many([result(3, at=3.0), result(4, at=4.0)])):
+        with psycopg.connect(postgres_server, autocommit=True) as admin:  # as a server restart would
+            admin.execute("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'dropped-results'")
+        write()
+    assert [r.trace_id for r in store.query()] == [4, 3, 2, 1]
+    store.close()
+
+
 def test_sqlite_file_is_in_wal_mode_with_the_expected_columns(tmp_path):
     filled(tmp_path / "results.db").close()
     db = sqlite3.connect(tmp_path / "results.db")
@@ -220,9 +279,9 @@ def test_a_second_process_writing_the_same_file_loses_nothing(path):
     store.close()
 
 
-def test_a_batch_keeps_the_same_results_as_adding_one_by_one(path, tmp_path):
+def test_a_batch_keeps_the_same_results_as_adding_one_by_one(path, new_spec):
     batch = [result(1, at=1.0), result(2, status="FAILED", at=2.0), result(1, status="FAILED", at=3.0)]
-    one_by_one = open_store(tmp_path / ("single" + path.suffix))
+    one_by_one = open_store(new_spec())
     for item in batch:
         one_by_one.add(item)
     batched = open_store(path)

@@ -15,9 +15,12 @@ from typing import Any, Mapping, Protocol
 from ..model import EVALUATION_EVENT, POLICY_DENIED, SpanData, SpanRecord
 from . import genai, openinference
 from .genai import GenAIAdapter
+from .genai_events import may_be_genai_event, to_event_record
 from .openinference import OpenInferenceAdapter
 
 logger = logging.getLogger(__name__)
+
+__all__ = ["ADAPTERS", "Adapter", "may_be_genai_event", "may_be_run", "to_event_record", "to_record"]
 
 
 class Adapter(Protocol):

@@ -181,7 +181,10 @@ def _newest_tool_messages(events: tuple[EventData, ...]) -> list[EventData]:
 
 
 def _legacy_tool_message(attrs: Any) -> Iterator[ToolResponse]:
-    content = loads(attrs.get("content"))
+    raw = attrs.get("content")
+    content = loads(raw)
+    if content is None and isinstance(raw, str):
+        content = raw  # plain text ("error: unknown tool 'x'"), not JSON
     if isinstance(content, list):  # Bedrock: [{"toolResult": {"toolUseId", "status", "content"}}]
         for block in content:
             result = block.get("toolResult") if isinstance(block, dict) else None

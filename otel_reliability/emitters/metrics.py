@@ -112,6 +112,9 @@ class ReliabilityMetrics:
         self._dropped = meter.create_counter(
             "agent.reliability.spans.dropped", unit="{span}", description="Spans not accepted, by reason"
         )
+        self._logs_dropped = meter.create_counter(
+            "agent.reliability.log_records.dropped", unit="{log_record}", description="Log records not accepted, by reason"
+        )
         self._sink_failures = meter.create_counter(
             "agent.reliability.sink.failures", unit="{failure}", description="Times a verdict sink raised, by sink"
         )
@@ -167,6 +170,10 @@ class ReliabilityMetrics:
     def spans_dropped(self, count: int, reason: str) -> None:
         """Count spans not accepted; ``reason`` is one of the caller's fixed words, e.g. ``"buffer_full"``."""
         self._dropped.add(count, {REASON: reason})
+
+    def log_records_dropped(self, count: int, reason: str) -> None:
+        """Count log records not accepted, with the reasons ``spans_dropped`` uses."""
+        self._logs_dropped.add(count, {REASON: reason})
 
     def sink_failed(self, sink: str) -> None:
         """Count a sink (store, metrics, reputation, callback …) that raised while publishing."""

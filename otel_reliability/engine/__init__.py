@@ -7,6 +7,7 @@ records and say when a trace is due; features (reputation, stores, metrics) are 
 The engine imports neither.
 """
 
+from .continuations import SharedPausedRuns
 from .judge import Engine
 from .pipeline import Judged, Pipeline, judge_at_end, judge_spans
 from .settings import EngineSettings, SettingsError
@@ -20,6 +21,7 @@ __all__ = [
     "Judgement",
     "Pipeline",
     "SettingsError",
+    "SharedPausedRuns",
     "Sink",
     "Sinks",
     "judge_at_end",

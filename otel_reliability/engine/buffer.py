@@ -10,18 +10,24 @@ again, and its new verdicts supersede the first ones. Traces that never become d
 are evicted after ``ttl``; the buffer holds at most ``max_traces`` traces and
 ``max_spans_per_trace`` spans per trace. Every eviction and rejection is counted.
 
+A trace also holds the GenAI event log records correlated with its spans (``EventRecord``,
+what the adapters read them as). They count as arrivals like spans — a trace waits for its
+logs as for its spans, and a record arriving after the verdict re-judges the trace within
+``late_window`` — and are joined to the span record with their span id whenever the trace
+is handed out for judging, as if that span had carried their requests and responses.
+
 Pure bookkeeping: the clock is passed in, and nothing here does I/O.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import groupby
 from operator import attrgetter
 from typing import Callable
 
-from ..model import Role, SpanRecord
+from ..model import EventRecord, Role, SpanRecord, ToolResponse
 from .settings import EngineSettings
 
 
@@ -34,6 +40,19 @@ class _Trace:
     last_arrival: float = 0.0
     has_run: bool = False
     judged: bool = False
+    events: dict[int, list[EventRecord]] | None = None  # by span id; most traces have none
+    event_count: int = 0
+
+    def joined(self) -> list[SpanRecord]:
+        """The span records, each with the requests and responses of its event records added."""
+        events = self.events
+        if not events:
+            return list(self.records.values())
+        out = []
+        for span_id, record in self.records.items():
+            extra = events.get(span_id)
+            out.append(record if extra is None else _join(record, extra))
+        return out
 
 
 @dataclass(slots=True)
@@ -49,6 +68,8 @@ class CompletionStats:
     traces_expired_unjudged: int = 0
     late_spans: int = 0
     spans_rejected: int = 0
+    late_events: int = 0
+    events_rejected: int = 0
 
 
 class TraceBuffer:
@@ -82,6 +103,7 @@ class TraceBuffer:
         self._judged: OrderedDict[int, _Trace] = OrderedDict()  # leave after late_window
         self._waiting: OrderedDict[int, _Trace] = OrderedDict()  # have a run span and unjudged spans
         self.buffered_spans = 0
+        self.buffered_events = 0
 
     def __len__(self) -> int:
         return len(self._open) + len(self._judged)
@@ -119,15 +141,58 @@ class TraceBuffer:
             self.buffered_spans += kept
             if trace.judged:
                 late += kept
-            trace.last_arrival = now
-            queue.move_to_end(trace_id)
-            if trace.has_run:
-                self._waiting[trace_id] = trace
-                self._waiting.move_to_end(trace_id)
+            self._arrived(trace_id, trace, queue, now)
         self.stats.late_spans += late
         self.stats.spans_rejected += len(rejected)
         self._evict_overflow()
         return rejected
+
+    def add_events(self, events: list[EventRecord], now: float) -> list[str]:
+        """Buffer GenAI event records beside their traces' spans; returns one reason per record
+        that could not be kept (``max_spans_per_trace`` bounds a trace's event records too)."""
+        rejected = []
+        late = 0
+        for trace_id, group in groupby(events, key=_trace_id):
+            queue = self._open
+            trace = queue.get(trace_id)
+            if trace is None:
+                queue = self._judged
+                trace = queue.get(trace_id)
+                if trace is None:
+                    queue = self._open
+                    trace = queue[trace_id] = _Trace()
+            if trace.events is None:
+                trace.events = {}
+            kept = 0
+            for event in group:
+                held = trace.events.setdefault(event.span_id, [])
+                if event in held:
+                    continue  # a retried export: the record is already here
+                if trace.event_count >= self.max_spans_per_trace:
+                    rejected.append(
+                        f"trace {trace_id:032x} already holds {self.max_spans_per_trace} log records (max_spans_per_trace)"
+                    )
+                    continue
+                held.append(event)
+                trace.event_count += 1
+                kept += 1
+            if not kept:
+                continue
+            self.buffered_events += kept
+            if trace.judged:
+                late += kept
+            self._arrived(trace_id, trace, queue, now)
+        self.stats.late_events += late
+        self.stats.events_rejected += len(rejected)
+        self._evict_overflow()
+        return rejected
+
+    def _arrived(self, trace_id: int, trace: _Trace, queue: OrderedDict[int, _Trace], now: float) -> None:
+        trace.last_arrival = now
+        queue.move_to_end(trace_id)
+        if trace.has_run:
+            self._waiting[trace_id] = trace
+            self._waiting.move_to_end(trace_id)
 
     def due(self, now: float) -> list[DueTrace]:
         """Traces to judge now; each is reported once per quiet period with new spans."""
@@ -138,7 +203,7 @@ class TraceBuffer:
             if now - trace.last_arrival < self.decision_wait:
                 break
             del waiting[trace_id]
-            ready.append(DueTrace(trace_id, list(trace.records.values()), trace.judged))
+            ready.append(DueTrace(trace_id, trace.joined(), trace.judged))
             if not trace.judged:
                 trace.judged = True
                 del self._open[trace_id]
@@ -168,7 +233,7 @@ class TraceBuffer:
                 self._forget(trace_id, queue)
                 if not trace.judged:
                     self.stats.traces_expired_unjudged += 1
-                    unjudged.append(DueTrace(trace_id, list(trace.records.values()), False))
+                    unjudged.append(DueTrace(trace_id, trace.joined(), False))
         return unjudged
 
     def drain(self) -> list[DueTrace]:
@@ -176,7 +241,7 @@ class TraceBuffer:
         input, or shutdown): due now, as it stands."""
         pending = []
         for trace_id, trace in self._waiting.items():
-            pending.append(DueTrace(trace_id, list(trace.records.values()), trace.judged))
+            pending.append(DueTrace(trace_id, trace.joined(), trace.judged))
             if not trace.judged:
                 trace.judged = True
                 del self._open[trace_id]
@@ -185,9 +250,15 @@ class TraceBuffer:
         return pending
 
     def records_of(self, trace_id: int) -> dict[int, SpanRecord] | None:
-        """The buffered records of a trace by span id (read only), or None when it is not buffered."""
+        """The buffered records of a trace by span id (read only, as they arrived: without their
+        event records), or None when it is not buffered."""
         trace = self._open.get(trace_id) or self._judged.get(trace_id)
         return None if trace is None else trace.records
+
+    def joined_records(self, trace_id: int) -> list[SpanRecord]:
+        """The records of a trace as judged: each with its event records joined ([] when not buffered)."""
+        trace = self._open.get(trace_id) or self._judged.get(trace_id)
+        return [] if trace is None else trace.joined()
 
     def forget(self, trace_id: int) -> None:
         """Take a trace out: nothing more of it will arrive (its local root ended)."""
@@ -200,6 +271,7 @@ class TraceBuffer:
         trace = queue.pop(trace_id)
         self._waiting.pop(trace_id, None)
         self.buffered_spans -= len(trace.records)
+        self.buffered_events -= trace.event_count
         if self._on_leave is not None:
             self._on_leave(trace_id)
 
@@ -215,3 +287,36 @@ class TraceBuffer:
             )
             self._forget(next(iter(older)), older)
             self.stats.traces_evicted += 1
+
+
+def _join(record: SpanRecord, events: list[EventRecord]) -> SpanRecord:
+    """A copy of ``record`` with the events' requests and responses added after its own, in the
+    events' order. A call id the span (or an earlier event) already holds is not added twice (a
+    producer that writes content both on the span and in events); an assistant-turn marker
+    drops the events' answers before it (they were replayed history)."""
+    requests = list(record.requests)
+    own_responses = record.responses
+    asked = {r.call_id for r in requests if r.call_id is not None}
+    answered = {r.call_id for r in own_responses}
+    own_requests = bool(requests)
+    added: dict[str, ToolResponse] = {}  # the events' answers, by call id, in order
+    for event in sorted(events, key=_time_ns):
+        if event.assistant_turn:
+            added.clear()
+            continue
+        for request in event.requests:
+            if request.call_id is None:
+                if own_requests:
+                    continue  # no id to tell it from the span's own: the span's content wins
+            elif request.call_id in asked:
+                continue
+            else:
+                asked.add(request.call_id)
+            requests.append(request)
+        for response in event.responses:
+            if response.call_id not in answered:
+                added.setdefault(response.call_id, response)
+    return replace(record, requests=tuple(requests), responses=(*own_responses, *added.values()))
+
+
+_time_ns = attrgetter("time_ns")

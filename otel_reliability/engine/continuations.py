@@ -5,15 +5,17 @@ a new trace. Assembly joins the two when it sees both (``assembly`` decides how)
 this bounded memory is what lets the engine hand it the paused run's records when
 only the resuming trace is at hand. ``Resumers`` is the other direction: the buffered
 traces that may resume a run, so that a trace judged before the run it resumes was known
-is judged again when it becomes known.
+is judged again when it becomes known. ``SharedPausedRuns`` is how processes that judge
+parts of the same traffic (receivers behind a load balancer) tell each other of the runs
+they judged paused.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
-from typing import Iterable
+from typing import Iterable, Protocol
 
-from ..model import PENDING, Role, Run, SpanRecord
+from ..model import PENDING, EventRecord, Role, Run, SpanRecord
 
 
 def _call(call_id: str) -> str:
@@ -91,6 +93,23 @@ class PausedRuns:
             self._by_key.popitem(last=False)
 
 
+class SharedPausedRuns(Protocol):
+    """Paused runs shared between processes (a receiver's PostgreSQL store keeps them).
+
+    Each process still looks paused runs up in its own ``PausedRuns``: sharing costs one
+    write per paused run and one cheap read per judge tick, not one per judged trace.
+    """
+
+    def share(self, keys: list[str], records: list[SpanRecord]) -> None:
+        """Offer the others a run this process judged paused, under the keys ``remember`` returned."""
+        ...
+
+    def shared_since_last(self) -> list[tuple[list[str], list[SpanRecord]]]:
+        """The paused runs the others shared since the last call, oldest first (at the first
+        call, the most recent ones the store still holds)."""
+        ...
+
+
 class Resumers:
     """Buffered traces by the continuation keys their records carry (``resume_keys``).
 
@@ -111,11 +130,19 @@ class Resumers:
     def index(self, records: Iterable[SpanRecord]) -> None:
         for record in records:
             if record.responses or record.run_key is not None:
-                keys = resume_keys(record)
-                if keys:
-                    self._keys_of.setdefault(record.trace_id, set()).update(keys)
-                    for key in keys:
-                        self._by_key.setdefault(key, {})[record.trace_id] = None
+                self._add(record.trace_id, resume_keys(record))
+
+    def index_answers(self, events: Iterable[EventRecord]) -> None:
+        """Index the calls GenAI event records answer (their spans' records will carry them)."""
+        for event in events:
+            if event.responses:
+                self._add(event.trace_id, [_call(response.call_id) for response in event.responses])
+
+    def _add(self, trace_id: int, keys: list[str]) -> None:
+        if keys:
+            self._keys_of.setdefault(trace_id, set()).update(keys)
+            for key in keys:
+                self._by_key.setdefault(key, {})[trace_id] = None
 
     def traces(self, key: str) -> tuple[int, ...]:
         """The buffered traces carrying ``key``, oldest first."""

@@ -18,13 +18,13 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
-from ..adapters import to_record
+from ..adapters import to_event_record, to_record
 from ..assembly import assemble
 from ..expectations import Expectation, ExpectationError
-from ..model import Role, Run, SpanData, SpanRecord
+from ..model import EventRecord, LogData, Role, Run, SpanData, SpanRecord
 from ..results import RunResult
 from .buffer import DueTrace, TraceBuffer
-from .continuations import PausedRuns, Resumers
+from .continuations import PausedRuns, Resumers, SharedPausedRuns
 from .judge import Engine
 from .settings import EngineSettings
 from .sinks import Judgement, Sink, Sinks
@@ -56,6 +56,9 @@ class Judged:
 class Pipeline:
     """One trace buffer and everything that judges from it.
 
+    ``paused`` shares paused runs with other processes judging the same traffic (the
+    receiver passes its PostgreSQL store's); without it they stay in this process.
+
     >>> pipeline = Pipeline(Engine())
     >>> pipeline.add([], now=0.0)
     []
@@ -72,6 +75,7 @@ class Pipeline:
         decision_wait: float = 2.0,
         observer: Observer | None = None,
         on_paused: PausedHook | None = None,
+        paused: SharedPausedRuns | None = None,
         on_unjudgeable: Callable[[str, Exception], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -82,6 +86,7 @@ class Pipeline:
         self.resumers = Resumers()
         self.buffer = TraceBuffer(settings, decision_wait, on_leave=self.resumers.drop)
         self.paused = PausedRuns(settings.max_paused_runs)
+        self._shared = paused
         self._observer = observer
         self._on_paused = on_paused
         self._on_unjudgeable = on_unjudgeable
@@ -100,9 +105,23 @@ class Pipeline:
         self._report_evictions()
         return refused
 
+    def add_events(self, events: list[EventRecord], now: float) -> list[str]:
+        """Buffer GenAI event records (joined to their spans when judged); returns one reason
+        per record that could not be kept. An event record arriving counts as an arrival of
+        its trace: after the trace's verdict, it makes the trace due again (a late arrival)."""
+        with self.lock:
+            refused = self.buffer.add_events(events, now)
+            self.resumers.index_answers(events)
+        self._report_evictions()
+        return refused
+
     @property
     def buffered_spans(self) -> int:
         return self.buffer.buffered_spans
+
+    @property
+    def buffered_events(self) -> int:
+        return self.buffer.buffered_events
 
     def __len__(self) -> int:
         return len(self.buffer)
@@ -111,7 +130,11 @@ class Pipeline:
 
     def tick(self, now: float) -> tuple[list[Judged], list[DueTrace]]:
         """The quiet rule: judge every trace quiet for ``decision_wait``, publish, and drop
-        what outlived its window. Returns what was judged and the traces that expired unjudged."""
+        what outlived its window. Returns what was judged and the traces that expired unjudged.
+
+        Paused runs other processes shared since the last tick are learnt first, so that a
+        trace resuming one is judged with it (and one judged without it, judged again)."""
+        self._learn_shared()
         with self.lock:
             due = self.buffer.due(now)
         judged = [self.judge_due(trace) for trace in due]
@@ -148,8 +171,7 @@ class Pipeline:
     ) -> Judgement | None:
         """The run-ended rule: judge the top-level run ``run_span_id`` of a buffered trace now, and publish."""
         with self.lock:
-            held = self.buffer.records_of(trace_id)
-            records = list(held.values()) if held is not None else []
+            records = self.buffer.joined_records(trace_id)
         judgements = self._judge(trace_id, records, late=False, only=run_span_id, inline=inline)
         self.publish(judgements, extra_sinks)
         return judgements[0] if judgements else None
@@ -173,6 +195,25 @@ class Pipeline:
         """Remember a run another process judged paused, for the trace that may resume it here."""
         self.paused.keep(keys, records)
         self._reopen_resumers(keys, records)
+
+    def _learn_shared(self) -> None:
+        if self._shared is None:
+            return
+        try:
+            shared = self._shared.shared_since_last()
+        except Exception:  # the shared store is down: judge with what is known here, try again next tick
+            logger.warning("otel-reliability could not read the shared paused runs", exc_info=True)
+            return
+        for keys, records in shared:
+            self.keep_paused(keys, records)
+
+    def _share(self, keys: list[str], records: list[SpanRecord]) -> None:
+        if self._shared is None:
+            return
+        try:
+            self._shared.share(keys, records)
+        except Exception:  # the verdict stands; only a resumption judged elsewhere misses this run
+            logger.warning("otel-reliability could not share a paused run", exc_info=True)
 
     def _reopen_resumers(self, keys: list[str], paused_records: list[SpanRecord]) -> None:
         """Make due again the judged traces that resume this paused run (not its own)."""
@@ -200,6 +241,9 @@ class Pipeline:
     ) -> list[Judgement]:
         keys = [r.run_key for r in records if r.role is _AGENT_RUN]
         earlier = self.paused.predecessors(records, keys)
+        if earlier:  # a paused run of this very trace, judged before a late arrival, is in ``records`` already
+            held = {(r.trace_id, r.span_id) for r in records}
+            earlier = [r for r in earlier if (r.trace_id, r.span_id) not in held]
         every = earlier + records if earlier else records
         # A paused predecessor from another trace was judged when it ended: only this trace's runs.
         runs = [run for run in assemble(every) if run.trace_id == trace_id and (only is None or run.span_id == only)]
@@ -216,6 +260,7 @@ class Pipeline:
             kept = self.paused.remember(run, every)
             if kept:
                 self._reopen_resumers(kept, every)
+                self._share(kept, every)
                 if self._on_paused is not None:
                     self._on_paused(kept, every)
             evaluations, denied = said.get(run.span_id, ((), frozenset()))
@@ -230,16 +275,18 @@ class Pipeline:
             self._evicted_reported = evicted
 
 
-def judge_spans(engine: Engine, spans: Iterable[SpanData]) -> list[RunResult]:
-    """``judge_at_end`` of spans read from files: every top-level run's verdict, in start order.
+def judge_spans(engine: Engine, spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> list[RunResult]:
+    """``judge_at_end`` of spans (and log records) read from files: every top-level run's
+    verdict, in start order. GenAI event log records join their spans by trace and span id.
 
     >>> judge_spans(Engine(), [])
     []
     """
-    return [judgement.result for judgement in judge_at_end(engine, (to_record(span) for span in spans))]
+    events = [event for event in map(to_event_record, logs) if event is not None]
+    return [judgement.result for judgement in judge_at_end(engine, (to_record(span) for span in spans), events)]
 
 
-def judge_at_end(engine: Engine, records: Iterable[SpanRecord]) -> list[Judgement]:
+def judge_at_end(engine: Engine, records: Iterable[SpanRecord], events: Iterable[EventRecord] = ()) -> list[Judgement]:
     """The end-of-input rule (``eval``): every top-level run in ``records``, judged with its
     continuations, once each, in the order their run spans started. Nothing is bounded:
     the input is all there is.
@@ -247,6 +294,7 @@ def judge_at_end(engine: Engine, records: Iterable[SpanRecord]) -> list[Judgemen
     pipeline = Pipeline(engine, settings=_UNBOUNDED)
     records = list(records)
     pipeline.add(records, now=0.0)
+    pipeline.add_events(list(events), now=0.0)
     started = {(r.trace_id, r.span_id): r.start_ns for r in records if r.role is _AGENT_RUN}
     final: dict[tuple[int, int], Judgement] = {}
     for trace in pipeline.drain():

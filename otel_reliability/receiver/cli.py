@@ -34,7 +34,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--config", metavar="FILE", help="YAML file of settings (any of the flags below, by name)")
     serve.add_argument("--grpc-endpoint", metavar="HOST:PORT", help=fields["grpc_endpoint"].description + " (default 127.0.0.1:4317; 0.0.0.0:4317 for every interface)")
     serve.add_argument("--http-endpoint", metavar="HOST:PORT", help=fields["http_endpoint"].description + " (default 127.0.0.1:4318; 0.0.0.0:4318 for every interface)")
-    serve.add_argument("--store", metavar="PATH", help=fields["store"].description + " (default otel-reliability.db)")
+    serve.add_argument("--store", metavar="PATH|URL", help=fields["store"].description + " (default otel-reliability.db)")
     serve.add_argument("--expectations", action="append", metavar="FILE", help=fields["expectations"].description + "; repeatable")
     serve.add_argument("--decision-wait", type=float, metavar="SECONDS", help=fields["decision_wait"].description + " (default 2)")
     serve.add_argument("--workers", type=int, metavar="N", help=fields["workers"].description + " (default 1)")

@@ -20,6 +20,7 @@ import yaml
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from ..engine import EngineSettings
+from ..stores.spec import StoreSpecError, parse_store_spec
 
 
 class ConfigError(ValueError):
@@ -38,7 +39,11 @@ class ReceiverConfig(EngineSettings):
     http_endpoint: str | None = Field(
         "127.0.0.1:4318", description="HOST:PORT for OTLP/HTTP and the results API, /metrics, /healthz"
     )
-    store: str = Field("otel-reliability.db", description="results store: a SQLite file (.jsonl for JSON Lines)")
+    store: str = Field(
+        "otel-reliability.db",
+        description="results store: a SQLite file (.jsonl for JSON Lines), sqlite:///PATH, or a postgresql:// URL "
+        "that several receivers share (with the paused runs they judged)",
+    )
     expectations: list[str] = Field(default_factory=list, description="expectation files (YAML, TOML, JSON)")
     decision_wait: float = Field(2.0, gt=0, description="seconds a trace must be quiet before it is judged")
     max_buffered_spans: int = Field(
@@ -74,6 +79,12 @@ class ReceiverConfig(EngineSettings):
             raise ValueError(f"expected an http:// or https:// URL, got {value!r}")
         return value or None
 
+    @field_validator("store")
+    @classmethod
+    def _store(cls, value: str) -> str:
+        parse_store_spec(value, "results")  # a StoreSpecError names the spec
+        return value
+
     @field_validator("grpc_endpoint", "http_endpoint")
     @classmethod
     def _host_port(cls, value: str | None) -> str | None:
@@ -88,6 +99,12 @@ class ReceiverConfig(EngineSettings):
         return EngineSettings(**{name: getattr(self, name) for name in EngineSettings.model_fields})
 
     def model_post_init(self, _context: Any) -> None:
+        if self.reputation:
+            try:
+                parse_store_spec(self.reputation_store or self.store, "standings")
+            except StoreSpecError as exc:
+                hint = "" if self.reputation_store else " (set reputation_store, or reputation: false)"
+                raise ConfigError(f"reputation_store: {exc}{hint}") from None
         if (self.tls_cert is None) != (self.tls_key is None):
             raise ConfigError("tls_cert and tls_key must be given together")
         for name in ("tls_cert", "tls_key"):

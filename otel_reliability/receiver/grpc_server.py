@@ -1,4 +1,4 @@
-"""OTLP/gRPC: ``TraceService/Export`` in front of ``ShardedReceiver``."""
+"""OTLP/gRPC: ``TraceService/Export`` and ``LogsService/Export`` in front of ``ShardedReceiver``."""
 
 from __future__ import annotations
 
@@ -10,21 +10,25 @@ from concurrent import futures
 import grpc
 from google.protobuf.duration_pb2 import Duration
 from google.rpc import code_pb2, error_details_pb2, status_pb2
-from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
+from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from .config import ReceiverConfig
-from .intake import PROTOBUF, Body, IntakeError
+from .intake import LOGS, PROTOBUF, TRACES, Body, IntakeError
 from .service import Overloaded
 from .shards import ShardedReceiver
 
 
-class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
-    def __init__(self, service: ShardedReceiver) -> None:
+class _Export:
+    """``Export`` of one signal's service: traces or logs, the same checks and answers."""
+
+    def __init__(self, service: ShardedReceiver, signal: str) -> None:
         self._service = service
+        self._signal = signal
         token = service.config.auth_token
         self._expected_auth = f"Bearer {token}" if token else None
 
-    def Export(self, request, context):  # noqa: N802 - the gRPC method name
+    def __call__(self, request, context):
         started = time.perf_counter()
         try:
             if self._expected_auth is not None:
@@ -32,11 +36,17 @@ class _TraceService(trace_service_pb2_grpc.TraceServiceServicer):
                 if not hmac.compare_digest(given.encode(), self._expected_auth.encode()):
                     context.abort(grpc.StatusCode.UNAUTHENTICATED, "missing or wrong bearer token")
             try:
-                accepted = self._service.accept(Body(request, PROTOBUF))  # raw bytes: see start_grpc
+                accepted = self._service.accept(Body(request, PROTOBUF, self._signal))  # raw bytes: see start_grpc
             except IntakeError as exc:
                 context.abort(getattr(grpc.StatusCode, exc.grpc_code), exc.message)
             except Overloaded as exc:
                 _abort_with_retry(context, exc)
+            if self._signal == LOGS:
+                response = logs_service_pb2.ExportLogsServiceResponse()
+                if accepted.rejected_spans:
+                    response.partial_success.rejected_log_records = accepted.rejected_spans
+                    response.partial_success.error_message = accepted.message
+                return response
             response = trace_service_pb2.ExportTraceServiceResponse()
             if accepted.rejected_spans:
                 response.partial_success.rejected_spans = accepted.rejected_spans
@@ -73,12 +83,16 @@ def start_grpc(service: ShardedReceiver, config: ReceiverConfig) -> grpc.Server:
     )
     # Export takes the raw bytes and parses them itself: grpcio answers a request it cannot
     # deserialize with INTERNAL, where OTLP asks for INVALID_ARGUMENT and a message.
-    export = grpc.unary_unary_rpc_method_handler(
-        _TraceService(service).Export,
-        response_serializer=trace_service_pb2.ExportTraceServiceResponse.SerializeToString,
-    )
-    service_name = "opentelemetry.proto.collector.trace.v1.TraceService"
-    server.add_generic_rpc_handlers((grpc.method_handlers_generic_handler(service_name, {"Export": export}),))
+    handlers = []
+    for service_name, signal, response in (
+        ("opentelemetry.proto.collector.trace.v1.TraceService", TRACES, trace_service_pb2.ExportTraceServiceResponse),
+        ("opentelemetry.proto.collector.logs.v1.LogsService", LOGS, logs_service_pb2.ExportLogsServiceResponse),
+    ):
+        export = grpc.unary_unary_rpc_method_handler(
+            _Export(service, signal), response_serializer=response.SerializeToString
+        )
+        handlers.append(grpc.method_handlers_generic_handler(service_name, {"Export": export}))
+    server.add_generic_rpc_handlers(tuple(handlers))
     if config.tls_cert:
         _check_tls_pair(config.tls_cert, config.tls_key)  # grpcio would report a bad pair as a port in use
     try:

@@ -1,6 +1,6 @@
-"""OTLP/HTTP (``POST /v1/traces``) and the results API, on aiohttp (the fastest stack measured here).
+"""OTLP/HTTP (``POST /v1/traces``, ``POST /v1/logs``) and the results API, on aiohttp (the fastest stack measured here).
 
-Routes: ``POST /v1/traces``; ``GET /api/v1/results`` (same JSON as ``eval --format json``);
+Routes: ``POST /v1/traces``; ``POST /v1/logs`` (GenAI event log records, joined to their spans); ``GET /api/v1/results`` (same JSON as ``eval --format json``);
 ``GET /api/v1/reputation`` (each agent's standing);
 ``GET /metrics`` (Prometheus); ``GET /healthz``.
 """
@@ -19,12 +19,13 @@ from typing import Any
 from aiohttp import web
 from aiohttp.web_protocol import RequestPayloadError
 from google.rpc import status_pb2
+from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from ..reputation import standings_document
 from ..results import results_document
 from .config import ReceiverConfig
-from .intake import PROTOBUF, IntakeError, decode_body
+from .intake import LOGS, PROTOBUF, TRACES, IntakeError, decode_body
 from .service import Overloaded
 from .shards import ShardedReceiver
 
@@ -35,7 +36,8 @@ def build_app(service: ShardedReceiver) -> web.Application:
     config = service.config
     app = web.Application(client_max_size=config.max_request_bytes, middlewares=[_auth(config.auth_token)])
     app["service"] = service
-    app.router.add_post("/v1/traces", _export)
+    app.router.add_post("/v1/traces", _export_traces)
+    app.router.add_post("/v1/logs", _export_logs)
     app.router.add_get("/api/v1/results", _results)
     app.router.add_get("/api/v1/reputation", _reputation)
     app.router.add_get("/metrics", _metrics)
@@ -59,7 +61,15 @@ def _auth(token: str | None):
     return check
 
 
-async def _export(request: web.Request) -> web.Response:
+async def _export_traces(request: web.Request) -> web.Response:
+    return await _export(request, TRACES)
+
+
+async def _export_logs(request: web.Request) -> web.Response:
+    return await _export(request, LOGS)
+
+
+async def _export(request: web.Request, signal: str) -> web.Response:
     service: ShardedReceiver = request.app["service"]
     started = time.perf_counter()
     protobuf = request.content_type == PROTOBUF
@@ -70,6 +80,7 @@ async def _export(request: web.Request) -> web.Response:
             request.headers.get("Content-Type", ""),
             request.headers.get("Content-Encoding", ""),
             service.config.max_decompressed_bytes,
+            signal,
         )
         accepted = service.accept(checked)
     except web.HTTPRequestEntityTooLarge:
@@ -82,14 +93,19 @@ async def _export(request: web.Request) -> web.Response:
         return _status(503, str(exc), protobuf, headers={"Retry-After": str(exc.retry_after)})
     finally:
         service.request_duration.record(time.perf_counter() - started, {"rpc.system": "http"})
-    response = trace_service_pb2.ExportTraceServiceResponse()
+    logs = signal == LOGS
+    response = logs_service_pb2.ExportLogsServiceResponse() if logs else trace_service_pb2.ExportTraceServiceResponse()
+    rejected_field = "rejected_log_records" if logs else "rejected_spans"
     if accepted.rejected_spans:
-        response.partial_success.rejected_spans = accepted.rejected_spans
+        setattr(response.partial_success, rejected_field, accepted.rejected_spans)
         response.partial_success.error_message = accepted.message
     if protobuf:
         return web.Response(body=response.SerializeToString(), content_type=PROTOBUF)
     partial = (
-        {"partialSuccess": {"rejectedSpans": str(accepted.rejected_spans), "errorMessage": accepted.message}}
+        {"partialSuccess": {
+            "rejectedLogRecords" if logs else "rejectedSpans": str(accepted.rejected_spans),
+            "errorMessage": accepted.message,
+        }}
         if accepted.rejected_spans
         else {}
     )

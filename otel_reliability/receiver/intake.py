@@ -1,6 +1,7 @@
 """OTLP payloads in: content types, gzip within limits, and the statuses the OTLP spec asks for.
 
-Shared by the gRPC and HTTP servers so that both answer the same input the same way.
+Shared by the gRPC and HTTP servers so that both answer the same input the same way, for
+traces and for logs (a ``Body`` says which signal it carries).
 """
 
 from __future__ import annotations
@@ -11,11 +12,24 @@ from dataclasses import dataclass
 
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from ..sources import WHOLE, Decoded, Shard, TraceInputError, decode_json, decode_request, parse_request
+from ..sources import (
+    WHOLE,
+    Decoded,
+    Shard,
+    TraceInputError,
+    decode_json,
+    decode_logs_json,
+    decode_logs_request,
+    decode_request,
+    parse_logs_request,
+    parse_request,
+)
 from .forwarding import request_from_json
 
 PROTOBUF = "application/x-protobuf"
 JSON = "application/json"
+TRACES = "traces"
+LOGS = "logs"
 
 
 @dataclass(slots=True)
@@ -57,6 +71,7 @@ class Body:
 
     data: bytes
     media_type: str  # PROTOBUF or JSON
+    signal: str = TRACES  # or LOGS
 
 
 @dataclass(slots=True)
@@ -74,7 +89,9 @@ class Payload:
         return self.request
 
 
-def decode_body(body: bytes, content_type: str, content_encoding: str, max_decompressed: int) -> Body:
+def decode_body(
+    body: bytes, content_type: str, content_encoding: str, max_decompressed: int, signal: str = TRACES
+) -> Body:
     """Check an OTLP/HTTP body: ``application/x-protobuf`` or ``application/json``, optionally gzip."""
     media_type = content_type.split(";", 1)[0].strip().lower()
     if media_type not in (PROTOBUF, JSON):
@@ -88,12 +105,17 @@ def decode_body(body: bytes, content_type: str, content_encoding: str, max_decom
         raise IntakeError(415, "INVALID_ARGUMENT", f"unsupported content encoding {content_encoding!r}: use gzip")
     elif len(body) > max_decompressed:
         raise too_large("payload", max_decompressed)
-    return Body(body, media_type)
+    return Body(body, media_type, signal)
 
 
 def read_payload(body: Body, shard: Shard = WHOLE) -> Payload:
-    """Parse a body and decode the spans ``shard`` owns (``IntakeError`` 400 when it is not OTLP)."""
+    """Parse a body and decode the spans (or log records) ``shard`` owns (``IntakeError`` 400
+    when it is not OTLP)."""
     try:
+        if body.signal == LOGS:
+            if body.media_type == PROTOBUF:
+                return Payload(decode_logs_request(parse_logs_request(body.data), shard))
+            return Payload(decode_logs_json(body.data, shard))
         if body.media_type == PROTOBUF:
             request = parse_request(body.data)
             return Payload(decode_request(request, shard), request=request)

@@ -1,7 +1,9 @@
 """The receiver's core: decodes OTLP into records for the engine, and forwards spans.
 
-Both servers call ``accept``; a judge thread ticks the engine's quiet rule (a trace is due
-once its run span has arrived and it has been quiet for ``decision_wait``). Judging,
+Both servers call ``accept``, for traces and for logs (GenAI event log records become the
+engine's event records, joined to their spans when judged; logs are not forwarded); a judge
+thread ticks the engine's quiet rule (a trace is due once its run span has arrived and it
+has been quiet for ``decision_wait``). Judging,
 paused runs, and the verdicts' sinks (store, metrics, reputation) are the engine's.
 """
 
@@ -18,7 +20,7 @@ from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.resources import Resource
 from prometheus_client import CollectorRegistry, generate_latest
 
-from ..adapters import to_record
+from ..adapters import to_event_record, to_record
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, StoreSink
 from ..emitters.span_attributes import verdict_attributes
@@ -28,11 +30,11 @@ from ..model import Role, SpanRecord
 from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
 from ..sources import WHOLE, Shard
-from ..stores import open_store
+from ..stores import open_paused_runs, open_store
 from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
 from .forwarding import Forwarder, enrich, evaluation_carrier, owned_request, request_of, split_run_spans
-from .intake import Body, Payload, read_payload
+from .intake import LOGS, Body, Payload, read_payload
 
 logger = logging.getLogger(__name__)
 
@@ -68,7 +70,8 @@ class ReceiverService:
 
     With ``workers`` > 1 each process runs one of these for its ``shard`` of the traces
     (``ShardedReceiver``); ``on_paused`` then hands a paused run to the other shards, since
-    the trace that resumes it may be another shard's.
+    the trace that resumes it may be another shard's. When the results store is PostgreSQL,
+    paused runs are shared through it instead, with every receiver and shard that writes there.
     """
 
     def __init__(self, config: ReceiverConfig, shard: Shard = WHOLE, on_paused: PausedHook | None = None) -> None:
@@ -76,6 +79,8 @@ class ReceiverService:
         self.shard = shard
         self._max_buffered_spans = max(1, config.max_buffered_spans // shard.count)
         self.store = open_store(config.store)
+        settings = config.engine_settings()
+        self.shared_paused = open_paused_runs(config.store, settings.max_paused_runs)
         self.registry = CollectorRegistry()
         readers = [PrometheusMetricReader(registry=self.registry)]
         if config.metrics_endpoint:
@@ -96,6 +101,10 @@ class ReceiverService:
         self._received = meter.create_counter(
             "agent.reliability.spans.received", unit="{span}", description="Spans accepted by the receiver"
         )
+        self._logs_received = meter.create_counter(
+            "agent.reliability.log_records.received", unit="{log_record}",
+            description="Log records accepted by the receiver (GenAI events are kept for judging)",
+        )
         self.request_duration = meter.create_histogram(
             "agent.reliability.receiver.request.duration",
             unit="s",
@@ -115,8 +124,9 @@ class ReceiverService:
         if self.reputation is not None:
             sinks.append(ReputationSink(self.reputation))
         self.pipeline = Pipeline(
-            engine, sinks, settings=config.engine_settings(), decision_wait=config.decision_wait,
-            observer=self.metrics, on_paused=on_paused,
+            engine, sinks, settings=settings, decision_wait=config.decision_wait, observer=self.metrics,
+            # A shared store already tells the other shards: handing the run on too would judge twice.
+            on_paused=None if self.shared_paused is not None else on_paused, paused=self.shared_paused,
         )
         self.metrics.register_buffered(lambda: len(self.pipeline))
         self.forwarder = (
@@ -158,6 +168,8 @@ class ReceiverService:
             self.forwarder.submit(request_of(unjudged))
             self.forwarder.stop()
         self.pipeline.close()
+        if self.shared_paused is not None:
+            self.shared_paused.close()
         if self.reputation is not None:
             self.reputation.close()
         self.meter_provider.shutdown()
@@ -177,10 +189,12 @@ class ReceiverService:
         """Buffer the spans of one request that this shard owns; raises ``IntakeError`` when
         the body is not OTLP and ``Overloaded`` when the buffer is full."""
         payload = read_payload(body, self.shard)
+        if body.signal == LOGS:
+            return self._accept_logs(payload)
         decoded = payload.decoded
         records = [to_record(span) for span in decoded.spans]
         with self._lock:  # one request at a time: the bound is checked against what it adds
-            if self.pipeline.buffered_spans + len(records) > self._max_buffered_spans:
+            if self._buffered() + len(records) > self._max_buffered_spans:
                 self.metrics.spans_dropped(len(records), "overloaded")
                 raise Overloaded(self.config.retry_after)
             refused = self.pipeline.add(records, time.monotonic())
@@ -193,6 +207,27 @@ class ReceiverService:
             self.metrics.spans_dropped(len(refused), "trace_full")
         self._received.add(len(records) - len(refused))
         return Accepted(reasons)
+
+    def _accept_logs(self, payload: Payload) -> Accepted:
+        """Buffer the GenAI event records of one logs request; other log records are accepted
+        and dropped (nothing judges them). The same bound as spans: a full buffer refuses."""
+        decoded = payload.decoded
+        events = [event for event in map(to_event_record, decoded.logs) if event is not None]
+        with self._lock:
+            if events and self._buffered() + len(events) > self._max_buffered_spans:
+                self.metrics.log_records_dropped(len(events), "overloaded")
+                raise Overloaded(self.config.retry_after)
+            refused = self.pipeline.add_events(events, time.monotonic()) if events else []
+        if decoded.rejected:
+            self.metrics.log_records_dropped(len(decoded.rejected), "invalid")
+        if refused:
+            self.metrics.log_records_dropped(len(refused), "trace_full")
+        self._logs_received.add(len(decoded.logs) - len(refused))
+        return Accepted(decoded.rejected + refused)
+
+    def _buffered(self) -> int:
+        """Spans and event records held: ``max_buffered_spans`` bounds both together."""
+        return self.pipeline.buffered_spans + self.pipeline.buffered_events
 
     def keep_paused(self, keys: list[str], records: list[SpanRecord]) -> None:
         """Remember a run another shard judged paused, for the trace that may resume it here."""

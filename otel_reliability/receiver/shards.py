@@ -3,7 +3,7 @@
 One process cannot judge faster than the GIL lets it, so with ``workers: N`` (N > 1) the
 serving process starts N worker processes, keeps for itself the servers, the results API
 and ``/metrics``, and sends every request to all workers as bytes. Each worker reads only
-the spans of its own traces (trace id mod N, ``sources.Shard``), so all spans of a trace
+the spans and log records of its own traces (trace id mod N, ``sources.Shard``), so all spans of a trace
 meet in one process however they are split across requests, and each runs the same
 ``ReceiverService``: trace completion, judging, the shared store, reputation and
 forwarding of its own spans. With ``workers: 1`` the serving process judges everything.
@@ -91,7 +91,7 @@ class ShardedReceiver:
         """Every shard takes its spans of the request; raises what the first failing shard raised."""
         if not self._workers:
             return self._local.accept(body)
-        pending = [worker.call("accept", body.media_type, payload=body.data) for worker in self._workers]
+        pending = [worker.call("accept", body.media_type, body.signal, payload=body.data) for worker in self._workers]
         outcomes = [_outcome(worker.result(reply)) for worker, reply in zip(self._workers, pending)]
         for outcome in outcomes:
             if isinstance(outcome, IntakeError):
@@ -299,7 +299,7 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
             if kind == "paused":
                 service.keep_paused(*args)
             elif kind == "accept":
-                body = Body(connection.recv_bytes(), args[0])
+                body = Body(connection.recv_bytes(), args[0], args[1])
                 try:
                     outcome: tuple = ("accepted", service.accept(body).reasons)
                 except IntakeError as exc:

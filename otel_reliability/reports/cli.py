@@ -3,7 +3,8 @@
 ``register(subparsers)`` adds the command to the main parser (it sets ``run`` to a
 function ``(args) -> exit code``, the main CLI's convention). Sources, any mix:
 
-- a results store the processor or the receiver wrote (SQLite, or ``.jsonl``);
+- a results store the processor or the receiver wrote (SQLite, ``.jsonl``, or a
+  ``postgresql://`` URL);
 - a JSON document from ``eval --format json`` or ``GET /api/v1/results``.
 
 Exit codes: 0 every run passed, 1 some run failed, 2 bad input.
@@ -22,7 +23,7 @@ from otel_reliability.expectations import ExpectationError, load_expectations
 from otel_reliability.progress import progress_bar
 from otel_reliability.reports import format_for, render, verdict_report
 from otel_reliability.results import RunResult
-from otel_reliability.stores import open_store
+from otel_reliability.stores import StoreSpecError, open_store, parse_store_spec
 
 __all__ = ["register", "load_results"]
 
@@ -36,7 +37,7 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         description="Render verdicts as the BFCL article's five-part report, one group per expectation.",
     )
     report.add_argument("sources", nargs="+", metavar="SOURCE",
-                        help="results store (SQLite, or .jsonl) or JSON from 'eval --format json' / GET /api/v1/results")
+                        help="results store (SQLite, .jsonl or postgresql:// URL) or JSON from 'eval --format json' / GET /api/v1/results")
     report.add_argument("--output", metavar="FILE", help="write here (.html/.htm for HTML) instead of standard output")
     report.add_argument("--format", choices=("markdown", "html"), help="default: from --output's name, else markdown")
     report.add_argument("--expectations", action="append", default=[], metavar="FILE",
@@ -49,7 +50,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 def load_results(source: str | Path) -> list[RunResult]:
     """Every verdict in a results store or an ``eval --format json`` document."""
-    path = Path(source)
+    try:
+        spec = parse_store_spec(source)
+    except StoreSpecError as exc:
+        raise ValueError(str(exc)) from None
+    if spec.path is None:  # a PostgreSQL URL
+        return _stored_results(source, str(spec))
+    path = spec.path
     if not path.is_file():
         raise ValueError(f"{path}: no such file")
     if path.suffix.lower() == ".json":
@@ -64,14 +71,21 @@ def load_results(source: str | Path) -> list[RunResult]:
             return [RunResult.from_json(item) for item in items]
         except (KeyError, TypeError, ValueError) as exc:
             raise ValueError(f"{path}: not a verdict: {exc}") from exc
+    return _stored_results(source, path)
+
+
+def _stored_results(source: str | Path, spec: str | Path) -> list[RunResult]:
+    """Every verdict in the results store ``spec``, oldest first."""
     try:
-        store = open_store(path)
+        store = open_store(spec)
         try:
-            return list(reversed(store.query(limit=None)))  # oldest first
+            return list(reversed(store.query(limit=None)))
         finally:
             store.close()
+    except OSError as exc:  # a PostgreSQL server that does not answer
+        raise ValueError(f"{source}: cannot open the results store: {exc}") from exc
     except (sqlite3.DatabaseError, json.JSONDecodeError, KeyError) as exc:
-        raise ValueError(f"{path}: not a results store: {exc}") from exc
+        raise ValueError(f"{source}: not a results store: {exc}") from exc
 
 
 def _size(sources: list[str]) -> int:

@@ -23,6 +23,7 @@ from otel_reliability.reputation.report import standing_markdown, standings_docu
 from otel_reliability.reputation.standing import Standing
 from otel_reliability.reputation.stores import open_standings
 from otel_reliability.reputation.tracker import DEFAULT_STORE
+from otel_reliability.stores.spec import StoreSpecError, parse_store_spec
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
@@ -56,7 +57,11 @@ def run(args: argparse.Namespace) -> int:
         config = load_config(args.config)
     except ConfigError as exc:
         return _bad(str(exc))
-    if "://" not in args.store and not Path(args.store).is_file():
+    try:
+        spec = parse_store_spec(args.store, "standings")
+    except StoreSpecError as exc:
+        return _bad(str(exc))
+    if spec.path is not None and not spec.path.is_file():
         return _bad(f"{args.store}: no such store (give the SQLite file or postgresql:// URL the processor or receiver writes)")
     try:
         store = open_standings(args.store, config)

@@ -6,9 +6,13 @@
   bytes (``TraceInputError`` when they are not one), ``decode_protobuf`` does both.
 - ``decode_json`` / ``spans_from_json`` — OTLP/JSON (hex ids, integer enums) and
   protobuf's own JSON mapping (base64 ids, enum names), snake_case keys too.
-- ``read_spans`` / ``decode_file`` / ``decode_bytes`` — trace files: one OTLP/JSON
-  document, JSON Lines as the Collector's ``file`` exporter writes them, or binary
-  protobuf (plain or with the ``file`` exporter's 4-byte length prefixes), gzip allowed.
+- ``decode_logs_request`` / ``decode_logs_json`` — OTLP logs (``ExportLogsServiceRequest``),
+  protobuf or OTLP/JSON, into ``Decoded.logs`` (``LogData``); ``from_sdk_log_record`` an SDK
+  log record (in-process).
+- ``read_spans`` / ``read_telemetry`` / ``decode_file`` / ``decode_bytes`` — trace files: one
+  OTLP/JSON document, JSON Lines as the Collector's ``file`` exporter writes them (trace and
+  log requests mixed), or binary protobuf (plain or with the ``file`` exporter's 4-byte
+  length prefixes), gzip allowed; OTLP/JSON log documents (``resourceLogs``) too.
 
 Attribute values become plain Python values: ``str``, ``bool``, ``int``, ``float``,
 ``bytes``, arrays as ``tuple``, kvlists as ``dict``, an empty ``AnyValue`` as ``None``.
@@ -24,8 +28,9 @@ outside any span (unparseable payload, ``resourceSpans`` not an array …).
 from __future__ import annotations
 
 from .decoded import WHOLE, Decoded, Shard, TraceInputError
-from .files import decode_bytes, decode_file, read_spans
+from .files import decode_bytes, decode_file, read_spans, read_telemetry
 from .otlp_json import decode_json, spans_from_json
+from .otlp_logs import decode_logs_json, decode_logs_request, parse_logs_request
 from .otlp_proto import (
     any_value,
     attributes_from_proto,
@@ -35,7 +40,7 @@ from .otlp_proto import (
     span_from_proto,
     spans_from_request,
 )
-from .sdk import from_readable_span
+from .sdk import from_readable_span, from_sdk_log_record
 
 __all__ = [
     "WHOLE",
@@ -47,11 +52,16 @@ __all__ = [
     "decode_bytes",
     "decode_file",
     "decode_json",
+    "decode_logs_json",
+    "decode_logs_request",
     "decode_protobuf",
     "decode_request",
     "from_readable_span",
+    "from_sdk_log_record",
+    "parse_logs_request",
     "parse_request",
     "read_spans",
+    "read_telemetry",
     "span_from_proto",
     "spans_from_json",
     "spans_from_request",

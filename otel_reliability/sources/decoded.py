@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..model import SpanData
+from ..model import LogData, SpanData
 
 
 class TraceInputError(ValueError):
@@ -13,10 +13,11 @@ class TraceInputError(ValueError):
 
 @dataclass(slots=True)
 class Decoded:
-    """The spans that could be read, and one ``"place: reason"`` per rejected span."""
+    """The spans (and log records) that could be read, and one ``"place: reason"`` per rejected one."""
 
     spans: list[SpanData] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
+    logs: list[LogData] = field(default_factory=list)
 
     def raise_if_rejected(self, source: str = "") -> None:
         """Raise ``TraceInputError`` naming the first rejected span (and how many more)."""

@@ -2,10 +2,11 @@
 
 Formats, detected from the name and the content:
 
-- one OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` document (pretty or not);
-- JSON Lines, one request per line, as the Collector's ``file`` exporter writes them
-  (any sequence of concatenated JSON objects is read the same way), or a JSON array of
-  requests;
+- one OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` document (pretty or not),
+  or an ``ExportLogsServiceRequest`` / ``LogsData`` one (``resourceLogs``: log records);
+- JSON Lines, one request per line, as the Collector's ``file`` exporter writes them, trace
+  and log requests mixed (any sequence of concatenated JSON objects is read the same way),
+  or a JSON array of requests;
 - binary protobuf ``ExportTraceServiceRequest`` (``.pb``, ``.binpb``, ``.protobuf``,
   ``.bin``, ``.proto``, or content that is not JSON text), either one message or the
   Collector ``file`` exporter's ``format: proto`` stream of messages each preceded by its
@@ -31,6 +32,7 @@ from typing import Any
 from ..model import SpanData
 from .decoded import Decoded, TraceInputError
 from .otlp_json import _at, decode_object
+from .otlp_logs import decode_logs_object
 from .otlp_proto import decode_request, parse_request
 
 _PROTO_SUFFIXES = {".pb", ".binpb", ".protobuf", ".bin", ".proto", ".otlp"}
@@ -38,9 +40,8 @@ _JSON_SUFFIXES = {".json", ".jsonl", ".ndjson", ".otlpjson"}
 _JSON_LINES_SUFFIXES = {".jsonl", ".ndjson"}
 _NON_WS = re.compile(r"[^ \t\r\n]")
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
+_LOGS_KEYS = ("resourceLogs", "resource_logs")
 _OTHER_SIGNALS = {
-    "resourceLogs": "logs",
-    "resource_logs": "logs",
     "resourceMetrics": "metrics",
     "resource_metrics": "metrics",
     "resourceProfiles": "profiles",
@@ -53,6 +54,14 @@ def read_spans(path: str | PathLike[str]) -> list[SpanData]:
     decoded = decode_file(path)
     decoded.raise_if_rejected()
     return decoded.spans
+
+
+def read_telemetry(path: str | PathLike[str]) -> Decoded:
+    """Every span and log record in a file (``Decoded.spans`` and ``.logs``); ``TraceInputError``
+    on anything unreadable or rejected."""
+    decoded = decode_file(path)
+    decoded.raise_if_rejected()
+    return decoded
 
 
 def decode_file(path: str | PathLike[str]) -> Decoded:
@@ -163,6 +172,9 @@ def _decode_json_text(text: str, name: str, suffix: str) -> Decoded:
 
 def _decode_request_object(obj: Any, decoded: Decoded, place: str) -> None:
     if type(obj) is dict and "resourceSpans" not in obj and "resource_spans" not in obj:
+        if any(key in obj for key in _LOGS_KEYS):
+            decode_logs_object(obj, decoded, place)
+            return
         for key, signal in _OTHER_SIGNALS.items():
             if key in obj:
                 raise TraceInputError(f"{_at(place)}holds OpenTelemetry {signal}, not traces")

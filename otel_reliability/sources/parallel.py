@@ -1,4 +1,5 @@
-"""Trace files → ``SpanRecord``s on every core: one process per core decodes and adapts files.
+"""Trace files → ``SpanRecord``s (and ``EventRecord``s, from log records) on every core: one
+process per core decodes and adapts files.
 
 Decoding a file and adapting its spans (``adapters.to_record``) needs nothing from any
 other file, and is most of what ``otel-reliability eval`` spends; assembling and judging
@@ -12,15 +13,15 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
 from typing import Any, Callable, Collection, Sequence
 
-from ..adapters import to_record
-from ..model import SpanRecord, ToolRequest, ToolResponse
+from ..adapters import to_event_record, to_record
+from ..model import EventRecord, SpanRecord, ToolRequest, ToolResponse
 from .decoded import TraceInputError
-from .files import read_spans
+from .files import read_telemetry
 
 # A pool starts in about 20 ms, what reading a few small files costs. Files go out in
 # chunks (one small file costs less than sending it to a process), at least a few chunks
@@ -39,10 +40,11 @@ _REQUESTS, _RESPONSES, _DISPATCHED = (SpanRecord.__slots__.index(n) for n in ("r
 
 @dataclass(slots=True)
 class FileRecords:
-    """One trace file's records, or why a skippable file was not read."""
+    """One file's records and GenAI event records, or why a skippable file was not read."""
 
     path: Path
     records: list[SpanRecord]
+    events: list[EventRecord] = field(default_factory=list)
     skipped: str | None = None  # the reading error of a skippable file that is not a trace
 
 
@@ -53,7 +55,20 @@ def read_records(paths: Sequence[str | Path], workers: int | None = None) -> lis
     >>> read_records([])
     []
     """
-    return [record for file in read_files(paths, workers) for record in file.records]
+    return read_telemetry_records(paths, workers)[0]
+
+
+def read_telemetry_records(
+    paths: Sequence[str | Path], workers: int | None = None
+) -> tuple[list[SpanRecord], list[EventRecord]]:
+    """``read_records``, and the GenAI event records of the log records in the files (OTLP/JSON
+    log exports, JSON Lines mixing trace and log requests), in file order.
+
+    >>> read_telemetry_records([])
+    ([], [])
+    """
+    files = read_files(paths, workers)
+    return [r for file in files for r in file.records], [e for file in files for e in file.events]
 
 
 def read_files(
@@ -62,8 +77,9 @@ def read_files(
     skippable: Collection[str | Path] = (),
     progress: Callable[[int], None] | None = None,
 ) -> list[FileRecords]:
-    """``read_records`` file by file: a file in ``skippable`` that cannot be read comes back
-    with ``skipped`` set instead of raising; ``progress(n)`` is told as each n files are read.
+    """``read_telemetry_records`` file by file: a file in ``skippable`` that cannot be read
+    comes back with ``skipped`` set instead of raising; ``progress(n)`` is told as each n
+    files are read.
 
     >>> read_files([])
     []
@@ -86,7 +102,10 @@ def read_files(
     pool = ProcessPoolExecutor(workers)
     try:
         for chunk in pool.map(_packed_files, chunks):  # in order: the first failed chunk raises here
-            files.extend(FileRecords(path, list(map(_unpacked, packed)), skipped) for path, packed, skipped in chunk)
+            files.extend(
+                FileRecords(path, list(map(_unpacked, records)), list(map(_unpacked_event, events)), skipped)
+                for path, records, events, skipped in chunk
+            )
             if progress is not None:
                 progress(len(chunk))
     finally:
@@ -96,19 +115,39 @@ def read_files(
 
 def _file_records(path: Path, skippable: bool) -> FileRecords:
     try:
-        return FileRecords(path, [to_record(span) for span in read_spans(path)])
+        telemetry = read_telemetry(path)
     except TraceInputError as exc:
         if not skippable:
             raise
-        return FileRecords(path, [], str(exc))
+        return FileRecords(path, [], [], str(exc))
+    events = [event for event in map(to_event_record, telemetry.logs) if event is not None]
+    return FileRecords(path, list(map(to_record, telemetry.spans)), events)
 
 
-def _packed_files(jobs: Sequence[tuple[Path, bool]]) -> list[tuple[Path, list[tuple[Any, ...]], str | None]]:
+def _packed_files(jobs: Sequence[tuple[Path, bool]]) -> list[tuple[Any, ...]]:
+    """Each job's (path, packed records, packed events, skipped), for the trip to the caller."""
     packed = []
     for job in jobs:
         file = _file_records(*job)
-        packed.append((file.path, [_packed(record) for record in file.records], file.skipped))
+        packed.append((file.path, list(map(_packed, file.records)), list(map(_packed_event, file.events)), file.skipped))
     return packed
+
+
+def _packed_event(event: EventRecord) -> tuple[Any, ...]:
+    return (
+        event.trace_id, event.span_id, event.time_ns,
+        tuple(map(_REQUEST_FIELDS, event.requests)), tuple(map(_RESPONSE_FIELDS, event.responses)),
+        event.assistant_turn,
+    )
+
+
+def _unpacked_event(fields: tuple[Any, ...]) -> EventRecord:
+    trace_id, span_id, time_ns, requests, responses, assistant_turn = fields
+    return EventRecord(
+        trace_id, span_id, time_ns,
+        tuple(ToolRequest(*request) for request in requests), tuple(ToolResponse(*response) for response in responses),
+        assistant_turn,
+    )
 
 
 def _packed(record: SpanRecord) -> tuple[Any, ...]:

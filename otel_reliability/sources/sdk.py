@@ -19,7 +19,7 @@ from opentelemetry.sdk import trace as sdk_trace
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span
 from opentelemetry.trace import StatusCode
 
-from ..model import STATUS_ERROR, STATUS_OK, STATUS_UNSET, EventData, SpanData
+from ..model import STATUS_ERROR, STATUS_OK, STATUS_UNSET, EventData, LogData, SpanData
 
 # The tracer creates the private ``_Span`` subclass; ``on_end`` hands processors a plain ``ReadableSpan``.
 _FAST_TYPES = frozenset({Span, ReadableSpan, getattr(sdk_trace, "_Span", Span)})
@@ -152,4 +152,23 @@ def with_additions(span: ReadableSpan, attributes: dict[str, Any], events: Seque
         start_time=span.start_time,
         end_time=span.end_time,
         instrumentation_scope=span.instrumentation_scope,
+    )
+
+
+def from_sdk_log_record(log_record: Any) -> LogData:
+    """An SDK log record (``ReadWriteLogRecord`` / ``ReadableLogRecord``, or the API
+    ``LogRecord`` itself) → ``LogData``; the body and attributes are referenced, not copied.
+
+    >>> from opentelemetry._logs import LogRecord
+    >>> from_sdk_log_record(LogRecord(trace_id=1, span_id=2, event_name="gen_ai.choice", body={})).event_name
+    'gen_ai.choice'
+    """
+    record = getattr(log_record, "log_record", log_record)
+    return LogData(
+        record.trace_id or 0,
+        record.span_id or 0,
+        record.event_name or "",
+        record.timestamp or record.observed_timestamp or 0,
+        record.attributes or _EMPTY,
+        record.body,
     )

@@ -1,41 +1,67 @@
 """Where verdicts are kept: one module per store behind the ``ResultStore`` protocol.
 
-``open_store("results.db")`` opens SQLite (the default), ``open_store("results.jsonl")``
-JSON Lines. In both, a later verdict for the same ``(trace_id, run_span_id)`` supersedes
+``open_store`` takes a store spec (``parse_store_spec``): a file path is SQLite (the
+default), a ``.jsonl`` path JSON Lines, ``sqlite:///…`` SQLite, ``postgresql://…``
+PostgreSQL. In each, a later verdict for the same ``(trace_id, run_span_id)`` supersedes
 the earlier one: the one with the latest ``evaluated_at`` wins, and on a tie the later write.
+A PostgreSQL store also holds the paused runs the receivers sharing it judged
+(``open_paused_runs``).
 """
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .base import ResultStore, normalise_trace_id
+from .spec import StoreSpec, StoreSpecError, parse_store_spec
 
-__all__ = ["ResultStore", "normalise_trace_id", "open_store"]
+if TYPE_CHECKING:
+    from .paused import PostgresPausedRuns
 
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
+__all__ = [
+    "ResultStore",
+    "StoreSpec",
+    "StoreSpecError",
+    "normalise_trace_id",
+    "open_paused_runs",
+    "open_store",
+    "parse_store_spec",
+]
 
 
 def open_store(spec: str | Path) -> ResultStore:
-    """Open the store ``spec`` names: a ``.jsonl`` path is JSON Lines, any other path SQLite.
+    """Open the results store ``spec`` names.
 
-    >>> open_store("postgresql://db/results")
+    >>> open_store("s3://bucket/results")
     Traceback (most recent call last):
     ...
-    ValueError: results store scheme 'postgresql' is not supported yet; give a file path (.jsonl for JSON Lines, anything else for SQLite)
+    otel_reliability.stores.spec.StoreSpecError: results store 's3://bucket/results': scheme 's3' is not supported; give a file path (SQLite; .jsonl for JSON Lines), sqlite:///PATH or a postgresql:// URL
     """
-    scheme = _SCHEME.match(str(spec))
-    if scheme:
-        raise ValueError(
-            f"results store scheme {scheme.group(1)!r} is not supported yet; "
-            "give a file path (.jsonl for JSON Lines, anything else for SQLite)"
-        )
-    path = Path(spec)
-    if path.suffix.lower() == ".jsonl":
+    store = parse_store_spec(spec, "results")
+    if store.kind == "postgres":
+        from otel_reliability.stores.postgres import PostgresStore
+
+        return PostgresStore(str(store.url))
+    if store.kind == "jsonl":
         from otel_reliability.stores.jsonl import JsonLinesStore
 
-        return JsonLinesStore(path)
+        return JsonLinesStore(str(store.path))
     from otel_reliability.stores.sqlite import SQLiteStore
 
-    return SQLiteStore(path)
+    return SQLiteStore(str(store.path))
+
+
+def open_paused_runs(spec: str | Path, capacity: int) -> PostgresPausedRuns | None:
+    """The paused runs shared through the results store ``spec``, when other hosts can reach
+    it (PostgreSQL); ``None`` for a file, which one host's processes share otherwise.
+
+    >>> open_paused_runs("results.db", 1_000) is None
+    True
+    """
+    store = parse_store_spec(spec, "results")
+    if not store.shared:
+        return None
+    from otel_reliability.stores.paused import PostgresPausedRuns
+
+    return PostgresPausedRuns(str(store.url), capacity)

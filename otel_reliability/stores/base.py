@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Iterable, Protocol
+from typing import Any, Iterable, Protocol
 
+from otel_reliability.jsontext import encode_stored
 from otel_reliability.results import RunResult
 
 
@@ -39,3 +40,18 @@ def normalise_trace_id(trace_id: int | str | None) -> int | None:
     255
     """
     return int(trace_id, 16) if isinstance(trace_id, str) else trace_id
+
+
+def result_row(record: dict[str, Any]) -> tuple[Any, ...]:
+    """The SQL row of a ``RunResult.to_record()`` (SQLite's ``results``, PostgreSQL's
+    ``reliability_results``): its columns come from the record, which has the ids in hex."""
+    return (
+        record["trace_id"],
+        record["run_span_id"],
+        record["agent"],
+        record["expectation"],
+        record["eval_status"],
+        record["score"],
+        record["evaluated_at"],
+        encode_stored(record),
+    )

@@ -1,23 +1,20 @@
 """The default results store: one SQLite file in WAL mode.
 
 One connection per store guarded by a lock, so a store is safe to share between
-threads; several processes can write the same file (WAL, and a busy timeout so a
-writer waits for another instead of failing).
+threads; several processes can write the same file (``connect_sqlite``: WAL, and a busy
+timeout so a writer waits for another instead of failing).
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
 import threading
 from pathlib import Path
 from typing import Any, Iterable
 
-from otel_reliability.jsontext import encode_stored
 from otel_reliability.results import RunResult, trace_hex
-from otel_reliability.stores.base import normalise_trace_id
-
-BUSY_TIMEOUT_S = 30.0
+from otel_reliability.stores.base import normalise_trace_id, result_row
+from otel_reliability.stores.connections import connect_sqlite
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS results (
@@ -56,19 +53,15 @@ class SQLiteStore:
     """
 
     def __init__(self, path: str | Path) -> None:
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db = connect_sqlite(path)
         self._db.executescript(_SCHEMA)
 
     def add(self, result: RunResult) -> None:
         self.add_many([result])
 
     def add_many(self, results: Iterable[RunResult]) -> None:
-        rows = [_row(result.to_record()) for result in results]
+        rows = [result_row(result.to_record()) for result in results]
         with self._lock:
             if len(rows) == 1:
                 self._db.execute(_UPSERT, rows[0])
@@ -115,17 +108,3 @@ class SQLiteStore:
         with self._lock:
             self._db.close()
 
-
-def _row(record: dict[str, Any]) -> tuple[Any, ...]:
-    """The ``results`` row of a ``RunResult.to_record()``: its columns come from the record,
-    which has the ids in hex already."""
-    return (
-        record["trace_id"],
-        record["run_span_id"],
-        record["agent"],
-        record["expectation"],
-        record["eval_status"],
-        record["score"],
-        record["evaluated_at"],
-        encode_stored(record),
-    )

@@ -9,16 +9,13 @@ equal what replaying the evaluations one by one, in the store's sequence order, 
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Protocol, Sequence
 
 from otel_reliability.reputation.config import ReputationConfig
 from otel_reliability.reputation.evidence import Evidence
 from otel_reliability.reputation.standing import Entry, Standing, WindowEntry
-
-_SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
-POSTGRES_SCHEMES = ("postgresql", "postgres")
+from otel_reliability.stores.spec import parse_store_spec
 
 
 class StandingStore(Protocol):
@@ -51,34 +48,20 @@ class StandingStore(Protocol):
     def close(self) -> None: ...
 
 
-def is_postgres(spec: str | Path) -> bool:
-    """Whether a store spec names PostgreSQL.
-
-    >>> is_postgres("postgresql://localhost/reliability"), is_postgres("otel-reliability.db")
-    (True, False)
-    """
-    scheme = _SCHEME.match(str(spec))
-    return scheme is not None and scheme.group(1).lower() in POSTGRES_SCHEMES
-
-
 def open_standings(spec: str | Path, config: ReputationConfig | None = None) -> StandingStore:
-    """Open the standings in ``spec``: a ``postgresql://`` URL, or a SQLite file path.
+    """Open the standings in ``spec`` (``parse_store_spec``): a SQLite file or a ``postgresql://`` URL.
 
     >>> open_standings("redis://cache/0")
     Traceback (most recent call last):
     ...
-    ValueError: reputation store scheme 'redis' is not supported; give a SQLite file path or a postgresql:// URL
+    otel_reliability.stores.spec.StoreSpecError: standings store 'redis://cache/0': scheme 'redis' is not supported; give a SQLite file path, sqlite:///PATH or a postgresql:// URL
     """
     config = config or ReputationConfig()
-    scheme = _SCHEME.match(str(spec))
-    if scheme and not is_postgres(spec):
-        raise ValueError(
-            f"reputation store scheme {scheme.group(1)!r} is not supported; give a SQLite file path or a postgresql:// URL"
-        )
-    if scheme:
+    store = parse_store_spec(spec, "standings")
+    if store.kind == "postgres":
         from otel_reliability.reputation.stores.postgres import PostgresStandings
 
-        return PostgresStandings(str(spec), config)
+        return PostgresStandings(str(store.url), config)
     from otel_reliability.reputation.stores.sqlite import SQLiteStandings
 
-    return SQLiteStandings(spec, config)
+    return SQLiteStandings(str(store.path), config)

@@ -12,9 +12,9 @@ from typing import Any
 
 from otel_reliability.reputation.config import ReputationConfig
 from otel_reliability.reputation.stores.sql import ADDED_COLUMNS, SQLStandings, evaluations_ddl
+from otel_reliability.stores.connections import connect_postgres, create_tables
 
 _DDL = evaluations_ddl("BIGSERIAL PRIMARY KEY", "DOUBLE PRECISION", "BOOLEAN")
-_DDL_LOCK = 0x6F74656C72657075  # any constant: the advisory lock that serialises table creation
 
 
 class PostgresStandings(SQLStandings):
@@ -27,17 +27,7 @@ class PostgresStandings(SQLStandings):
         return self._connection.pipeline()
 
     def __init__(self, url: str, config: ReputationConfig | None = None) -> None:
-        try:
-            import psycopg
-        except ImportError as exc:  # pragma: no cover - depends on the installation
-            raise ImportError("a postgresql:// store needs psycopg 3: pip install 'otel-reliability[postgres]'") from exc
         super().__init__(config or ReputationConfig())
-        self._connection = psycopg.connect(url, autocommit=True)
-        self._connection.execute("SELECT pg_advisory_lock(%s)", (_DDL_LOCK,))
-        try:
-            for statement in filter(str.strip, _DDL.split(";")):
-                self._connection.execute(statement)
-            for table, column, kind in ADDED_COLUMNS:
-                self._connection.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}")
-        finally:
-            self._connection.execute("SELECT pg_advisory_unlock(%s)", (_DDL_LOCK,))
+        self._connection = connect_postgres(url)
+        added = ";".join(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}" for table, column, kind in ADDED_COLUMNS)
+        create_tables(self._connection, f"{_DDL};{added}")

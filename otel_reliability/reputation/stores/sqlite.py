@@ -2,19 +2,17 @@
 
 ``BEGIN IMMEDIATE`` takes the database's write lock at the start of each update, so
 updates from several processes queue behind each other (a busy timeout makes them
-wait rather than fail) and none is lost.
+wait rather than fail: ``connect_sqlite``) and none is lost.
 """
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 from typing import Any, Sequence
 
 from otel_reliability.reputation.config import ReputationConfig
 from otel_reliability.reputation.stores.sql import ADDED_COLUMNS, SQLStandings, evaluations_ddl
-
-BUSY_TIMEOUT_S = 60.0
+from otel_reliability.stores.connections import connect_sqlite
 
 _DDL = evaluations_ddl("INTEGER PRIMARY KEY AUTOINCREMENT", "REAL", "INTEGER")
 
@@ -33,13 +31,7 @@ class SQLiteStandings(SQLStandings):
 
     def __init__(self, path: str | Path, config: ReputationConfig | None = None) -> None:
         super().__init__(config or ReputationConfig())
-        if str(path) != ":memory:":
-            Path(path).parent.mkdir(parents=True, exist_ok=True)
-        self._connection = sqlite3.connect(
-            str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False
-        )
-        self._connection.execute("PRAGMA journal_mode=WAL")
-        self._connection.execute("PRAGMA synchronous=NORMAL")
+        self._connection = connect_sqlite(path)
         self._connection.executescript(_DDL)
         for table, column, kind in ADDED_COLUMNS:
             if column not in {row[1] for row in self._connection.execute(f"PRAGMA table_info({table})")}:

@@ -1,0 +1,111 @@
+"""Results in PostgreSQL through psycopg 3, for receivers and apps that share them.
+
+The table ``reliability_results`` holds one row per run, as SQLite's ``results`` does: a
+later verdict for the same ``(trace_id, run_span_id)`` replaces the row when its
+``evaluated_at`` is as late or later (``INSERT … ON CONFLICT DO UPDATE … WHERE``, which
+PostgreSQL applies under the row's lock, so concurrent writers of one run agree), and
+``seq`` keeps the order of first writes that breaks ties between equal times, as SQLite's
+rowid does. Tables are created on first use under an advisory lock, so that processes
+starting together do not race on the DDL.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Iterable
+
+from otel_reliability.results import RunResult, trace_hex
+from otel_reliability.stores.base import normalise_trace_id, result_row
+from otel_reliability.stores.connections import PostgresSession
+
+_DDL = """
+CREATE TABLE IF NOT EXISTS reliability_results (
+    seq BIGSERIAL NOT NULL,
+    trace_id TEXT NOT NULL,
+    run_span_id TEXT NOT NULL,
+    agent TEXT NOT NULL,
+    expectation TEXT NOT NULL,
+    status TEXT NOT NULL,
+    score DOUBLE PRECISION NOT NULL,
+    evaluated_at DOUBLE PRECISION NOT NULL,
+    verdict TEXT NOT NULL,
+    PRIMARY KEY (trace_id, run_span_id)
+);
+CREATE INDEX IF NOT EXISTS reliability_results_by_time ON reliability_results (evaluated_at, seq);
+CREATE INDEX IF NOT EXISTS reliability_results_by_agent ON reliability_results (agent, evaluated_at);
+CREATE INDEX IF NOT EXISTS reliability_results_by_status ON reliability_results (status, evaluated_at)
+"""
+
+_UPSERT = """
+INSERT INTO reliability_results (trace_id, run_span_id, agent, expectation, status, score, evaluated_at, verdict)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+ON CONFLICT (trace_id, run_span_id) DO UPDATE SET
+    agent = excluded.agent, expectation = excluded.expectation, status = excluded.status,
+    score = excluded.score, evaluated_at = excluded.evaluated_at, verdict = excluded.verdict
+WHERE excluded.evaluated_at >= reliability_results.evaluated_at
+"""
+
+
+class PostgresStore:
+    """Results in the PostgreSQL database a ``postgresql://`` URL names.
+
+    One connection per store guarded by a lock, so a store is safe to share between threads;
+    one the server dropped is replaced (``PostgresSession``).
+
+    >>> from otel_reliability.model import Verdict
+    >>> store = PostgresStore("postgresql://reliability@db.internal/reliability")  # doctest: +SKIP
+    >>> store.add(RunResult(1, 2, "calc", "math", Verdict("PASSED", "math"), 5.0))  # doctest: +SKIP
+    >>> [r.agent for r in store.query(status="passed")]  # doctest: +SKIP
+    ['calc']
+    """
+
+    def __init__(self, url: str) -> None:
+        self._session = PostgresSession(url, _DDL)
+
+    def add(self, result: RunResult) -> None:
+        self.add_many([result])
+
+    def add_many(self, results: Iterable[RunResult]) -> None:
+        rows = [result_row(result.to_record()) for result in results]
+        if rows:
+            self._session.run(lambda db: _upsert(db, rows))
+
+    def query(
+        self,
+        *,
+        trace_id: int | str | None = None,
+        agent: str | None = None,
+        status: str | None = None,
+        since: float | None = None,
+        limit: int | None = 100,
+    ) -> list[RunResult]:
+        where: list[str] = []
+        params: list[Any] = []
+        trace = normalise_trace_id(trace_id)
+        for clause, value in (
+            ("trace_id = %s", None if trace is None else trace_hex(trace)),
+            ("agent = %s", agent),
+            ("status = %s", None if status is None else status.upper()),
+            ("evaluated_at >= %s", since),
+        ):
+            if value is not None:
+                where.append(clause)
+                params.append(value)
+        sql = "SELECT verdict FROM reliability_results"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY evaluated_at DESC, seq DESC LIMIT %s"  # LIMIT NULL: no limit
+        params.append(limit)
+        rows = self._session.run(lambda db: db.execute(sql, params).fetchall())
+        return [RunResult.from_json(json.loads(verdict)) for (verdict,) in rows]
+
+    def close(self) -> None:
+        self._session.close()
+
+
+def _upsert(db: Any, rows: list[tuple[Any, ...]]) -> None:
+    if len(rows) == 1:
+        db.execute(_UPSERT, rows[0])
+        return
+    with db.transaction():  # one commit for the batch; executemany pipelines the rows
+        db.cursor().executemany(_UPSERT, rows)
