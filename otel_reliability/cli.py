@@ -26,13 +26,16 @@ from .inspect import register as register_inspect
 from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
 from .reputation.cli import register as register_reputation
+from .model import Role
+from .progress import progress_bar
 from .results import RunResult, results_document
 from .sources import TraceInputError
 from .sources.files import DEFAULT_MAX_DECOMPRESSED
-from .sources.parallel import read_telemetry_records
+from .sources.parallel import read_files
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NOT_EVALUATED = 0, 1, 2, 3
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
+PROGRESS_FROM_FILES = 20  # fewer files read in a blink: no bar
 
 
 class UsageError(Exception):
@@ -64,7 +67,8 @@ def _parser() -> argparse.ArgumentParser:
         "requests (the Collector's file exporter), or binary OTLP protobuf. OTLP/JSON log "
         "exports (resourceLogs, e.g. <name>.logs.json beside <name>.json) are read too: GenAI "
         "event log records join their spans. A directory "
-        f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}).",
+        f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}); those that are not "
+        "traces are skipped with a warning.",
     )
     evaluate.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory")
     evaluate.add_argument(
@@ -93,8 +97,10 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _trace_files(paths: Sequence[str]) -> list[Path]:
+def _trace_files(paths: Sequence[str]) -> tuple[list[Path], set[Path]]:
+    """The files to read, and those of them found in directories (skipped if not traces)."""
     files: list[Path] = []
+    found_in_directories: set[Path] = set()
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
@@ -102,22 +108,36 @@ def _trace_files(paths: Sequence[str]) -> list[Path]:
             if not found:
                 raise UsageError(f"{path}: directory holds no trace files ({', '.join(TRACE_SUFFIXES)})")
             files.extend(found)
+            found_in_directories.update(found)
         elif path.is_file():
             files.append(path)
         else:
             raise UsageError(f"{path}: no such file or directory")
-    return files
+    return files, found_in_directories
 
 
 def _eval(args: argparse.Namespace) -> int:
     engine = Engine(args.expectations)
     if args.max_decompressed_mib < 1:
         raise UsageError(f"--max-decompressed-mib must be at least 1, got {args.max_decompressed_mib}")
+    paths, skippable = _trace_files(args.paths)
+    with progress_bar("Reading trace files", len(paths), minimum=PROGRESS_FROM_FILES) as advance:
+        files = read_files(
+            paths, skippable=skippable, progress=advance, max_decompressed_bytes=args.max_decompressed_mib << 20
+        )
+    sources: dict[tuple[int, int], str] = {}
+    for file in files:
+        if file.skipped is not None:
+            print(f"otel-reliability: skipped, not a trace file: {file.skipped}", file=sys.stderr)
+        for record in file.records:
+            if record.role is Role.AGENT_RUN:
+                sources.setdefault((record.trace_id, record.span_id), str(file.path))
     # GenAI event records from log exports join their spans, whichever file holds them.
-    records, events = read_telemetry_records(
-        _trace_files(args.paths), max_decompressed_bytes=args.max_decompressed_mib << 20
-    )
+    records = [record for file in files for record in file.records]
+    events = [event for file in files for event in file.events]
     results = [j.result for j in judge_at_end(engine, records, events)]
+    for result in results:
+        result.source = sources.get((result.trace_id, result.run_span_id))
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
     _write_report(results, args.format, args.output)

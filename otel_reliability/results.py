@@ -2,15 +2,18 @@
 
 ``RunResult.to_json()`` is exactly the result object of ``eval --format json`` and of
 ``GET /api/v1/results``; ``results_document()`` wraps a list of them with the summary.
-Stores persist ``to_record()``: the same object plus ``evaluated_at`` and the verdict
+Stores persist ``to_record()``: the same object plus ``evaluated_at`` and the attempt
 fields §10 leaves out, so that ``from_json()`` gives back the whole result.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
+from otel_reliability.matcher import explain
 from otel_reliability.model import Attempt, Verdict
 
 VERDICT_LISTS = (
@@ -34,7 +37,7 @@ PROBLEM_LISTS = (
 """(label, verdict list) pairs that make a run fail, as reports summarise them."""
 
 DETAIL_LISTS = ("policy_violations", "errored_tool_calls", "refused_tool_calls", "pending_tool_calls")
-"""The verdict's other name lists: kept by stores and assertion messages, not in §10."""
+"""The verdict's other name lists, published after ``chain`` (added to §10 on 2026-12-01)."""
 
 
 def trace_hex(trace_id: int) -> str:
@@ -57,7 +60,7 @@ def span_hex(span_id: int) -> str:
 
 @dataclass(slots=True)
 class RunResult:
-    """The verdict for one top-level run, with the ids and time that locate it.
+    """The verdict for one top-level run, with the ids, times and file that locate it.
 
     >>> r = RunResult(1, 2, "calc", "math", Verdict("PASSED", "math"), 0.0)
     >>> r.to_json()["trace_id"], r.passed
@@ -70,6 +73,9 @@ class RunResult:
     expectation: str
     verdict: Verdict
     evaluated_at: float  # unix seconds
+    start_ns: int = 0  # the run span's times; 0 when unknown (results stored before they were kept)
+    end_ns: int = 0
+    source: str | None = None  # the trace file the run came from (``eval``); None elsewhere
 
     @property
     def passed(self) -> bool:
@@ -80,14 +86,15 @@ class RunResult:
         return self.verdict.failed
 
     def to_json(self) -> dict[str, Any]:
-        """The §10 result object, keys in contract order.
+        """The §10 result object, keys in contract order (the 2026-12-01 additions after ``chain``).
 
-        >>> list(RunResult(1, 2, "a", "e", Verdict("PASSED", "e"), 0.0).to_json())[:5]
-        ['trace_id', 'run_span_id', 'agent', 'expectation', 'eval_status']
+        >>> data = RunResult(1, 2, "a", "e", Verdict("PASSED", "e"), 0.0, 1_500_000, 4_000_000).to_json()
+        >>> list(data)[:5], data["started_at"], data["duration_ms"]
+        (['trace_id', 'run_span_id', 'agent', 'expectation', 'eval_status'], '1970-01-01T00:00:00.0015Z', 2.5)
         """
         data = self._head()
         data["chain"] = [_attempt_json(a) for a in self.verdict.chain]
-        data["unevaluated_checks"] = list(self.verdict.unevaluated_checks)
+        self._tail(data)
         return data
 
     def _head(self) -> dict[str, Any]:
@@ -105,27 +112,37 @@ class RunResult:
         data["score"] = verdict.score
         return data
 
+    def _tail(self, data: dict[str, Any]) -> None:
+        """The keys §10 added after ``chain``: why, when, and from which file."""
+        for name in DETAIL_LISTS:
+            data[name] = list(getattr(self.verdict, name))
+        data["unevaluated_checks"] = list(self.verdict.unevaluated_checks)
+        data["explanation"] = explain(self.verdict)
+        known = self.start_ns > 0 and self.end_ns >= self.start_ns
+        data["started_at"] = rfc3339(self.start_ns) if known else None
+        data["ended_at"] = rfc3339(self.end_ns) if known else None
+        data["duration_ms"] = (self.end_ns - self.start_ns) / 1e6 if known else None
+        data["source"] = self.source
+
     def to_record(self) -> dict[str, Any]:
-        """What stores persist: ``to_json()`` plus ``evaluated_at``, the other verdict
-        lists, and each attempt's ``agent_path``, ``error`` and ``start_ns``.
+        """What stores persist: ``to_json()`` plus ``evaluated_at`` and each attempt's
+        ``agent_path``, ``error`` and ``start_ns``.
 
         >>> RunResult(1, 2, "a", "e", Verdict("PASSED", "e"), 5.0).to_record()["evaluated_at"]
         5.0
         """
-        verdict = self.verdict
         data = self._head()
-        data["chain"] = [_attempt_record(a) for a in verdict.chain]
-        data["unevaluated_checks"] = list(verdict.unevaluated_checks)
+        data["chain"] = [_attempt_record(a) for a in self.verdict.chain]
+        self._tail(data)
         data["evaluated_at"] = self.evaluated_at
-        for name in DETAIL_LISTS:
-            data[name] = list(getattr(verdict, name))
         return data
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> RunResult:
-        """Read a ``to_record()`` or a bare ``to_json()`` object (missing extras default to empty).
+        """Read a ``to_record()`` or a ``to_json()`` object, of today or from before the
+        2026-12-01 additions (missing lists default to empty, missing times to unknown).
 
-        >>> r = RunResult(1, 2, "a", "e", Verdict("FAILED", "e", missing_tool_calls=["x"]), 5.0)
+        >>> r = RunResult(1, 2, "a", "e", Verdict("FAILED", "e", missing_tool_calls=["x"]), 5.0, 7, 9, "t.json")
         >>> RunResult.from_json(r.to_record()) == r
         True
         """
@@ -137,6 +154,7 @@ class RunResult:
             unevaluated_checks=list(data.get("unevaluated_checks", ())),
             **{name: list(data.get(name, ())) for name in VERDICT_LISTS + DETAIL_LISTS},
         )
+        started, ended = data.get("started_at"), data.get("ended_at")
         return cls(
             trace_id=int(data["trace_id"], 16),
             run_span_id=int(data["run_span_id"], 16),
@@ -144,7 +162,41 @@ class RunResult:
             expectation=data["expectation"],
             verdict=verdict,
             evaluated_at=float(data.get("evaluated_at", 0.0)),
+            start_ns=0 if started is None else parse_rfc3339(started),
+            end_ns=0 if ended is None else parse_rfc3339(ended),
+            source=data.get("source"),
         )
+
+
+def rfc3339(unix_ns: int) -> str:
+    """Nanoseconds since the epoch as RFC 3339 UTC, as precise as they are (no trailing zeros).
+
+    >>> rfc3339(1_764_547_200_123_000_000), rfc3339(1_764_547_200_000_000_000)
+    ('2025-12-01T00:00:00.123Z', '2025-12-01T00:00:00Z')
+    """
+    seconds, fraction = divmod(unix_ns, 1_000_000_000)
+    text = datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    if fraction:
+        text += "." + f"{fraction:09d}".rstrip("0")
+    return text + "Z"
+
+
+def parse_rfc3339(text: str) -> int:
+    """The inverse of ``rfc3339`` (any offset accepted): nanoseconds since the epoch.
+
+    >>> parse_rfc3339("2025-12-01T00:00:00.123Z"), parse_rfc3339("2025-12-01T01:00:00+01:00")
+    (1764547200123000000, 1764547200000000000)
+    """
+    match = _RFC3339.fullmatch(text)
+    if match is None:
+        raise ValueError(f"not an RFC 3339 time: {text!r}")
+    whole, fraction, zone = match.groups()
+    moment = datetime.fromisoformat(whole + ("+00:00" if zone in ("Z", "z") else zone))
+    nanos = int((fraction or "").ljust(9, "0")[:9] or 0)
+    return int(moment.timestamp()) * 1_000_000_000 + nanos
+
+
+_RFC3339 = re.compile(r"(\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d)(?:\.(\d+))?([Zz]|[+-]\d\d:\d\d)")
 
 
 def _attempt_json(attempt: Attempt) -> dict[str, Any]:

@@ -45,14 +45,21 @@ def result_files(tmp_path):
             write_results(folder, "irrelevance", irrelevance)]
 
 
+def table_cells(line: str) -> list[str]:
+    """The cells of one row of a rich table as printed."""
+    return [cell.strip() for cell in line.strip().strip("│┃").split("│")] if "│" in line else []
+
+
 def test_score_prints_accuracy_per_category_and_writes_every_output(result_files, tmp_path, capsys):
     markdown, html, scores = tmp_path / "report.md", tmp_path / "report.html", tmp_path / "scores.json"
     code = main(["bfcl", "score", *result_files, "--report", str(markdown), "--report", str(html), "--scores", str(scores)])
     out, _ = capsys.readouterr()
     assert code == 1
-    table = [line.split() for line in out.splitlines()[2:6]]
+    assert "BFCL score: TestAgent on simple_python, parallel, irrelevance (compat official)" in " ".join(out.split())
+    table = [cells for cells in map(table_cells, out.splitlines()) if len(cells) == 3 and cells[0] != "Category"]
     assert table == [["simple_python", "100.00%", "5/5"], ["parallel", "75.00%", "3/4"],
                      ["irrelevance", "50.00%", "1/2"], ["overall", "81.82%", "9/11"]]
+    assert "# BFCL evaluation report: TestAgent on simple_python, parallel, irrelevance" in markdown.read_text()
     document = json.loads(scores.read_text())
     assert document["agent"] == "TestAgent"
     assert document["summary"] == {"correct": 9, "total": 11, "accuracy": 9 / 11}

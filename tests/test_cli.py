@@ -37,7 +37,10 @@ def test_json_output_follows_the_contract(capsys):
     assert list(result) == [
         "trace_id", "run_span_id", "agent", "expectation", "eval_status", "passed_tool_calls",
         "failed_tool_calls", "additional_tool_calls", "missing_tool_calls", "failed_argument_checks",
-        "passed_argument_checks", "order_violations", "score", "chain", "unevaluated_checks",
+        "passed_argument_checks", "order_violations", "score", "chain",
+        # added 2026-12-01, after the keys above (tests/test_results_contract_additions.py)
+        "policy_violations", "errored_tool_calls", "refused_tool_calls", "pending_tool_calls",
+        "unevaluated_checks", "explanation", "started_at", "ended_at", "duration_ms", "source",
     ]
     assert result["chain"] == [
         {"agent": "calculator", "tool": "multiply", "arguments": {"a": 10, "b": 5}, "outcome": "ok",

@@ -27,7 +27,17 @@ RESULT_KEYS = [
     "order_violations",
     "score",
     "chain",
-    "unevaluated_checks",  # added 2026-12-01 (SPEC §10, additive)
+    # added 2026-12-01, after the keys above (SPEC §10, additive)
+    "policy_violations",
+    "errored_tool_calls",
+    "refused_tool_calls",
+    "pending_tool_calls",
+    "unevaluated_checks",
+    "explanation",
+    "started_at",
+    "ended_at",
+    "duration_ms",
+    "source",
 ]
 CHAIN_KEYS = ["agent", "tool", "arguments", "outcome", "call_id", "span_id"]
 
@@ -112,11 +122,11 @@ def test_record_round_trips_to_an_equal_result(encode):
     assert RunResult.from_json(encode(result)) == result
 
 
-def test_bare_json_reads_back_with_empty_extras():
+def test_bare_json_reads_back_with_the_reasons_and_empty_extras():
     back = RunResult.from_json(failing_team_result().to_json())
     assert back.to_json() == failing_team_result().to_json()
     assert back.evaluated_at == 0.0
-    assert back.verdict.policy_violations == []
+    assert back.verdict.policy_violations == ["forbidden tool delete"]
     assert back.verdict.chain[0].agent_path == ()
 
 

@@ -56,8 +56,32 @@ def test_many_runs_get_one_row_each_and_totals():
     text = printed(render_results, results)
     assert "Reliability Summary" in text
     assert "calc" in text and "web" in text
-    assert "00000000000000000000000000000" in text  # ids are never elided
+    assert "…000000ab" in text and "000000000000000000000000000000ab" not in text  # short ids; JSON has them whole
     assert "missing: search" in text and "unexpected: shell" in text
-    totals = text.splitlines()[-2]
-    for total in ("2 runs", "1 passed", "0.75", "1 failed"):
-        assert total in totals
+    assert "2 runs: 1 passed, 1 failed; mean score 0.75; 1 tool calls" in text
+
+
+def test_many_runs_fit_80_columns_with_their_source_files():
+    long_id = 0x0AF7651916CD43DD8448EB211C80319C
+    results = [
+        RunResult(long_id, 0xCD, "calculator-agent", "math-expectation", Verdict("FAILED", "math-expectation", score=0.5,
+                  missing_tool_calls=["multiply (requested but refused/errored — execution matching, new in 2.8.0)"]),
+                  0.0, source="traces/2026-12-01/calculator_single_tool.json"),
+        RunResult(long_id + 1, 0xCE, "web", "default", Verdict("PASSED", "default"), 0.0, source="traces/web.json"),
+    ]
+    console = Console(record=True, width=80)
+    render_results(results, console)
+    text = console.export_text()
+    assert max(len(line) for line in text.splitlines()) <= 80
+    header = next(line for line in text.splitlines() if "Trace" in line)
+    for column in ("Trace", "Source", "Agent", "Expectation", "Status", "Score"):
+        assert column in header  # every header whole on its line: nothing squeezed out
+    assert "…1c80319c" in text and "…1c80319d" in text and "0af7651916cd43dd" not in text
+    assert "FAILED" in text and "PASSED" in text
+    assert "web.json" in text
+    assert "…1c80319c  missing: multiply (requested but refused/errored" in text  # problems get whole lines
+
+
+def test_results_from_no_file_get_no_source_column():
+    text = printed(render_results, [result(passed_tool_calls=["add"])])
+    assert "Source" not in text

@@ -83,7 +83,10 @@ def _stored(path: Path) -> list[dict[str, Any]]:
 def _standings(path: Path) -> dict[str, tuple]:
     reputation = Reputation(path)
     try:
-        return {s.agent: (s.evaluations, round(s.score, 9), s.grade.value) for s in reputation.standings()}
+        return {
+            s.agent: (s.evaluations, None if s.score is None else round(s.score, 9), s.grade and s.grade.value)
+            for s in reputation.standings()
+        }
     finally:
         reputation.close()
 

@@ -57,8 +57,7 @@ def test_every_source_gives_the_same_report(kind, results, tmp_path, capsys, req
     text = capsys.readouterr().out
     assert code == 1  # two runs errored a tool
     assert f"**Correct runs:** {sum(r.passed for r in results)}/{len(results)}" in text
-    reason = "reason not recorded" if kind == "eval-json" else "policy"  # eval's JSON contract leaves policies out
-    assert f"| no errors | 77.78% | 7/9 | {reason} ×2 |" in text
+    assert "| no errors | 77.78% | 7/9 | policy ×2 |" in text  # every source names the policy violations (§10, 2026-12-01)
 
 
 def test_html_output_is_chosen_by_the_file_name_and_expectations_fill_the_expected_column(results, tmp_path):

@@ -11,6 +11,7 @@ import pytest
 from otel_reliability.cli import main
 from otel_reliability.engine import Engine, judge_at_end
 from otel_reliability.jsontext import encode_document
+from otel_reliability.model import Role
 from otel_reliability.results import results_document
 from otel_reliability.sources import TraceInputError
 from otel_reliability.sources.parallel import read_records
@@ -54,6 +55,13 @@ def test_records_read_on_two_cores_are_the_serial_records_in_file_order(folder):
 
 def test_eval_of_a_folder_reports_what_judging_the_files_serially_reports(folder, capsys):
     serial = [j.result for j in judge_at_end(Engine(), read_records(files_in(folder), workers=1))]
+    first_file: dict[tuple[int, int], str] = {}
+    for path in files_in(folder):
+        for record in read_records([path], workers=1):
+            if record.role is Role.AGENT_RUN:
+                first_file.setdefault((record.trace_id, record.span_id), str(path))
+    for result in serial:  # eval names the first file that holds the run span
+        result.source = first_file[result.trace_id, result.run_span_id]
     code = main(["eval", "--format", "json", str(folder)])
     out, _ = capsys.readouterr()
     assert code == 1  # the corpus holds failed runs

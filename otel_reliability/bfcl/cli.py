@@ -13,11 +13,18 @@ import sys
 from pathlib import Path
 from typing import IO, Any, Iterable
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
 from otel_reliability.bfcl.dataset import DatasetError
+from otel_reliability.bfcl.report import scored_what
+from otel_reliability.bfcl.score import BfclScore, agent_of, read_results, score_results
 from otel_reliability.matcher.bfcl.judge import COMPAT_MODES, Case, judge
-from otel_reliability.bfcl.score import BfclScore, score_files
+from otel_reliability.progress import progress_bar
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT = 0, 1, 2
+PROGRESS_FROM_SAMPLES = 100  # fewer samples are judged in a blink: no bar
 
 __all__ = ["register", "main"]
 
@@ -141,12 +148,15 @@ def _score(args: argparse.Namespace) -> int:
     from otel_reliability.reports import format_for, render
 
     try:
-        score = score_files(
-            args.results, data=args.data, compat=args.compat, underscore_to_dot=args.underscore_to_dot, agent=args.agent
-        )
+        results = [item for path in args.results for item in read_results(path)]
+        with progress_bar("Judging BFCL samples", len(results), minimum=PROGRESS_FROM_SAMPLES) as advance:
+            score = score_results(
+                results, data=args.data, compat=args.compat, underscore_to_dot=args.underscore_to_dot,
+                agent=args.agent or agent_of(args.results), progress=advance,
+            )
     except DatasetError as exc:
         return _fail(str(exc))
-    _print_score(score)
+    Console().print(score_table(score))
     report = bfcl_report(score, threshold=args.threshold)
     try:
         for path in args.report:
@@ -159,14 +169,21 @@ def _score(args: argparse.Namespace) -> int:
     return EXIT_VALID if score.correct == score.total else EXIT_INVALID
 
 
-def _print_score(score: BfclScore) -> None:
-    rows = [(c.category, f"{c.accuracy:.2%}", f"{c.correct}/{c.total}") for c in score.categories]
-    rows.append(("overall", f"{score.accuracy:.2%}", f"{score.correct}/{score.total}"))
-    widths = [max(len(r[i]) for r in rows + [("category", "accuracy", "correct")]) for i in range(3)]
-    print(f"BFCL score for {score.agent} (compat {score.compat})")
-    print(f"{'category'.ljust(widths[0])}  {'accuracy'.rjust(widths[1])}  {'correct'.rjust(widths[2])}")
-    for category, accuracy, counts in rows:
-        print(f"{category.ljust(widths[0])}  {accuracy.rjust(widths[1])}  {counts.rjust(widths[2])}")
+def score_table(score: BfclScore) -> Table:
+    """Accuracy per category, then overall, titled by what was scored.
+
+    >>> score_table(BfclScore("gpt-x", "official", [])).title
+    'BFCL score: gpt-x (compat official)'
+    """
+    table = Table(title=f"BFCL score: {scored_what(score)} (compat {score.compat})", header_style="bold magenta")
+    table.add_column("Category")
+    table.add_column("Accuracy", justify="right")
+    table.add_column("Correct", justify="right")
+    for category in score.categories:
+        table.add_row(Text(category.category), f"{category.accuracy:.2%}", f"{category.correct}/{category.total}")
+    table.add_section()
+    table.add_row("overall", f"{score.accuracy:.2%}" if score.total else "-", f"{score.correct}/{score.total}")
+    return table
 
 
 if __name__ == "__main__":

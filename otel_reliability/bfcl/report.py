@@ -10,18 +10,19 @@ from otel_reliability.bfcl.score import BfclScore, SampleResult
 from otel_reliability.reports.model import GroupRow, Report, SampleRow
 from otel_reliability.reports.recommend import bfcl_recommendations
 
-__all__ = ["bfcl_report"]
+__all__ = ["bfcl_report", "scored_what"]
 
 
-def bfcl_report(score: BfclScore, *, threshold: float = 0.8, title: str = "BFCL evaluation report") -> Report:
-    """The report of ``score``; categories below ``threshold`` accuracy are called out."""
+def bfcl_report(score: BfclScore, *, threshold: float = 0.8, title: str | None = None) -> Report:
+    """The report of ``score``; categories below ``threshold`` accuracy are called out. Its
+    title says what was scored unless ``title`` is given."""
     groups = [
         GroupRow(c.category, c.correct, c.total, dict(c.error_types.most_common()))
         for c in score.categories
     ]
     failures = Counter(s.error_type or "unknown" for s in score.samples if not s.valid)
     return Report(
-        title=title,
+        title=title or f"BFCL evaluation report: {scored_what(score)}",
         agent=score.agent,
         group_label="Category",
         unit="sample",
@@ -32,6 +33,16 @@ def bfcl_report(score: BfclScore, *, threshold: float = 0.8, title: str = "BFCL 
         generated_at=score.generated_at,
         notes=[f"Judged by otel-reliability's BFCL AST judge, compat mode {score.compat}."],
     )
+
+
+def scored_what(score: BfclScore) -> str:
+    """The agent and the categories a score covers, for titles.
+
+    >>> scored_what(BfclScore("gpt-x", "official", []))
+    'gpt-x'
+    """
+    categories = [c.category for c in score.categories]
+    return f"{score.agent} on {', '.join(categories)}" if categories else score.agent
 
 
 def _row(sample: SampleResult) -> SampleRow:

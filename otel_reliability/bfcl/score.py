@@ -14,7 +14,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from otel_reliability.bfcl.dataset import CATEGORIES, DatasetError, Entry, category_of, load_entries
 from otel_reliability.bfcl.decode import DecodeError, decode
@@ -135,8 +135,10 @@ def score_results(
     compat: Compat = "official",
     underscore_to_dot: bool = False,
     agent: str = "agent",
+    progress: Callable[[int], None] | None = None,
 ) -> BfclScore:
-    """Judge result objects (``{"id", "result"}``) against the dataset (``entries`` or read from ``data``)."""
+    """Judge result objects (``{"id", "result"}``) against the dataset (``entries`` or read from
+    ``data``); ``progress(1)`` is told as each is judged."""
     results = list(results)
     for number, item in enumerate(results, start=1):
         if not isinstance(item, Mapping) or "id" not in item or "result" not in item:
@@ -149,6 +151,8 @@ def score_results(
         if entry is None:
             raise DatasetError(f"result id {item['id']!r} is not in the dataset")
         samples.append(judge_entry(entry, item["result"], compat=compat, underscore_to_dot=underscore_to_dot))
+        if progress is not None:
+            progress(1)
     order = {entry_id: position for position, entry_id in enumerate(entries)}
     samples.sort(key=lambda s: (_category_rank(s.category), order.get(s.id, 0)))
     return BfclScore(agent, compat, samples)
@@ -189,9 +193,18 @@ def score_files(
     """Score result files; the agent defaults to BFCL's model directory (``result/<model>/…``)."""
     results = [item for path in paths for item in read_results(path)]
     return score_results(
-        results, data=data, compat=compat, underscore_to_dot=underscore_to_dot,
-        agent=agent or _model_name(Path(paths[0])) if paths else agent or "agent",
+        results, data=data, compat=compat, underscore_to_dot=underscore_to_dot, agent=agent or agent_of(paths)
     )
+
+
+def agent_of(paths: Sequence[str | Path]) -> str:
+    """The agent result files belong to: BFCL's model directory (``result/<model>/…``), else the
+    first file's name without ``_result``.
+
+    >>> agent_of(["runs/result/gpt-x/BFCL_v4_simple_python_result.json"]), agent_of([])
+    ('gpt-x', 'agent')
+    """
+    return _model_name(Path(paths[0])) if paths else "agent"
 
 
 def _model_name(path: Path) -> str:

@@ -6,8 +6,10 @@ name lists as Python list reprs, as Agno prints them.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Iterable
 
+from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
@@ -15,6 +17,7 @@ from rich.text import Text
 from otel_reliability.results import PROBLEM_LISTS, RunResult, span_hex, trace_hex
 
 TITLE = "Reliability Summary"
+SHORT_ID = 8  # hex digits of a trace id the many-runs table shows
 
 _OPTIONAL_ROWS = (
     ("Additional Tool Calls", "additional_tool_calls"),
@@ -55,43 +58,65 @@ def render_table(result: RunResult, console: Console | None = None) -> None:
     (console or Console()).print(table)
 
 
+def short_trace(trace_id: int) -> str:
+    """A trace id's last ``SHORT_ID`` hex digits: the random part whatever the generator
+    (AWS X-Ray ids, for one, start with the time, so their heads repeat).
+
+    >>> short_trace(0x0AF7651916CD43DD8448EB211C80319C)
+    '…1c80319c'
+    """
+    return "…" + trace_hex(trace_id)[-SHORT_ID:]
+
+
 def render_results(results: Iterable[RunResult], console: Console | None = None) -> None:
-    """Print many runs: one row each, with what failed one per line, then the totals (mean score).
+    """Print many runs: one row each, the totals (mean score, tool calls), then what failed,
+    one line per problem under the run's short trace id.
+
+    Built to fit an 80-column terminal: trace ids are cut to their last 8 hex digits
+    (``eval --format json`` has them whole), names fold within their columns, and the
+    problems, the longest texts, get whole lines below the table. A ``Source`` column
+    names the file of each run when the runs came from files.
 
     >>> import io
     >>> from otel_reliability.model import Verdict
-    >>> console = Console(file=io.StringIO(), record=True, width=120)
+    >>> console = Console(file=io.StringIO(), record=True, width=80)
     >>> render_results([RunResult(1, 2, "calc", "math", Verdict("PASSED", "math"), 0.0)], console)
-    >>> "1 runs" in console.export_text()
+    >>> "1 runs: 1 passed" in console.export_text()
     True
     """
-    table = Table(title=TITLE, show_header=True, header_style="bold magenta")
-    table.add_column("Trace", overflow="fold")
-    for column in ("Agent", "Expectation", "Status", "Score", "Calls"):
-        table.add_column(column)
-    table.add_column("Problems", overflow="fold")
+    results = list(results)
+    with_source = any(r.source is not None for r in results)
+    table = Table(title=TITLE, show_header=True, header_style="bold magenta", box=box.SIMPLE_HEAD,
+                  show_edge=False, padding=(0, 0, 0, 1))
+    table.add_column("Trace", no_wrap=True)
+    for column, widest in (("Source", 18), ("Agent", 16), ("Expectation", 16))[0 if with_source else 1:]:
+        table.add_column(column, overflow="fold", min_width=len(column), max_width=widest)
+    table.add_column("Status", no_wrap=True)
+    table.add_column("Score", no_wrap=True)
     runs = passed = failed = calls = 0
     score = 0.0
+    problems: list[Text] = []
     for result in results:
         verdict = result.verdict
-        problems = [f"{label}: {entry}" for label, name in PROBLEM_LISTS for entry in getattr(verdict, name)]
-        problems += [f"not evaluated: {reason}" for reason in verdict.unevaluated_checks]
-        table.add_row(
-            trace_hex(result.trace_id),
-            Text(result.agent),
-            Text(result.expectation),
-            verdict.eval_status,
-            f"{verdict.score:.2f}",
-            str(len(verdict.chain)),
-            Text("\n".join(problems)),
-        )
+        trace = short_trace(result.trace_id)
+        source = [Text(Path(result.source).name if result.source else "")] if with_source else []
+        table.add_row(trace, *source, Text(result.agent), Text(result.expectation), verdict.eval_status,
+                      f"{verdict.score:.2f}")
+        problems += [
+            Text(f"{trace}  {label}: {entry}") for label, name in PROBLEM_LISTS for entry in getattr(verdict, name)
+        ]
+        problems += [Text(f"{trace}  not evaluated: {reason}") for reason in verdict.unevaluated_checks]
         runs += 1
         passed += result.passed
         failed += result.failed
         calls += len(verdict.chain)
         score += verdict.score
-    table.add_section()
     mean = f"{score / runs:.2f}" if runs else "-"
-    totals = f"{failed} failed" + (f", {runs - passed - failed} not evaluated" if runs - passed - failed else "")
-    table.add_row(f"{runs} runs", "", "", f"{passed} passed", mean, str(calls), totals)
-    (console or Console()).print(table)
+    console = console or Console()
+    console.print(table)
+    unjudged = f", {runs - passed - failed} not evaluated" if runs - passed - failed else ""
+    console.print(Text(f"{runs} runs: {passed} passed, {failed} failed{unjudged}; mean score {mean}; {calls} tool calls"))
+    if problems:
+        console.print(Text("Problems", style="bold"))
+        for line in problems:
+            console.print(line, overflow="fold")

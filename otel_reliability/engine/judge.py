@@ -43,4 +43,6 @@ class Engine:
     def judge(self, run: Run, inline: Expectation | None = None) -> RunResult:
         expectation = self.expectation_for(run, inline)
         verdict = evaluate(run, expectation)
-        return RunResult(run.trace_id, run.span_id, run.agent, expectation.name, verdict, time.time())
+        return RunResult(
+            run.trace_id, run.span_id, run.agent, expectation.name, verdict, time.time(), run.start_ns, run.end_ns
+        )

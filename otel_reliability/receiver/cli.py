@@ -32,8 +32,8 @@ def register(commands: argparse._SubParsersAction) -> None:
         "OTEL_RELIABILITY_<SETTING> environment variables < flags.",
     )
     serve.add_argument("--config", metavar="FILE", help="YAML file of settings (any of the flags below, by name)")
-    serve.add_argument("--grpc-endpoint", metavar="HOST:PORT", help=fields["grpc_endpoint"].description + " (default 0.0.0.0:4317)")
-    serve.add_argument("--http-endpoint", metavar="HOST:PORT", help=fields["http_endpoint"].description + " (default 0.0.0.0:4318)")
+    serve.add_argument("--grpc-endpoint", metavar="HOST:PORT", help=fields["grpc_endpoint"].description + " (default 127.0.0.1:4317; 0.0.0.0:4317 for every interface)")
+    serve.add_argument("--http-endpoint", metavar="HOST:PORT", help=fields["http_endpoint"].description + " (default 127.0.0.1:4318; 0.0.0.0:4318 for every interface)")
     serve.add_argument("--store", metavar="PATH|URL", help=fields["store"].description + " (default otel-reliability.db)")
     serve.add_argument("--expectations", action="append", metavar="FILE", help=fields["expectations"].description + "; repeatable")
     serve.add_argument("--decision-wait", type=float, metavar="SECONDS", help=fields["decision_wait"].description + " (default 2)")
@@ -91,9 +91,15 @@ def _serve(args: argparse.Namespace) -> int:
         return 2
     tune_garbage_collection()
     service.start()
-    logging.getLogger(__name__).info(
-        "receiving OTLP on grpc=%s http=%s; verdicts in %s", config.grpc_endpoint, config.http_endpoint, config.store
-    )
+    log = logging.getLogger(__name__)
+    if config.grpc_endpoint:
+        log.info("OTLP/gRPC on %s", config.grpc_endpoint)
+    if config.http_endpoint:
+        scheme = "https" if config.tls_cert else "http"
+        log.info("OTLP/HTTP on %s://%s/v1/traces; results on /api/v1/results, standings on /api/v1/reputation, "
+                 "Prometheus on /metrics, health on /healthz", scheme, config.http_endpoint)
+    log.info("verdicts in %s%s", config.store, "" if config.auth_token else "; no bearer token set: anyone who can "
+             "reach the endpoints may send and read")
     stopping.wait()
     for server in servers:
         server.stop()

@@ -2,8 +2,8 @@
 variables, then command-line flags — each overriding the one before.
 
 ```yaml
-grpc_endpoint: 0.0.0.0:4317
-http_endpoint: 0.0.0.0:4318
+grpc_endpoint: 127.0.0.1:4317   # the default, as the Collector's OTLP receiver; 0.0.0.0 to listen on every interface
+http_endpoint: 127.0.0.1:4318
 store: otel-reliability.db
 expectations: [expectations.yaml]
 decision_wait: 2.0
@@ -33,9 +33,11 @@ class ReceiverConfig(EngineSettings):
 
     model_config = ConfigDict(extra="forbid", frozen=False)
 
-    grpc_endpoint: str | None = Field("0.0.0.0:4317", description="HOST:PORT for OTLP/gRPC; empty to disable")
+    # Localhost by default, as the Collector's OTLP receiver (SPEC §10): no auth is set by
+    # default, so reaching other hosts is an explicit choice (0.0.0.0, e.g. in a container).
+    grpc_endpoint: str | None = Field("127.0.0.1:4317", description="HOST:PORT for OTLP/gRPC; empty to disable")
     http_endpoint: str | None = Field(
-        "0.0.0.0:4318", description="HOST:PORT for OTLP/HTTP and the results API, /metrics, /healthz"
+        "127.0.0.1:4318", description="HOST:PORT for OTLP/HTTP and the results API, /metrics, /healthz"
     )
     store: str = Field(
         "otel-reliability.db",

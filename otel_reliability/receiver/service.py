@@ -24,7 +24,7 @@ from ..adapters import to_event_record, to_record
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, StoreSink
 from ..emitters.span_attributes import verdict_attributes
-from ..engine import Engine, Judged, Pipeline
+from ..engine import CallbackSink, Engine, Judged, Pipeline
 from ..engine.pipeline import PausedHook
 from ..model import Role, SpanRecord
 from ..reputation import Reputation, ReputationSink
@@ -119,7 +119,8 @@ class ReceiverService:
             if config.reputation
             else None
         )
-        sinks = [StoreSink(self.store), MetricsSink(self.metrics)]
+        self.judged = self.failed = 0  # verdicts since start, for the shutdown log
+        sinks = [StoreSink(self.store), MetricsSink(self.metrics), CallbackSink(self._tally, name="tally")]
         if self.reputation is not None:
             sinks.append(ReputationSink(self.reputation))
         self.pipeline = Pipeline(
@@ -158,6 +159,8 @@ class ReceiverService:
         self._stop.set()
         if self._judge_thread.is_alive():
             self._judge_thread.join(timeout=30)
+        buffered = len(self.pipeline)
+        judged_before = self.judged
         self._release_all(self.pipeline.drain())
         if self.forwarder is not None:
             with self._lock:
@@ -171,6 +174,17 @@ class ReceiverService:
         if self.reputation is not None:
             self.reputation.close()
         self.meter_provider.shutdown()
+        logger.info(
+            "otel-reliability receiver%s stopped: %d run(s) judged since start (%d failed), %d of them at "
+            "shutdown from %d buffered trace(s) (traces with no run span are dropped); verdicts flushed to %s%s",
+            "" if self.shard.count == 1 else f" shard {self.shard.index}", self.judged, self.failed,
+            self.judged - judged_before, buffered, self.config.store,
+            f", spans forwarded to {self.config.forward_endpoint}" if self.forwarder is not None else "",
+        )
+
+    def _tally(self, result: RunResult) -> None:
+        self.judged += 1
+        self.failed += not result.passed
 
     def accept(self, body: Body) -> Accepted:
         """Buffer the spans of one request that this shard owns; raises ``IntakeError`` when

@@ -21,11 +21,14 @@ from typing import Any
 
 from otel_reliability.expectations import ExpectationError, load_expectations
 from otel_reliability.output_file import OutputError, write_output
+from otel_reliability.progress import progress_bar
 from otel_reliability.reports import format_for, render, verdict_report
 from otel_reliability.results import RunResult
 from otel_reliability.stores import StoreSpecError, open_store, parse_store_spec
 
 __all__ = ["register", "load_results"]
+
+PROGRESS_FROM_BYTES = 8 * 1024 * 1024  # smaller stores are read and reported in a blink: no bar
 
 
 def register(subparsers: Any) -> argparse.ArgumentParser:
@@ -86,15 +89,27 @@ def _stored_results(source: str | Path, spec: str | Path) -> list[RunResult]:
         raise ValueError(f"{source}: not a results store: {exc}") from exc
 
 
+def _size(sources: list[str]) -> int:
+    """Bytes in the source files (a PostgreSQL URL or a missing file counts none)."""
+    return sum(Path(source).stat().st_size for source in sources if Path(source).is_file())
+
+
 def _report(args: argparse.Namespace) -> int:
-    try:
-        results = [result for source in args.sources for result in load_results(source)]
-        expectations = load_expectations(args.expectations)
-    except (ValueError, ExpectationError) as exc:
-        print(f"otel-reliability: {exc}", file=sys.stderr)
-        return 2
     fmt = args.format or (format_for(args.output) if args.output else "markdown")
-    text = render(verdict_report(results, agent=args.agent, expectations=expectations, threshold=args.threshold), fmt)
+    steps = len(args.sources) + 1  # each source read, then the report built
+    with progress_bar("Reading verdicts", steps, minimum=1 if _size(args.sources) >= PROGRESS_FROM_BYTES else steps + 1) as advance:
+        try:
+            results = []
+            for source in args.sources:
+                results += load_results(source)
+                advance(1)
+            expectations = load_expectations(args.expectations)
+        except (ValueError, ExpectationError) as exc:
+            print(f"otel-reliability: {exc}", file=sys.stderr)
+            return 2
+        report = verdict_report(results, agent=args.agent, expectations=expectations, threshold=args.threshold)
+        text = render(report, fmt)
+        advance(1)
     if args.output:
         try:
             write_output(args.output, text)

@@ -108,8 +108,8 @@ def standings_table(standings: list[Standing]) -> Table:
         dims = ["—" if s.dimensions[d] is None else f"{s.dimensions[d]:.1f}" for d in DIMENSIONS]
         table.add_row(
             Text(s.agent),
-            f"{s.score:.1f}",
-            Text(s.grade.value),
+            "—" if s.score is None else f"{s.score:.1f}",
+            Text(s.grade_label),
             *dims,
             f"{s.evaluations}/{s.window}",
             f"{s.total_evaluations} ({s.passed_evaluations} passed)",

@@ -6,6 +6,8 @@
   same figures, and an agent's old grade series stops when its grade changes.
 - ``agent.reliability.reputation.grade`` — gauge, the grade's rank (4 Thiqah … 0
   Matruk) by agent: one series per agent, for alerts such as "rank < 3".
+
+  An unrated agent (no evidence yet) has neither series: it has no score to report.
 - ``agent.reliability.policy.denied`` — counter of tool calls the access policy
   denied, by agent and ``gen_ai.tool.name``.
 
@@ -80,8 +82,10 @@ class ReputationMetrics:
 
     def _observe_scores(self, options: CallbackOptions) -> Iterable[Observation]:
         for standing in self._current():
-            yield Observation(standing.score, {AGENT: self._agent(standing.agent), GRADE: standing.grade.value})
+            if standing.score is not None:  # an unrated agent has no score to report
+                yield Observation(standing.score, {AGENT: self._agent(standing.agent), GRADE: standing.grade_label})
 
     def _observe_grades(self, options: CallbackOptions) -> Iterable[Observation]:
         for standing in self._current():
-            yield Observation(standing.grade.rank, {AGENT: self._agent(standing.agent)})
+            if standing.grade is not None:
+                yield Observation(standing.grade.rank, {AGENT: self._agent(standing.agent)})

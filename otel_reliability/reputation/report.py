@@ -66,8 +66,9 @@ def standing_markdown(standing: Standing, window: Iterable[WindowEntry] = (), *,
         f"## Reputation report: {standing.agent}",
         f"- Window: last {standing.evaluations} evaluations (window {standing.window}; "
         f"{standing.total_evaluations} in all, {standing.passed_evaluations} passed)",
-        f"- Overall score: {standing.score:.1f} / 100",
-        f"- Grade: {standing.grade.value}",
+        "- Overall score: — (no evidence in the window yet)" if standing.score is None
+        else f"- Overall score: {standing.score:.1f} / 100",
+        f"- Grade: {standing.grade_label}",
         "",
         *_dimension_table(standing.dimensions),
         "",

@@ -40,13 +40,18 @@ class Entry:
     supersedes: bool = False
 
 
+UNRATED = "unrated"
+"""The grade label of an agent with no evidence yet (``Standing.grade`` is None)."""
+
+
 @dataclass(slots=True, frozen=True)
 class Standing:
-    """Where an agent stands now: score, grade, dimension scores and the window behind them."""
+    """Where an agent stands now: score, grade, dimension scores and the window behind them.
+    ``score`` and ``grade`` are None while the window holds no evidence (unrated)."""
 
     agent: str
-    score: float
-    grade: Grade
+    score: float | None
+    grade: Grade | None
     dimensions: dict[str, float | None]
     tallies: dict[str, Tally]
     evaluations: int  # in the window
@@ -55,6 +60,15 @@ class Standing:
     passed_evaluations: int
     updated_at: float
     last_seq: int  # the store's sequence number of the newest evaluation in the window
+
+    @property
+    def grade_label(self) -> str:
+        """The grade's label, ``unrated`` without evidence.
+
+        >>> standing_from("new", {}, evaluations=1, window=100).grade_label
+        'unrated'
+        """
+        return UNRATED if self.grade is None else self.grade.value
 
     def to_json(self) -> dict[str, Any]:
         """The standing as ``reputation --format json`` and ``GET /api/v1/reputation`` give it.
@@ -66,7 +80,7 @@ class Standing:
         return {
             "agent": self.agent,
             "score": self.score,
-            "grade": self.grade.value,
+            "grade": self.grade_label,
             "dimensions": {
                 d: {
                     "score": self.dimensions[d],
@@ -99,10 +113,11 @@ def standing_from(
     """Score a window's summed evidence into a ``Standing``."""
     full = {d: tallies.get(d, EMPTY) for d in DIMENSIONS}
     scored = score(full, weights, missing) if weights is not None else score(full, missing=missing)
+    rated = any(value is not None for value in scored.dimensions.values())
     return Standing(
         agent=agent,
-        score=scored.overall,
-        grade=scored.grade,
+        score=scored.overall if rated else None,
+        grade=scored.grade if rated else None,
         dimensions=scored.dimensions,
         tallies=full,
         evaluations=evaluations,

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor
-from functools import partial
+from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Collection, Sequence
 
 from ..adapters import to_event_record, to_record
 from ..model import EventRecord, SpanRecord, ToolRequest, ToolResponse
+from .decoded import TraceInputError
 from .files import DEFAULT_MAX_DECOMPRESSED, read_telemetry
 
 # A pool starts in about 20 ms, what reading a few small files costs. Files go out in
@@ -35,6 +36,16 @@ _RECORD_FIELDS = attrgetter(*SpanRecord.__slots__)
 _REQUEST_FIELDS = attrgetter(*ToolRequest.__slots__)
 _RESPONSE_FIELDS = attrgetter(*ToolResponse.__slots__)
 _REQUESTS, _RESPONSES, _DISPATCHED = (SpanRecord.__slots__.index(n) for n in ("requests", "responses", "dispatched"))
+
+
+@dataclass(slots=True)
+class FileRecords:
+    """One file's records and GenAI event records, or why a skippable file was not read."""
+
+    path: Path
+    records: list[SpanRecord]
+    events: list[EventRecord] = field(default_factory=list)
+    skipped: str | None = None  # the reading error of a skippable file that is not a trace
 
 
 def read_records(paths: Sequence[str | Path], workers: int | None = None) -> list[SpanRecord]:
@@ -56,43 +67,71 @@ def read_telemetry_records(
     >>> read_telemetry_records([])
     ([], [])
     """
+    files = read_files(paths, workers, max_decompressed_bytes=max_decompressed_bytes)
+    return [r for file in files for r in file.records], [e for file in files for e in file.events]
+
+
+def read_files(
+    paths: Sequence[str | Path],
+    workers: int | None = None,
+    skippable: Collection[str | Path] = (),
+    progress: Callable[[int], None] | None = None,
+    max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED,
+) -> list[FileRecords]:
+    """``read_telemetry_records`` file by file: a file in ``skippable`` that cannot be read
+    comes back with ``skipped`` set instead of raising; ``progress(n)`` is told as each n
+    files are read.
+
+    >>> read_files([])
+    []
+    """
     if workers is None:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    workers = min(workers, len(paths) // MIN_FILES_PER_WORKER)
+    lenient = {Path(p) for p in skippable}
+    jobs = [(Path(p), Path(p) in lenient, max_decompressed_bytes) for p in paths]
+    workers = min(workers, len(jobs) // MIN_FILES_PER_WORKER)
     if workers <= 1:
-        return _records_of(paths, max_decompressed_bytes)
-    size = max(1, min(MAX_FILES_PER_CHUNK, len(paths) // (workers * CHUNKS_PER_WORKER)))
-    chunks = [paths[i:i + size] for i in range(0, len(paths), size)]
-    records: list[SpanRecord] = []
-    events: list[EventRecord] = []
+        files = []
+        for job in jobs:
+            files.append(_file_records(*job))
+            if progress is not None:
+                progress(1)
+        return files
+    size = max(1, min(MAX_FILES_PER_CHUNK, len(jobs) // (workers * CHUNKS_PER_WORKER)))
+    chunks = [jobs[i:i + size] for i in range(0, len(jobs), size)]
+    files = []
     pool = ProcessPoolExecutor(workers)
     try:
-        read = partial(_packed_records_of, max_decompressed_bytes=max_decompressed_bytes)
-        for packed, packed_events in pool.map(read, chunks):  # in order: the first failed chunk raises here
-            records.extend(map(_unpacked, packed))
-            events.extend(map(_unpacked_event, packed_events))
+        for chunk in pool.map(_packed_files, chunks):  # in order: the first failed chunk raises here
+            files.extend(
+                FileRecords(path, list(map(_unpacked, records)), list(map(_unpacked_event, events)), skipped)
+                for path, records, events, skipped in chunk
+            )
+            if progress is not None:
+                progress(len(chunk))
     finally:
         pool.shutdown(cancel_futures=True)  # after an error, the files after it are not read
-    return records, events
+    return files
 
 
-def _records_of(
-    paths: Sequence[str | Path], max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED
-) -> tuple[list[SpanRecord], list[EventRecord]]:
-    records: list[SpanRecord] = []
-    events: list[EventRecord] = []
-    for path in paths:
+def _file_records(path: Path, skippable: bool, max_decompressed_bytes: int) -> FileRecords:
+    try:
         telemetry = read_telemetry(path, max_decompressed_bytes)
-        records.extend(map(to_record, telemetry.spans))
-        events.extend(event for event in map(to_event_record, telemetry.logs) if event is not None)
-    return records, events
+    except TraceInputError as exc:
+        if not skippable:
+            raise
+        return FileRecords(path, [], [], str(exc))
+    events = [event for event in map(to_event_record, telemetry.logs) if event is not None]
+    return FileRecords(path, list(map(to_record, telemetry.spans)), events)
 
 
-def _packed_records_of(
-    paths: Sequence[str | Path], max_decompressed_bytes: int = DEFAULT_MAX_DECOMPRESSED
-) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    records, events = _records_of(paths, max_decompressed_bytes)
-    return [_packed(record) for record in records], [_packed_event(event) for event in events]
+def _packed_files(jobs: Sequence[tuple[Path, bool, int]]) -> list[tuple[Any, ...]]:
+    """Each job's (path, packed records, packed events, skipped), for the trip to the caller."""
+    packed = []
+    for job in jobs:
+        file = _file_records(*job)
+        packed.append((file.path, list(map(_packed, file.records)), list(map(_packed_event, file.events)), file.skipped))
+    return packed
 
 
 def _packed_event(event: EventRecord) -> tuple[Any, ...]:
