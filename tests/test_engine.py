@@ -12,14 +12,12 @@ import pytest
 from opentelemetry.instrumentation.utils import is_instrumentation_enabled
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.metrics.export import InMemoryMetricReader
-from opentelemetry.sdk.trace import Event, ReadableSpan
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
-from opentelemetry.trace import SpanContext, Status, StatusCode, TraceFlags
 
 from otel_reliability import ReliabilitySpanProcessor
 from otel_reliability.engine import Engine, EngineSettings, SettingsError, judge_spans
-from otel_reliability.model import STATUS_ERROR, STATUS_OK, SpanData
+from otel_reliability.model import SpanData
 from otel_reliability.receiver.config import ReceiverConfig
 from otel_reliability.receiver.intake import JSON, Body
 from otel_reliability.receiver.service import ReceiverService
@@ -28,44 +26,9 @@ from otel_reliability.sources import read_spans
 from otel_reliability.stores import open_store
 
 from .receiver_harness import remap_corpus
+from .sdk_replay import replay_events
 
 LATE_TRACE = "agno/team_nested.json"  # its tool spans also arrive after the trace was judged once
-
-
-def _sdk_span(span: SpanData) -> ReadableSpan:
-    def context(span_id: int) -> SpanContext:
-        return SpanContext(span.trace_id, span_id, is_remote=False, trace_flags=TraceFlags(TraceFlags.SAMPLED))
-
-    code = {STATUS_ERROR: StatusCode.ERROR, STATUS_OK: StatusCode.OK}.get(span.status_code, StatusCode.UNSET)
-    return ReadableSpan(
-        name=span.name,
-        context=context(span.span_id),
-        parent=context(span.parent_id) if span.parent_id else None,
-        attributes=dict(span.attributes),
-        events=[Event(e.name, dict(e.attributes), e.time_ns) for e in span.events],
-        status=Status(code, span.status_message or None),
-        start_time=span.start_ns,
-        end_time=span.end_ns,
-    )
-
-
-def _replay(spans: list[SpanData]) -> list[tuple[str, ReadableSpan]]:
-    """Each span's start and end, in the order they happened, as the SDK calls a processor.
-
-    At the same instant a span ends before another starts, and parents start before their children.
-    """
-    by_id = {span.span_id: span for span in spans}
-
-    def depth(span: SpanData) -> int:
-        seen = 0
-        while span.parent_id in by_id and seen < 64:
-            span, seen = by_id[span.parent_id], seen + 1
-        return seen
-
-    sdk = {span.span_id: _sdk_span(span) for span in spans}
-    events = [(s.start_ns, 1, depth(s), "start", s.span_id) for s in spans]
-    events += [(s.end_ns, 0, -depth(s), "end", s.span_id) for s in spans]
-    return [(kind, sdk[span_id]) for *_, kind, span_id in sorted(events)]
 
 
 def _spans_of(path: Path) -> list[SpanData]:
@@ -115,7 +78,7 @@ def _through_the_processor(workdir: Path, files: list[Path]) -> tuple[list, dict
         meter_provider=MeterProvider(metric_readers=[reader]),
     )
     for path in files:
-        for kind, span in _replay(_spans_of(path)):
+        for kind, span in replay_events(_spans_of(path)):
             (processor.on_start if kind == "start" else processor.on_end)(span)
         processor.drain()
     metrics = _evaluations(reader)

@@ -23,11 +23,13 @@ from otel_reliability.sources import (
     decode_bytes,
     decode_logs_json,
     decode_logs_request,
+    read_spans,
     read_telemetry,
 )
 
 from .log_replay import emit_logs, remap_ids, run_log_replay
-from .receiver_harness import _replay_files, module_receivers, run_replay, wait_until  # noqa: F401 - fixture
+from .receiver_harness import module_receivers, run_replay, wait_until  # noqa: F401 - fixture
+from .sdk_replay import replay_events
 
 CORPUS = Path(__file__).parent / "fixtures" / "corpus"
 DEFAULT = CORPUS / "openai_v2"
@@ -277,7 +279,10 @@ def test_the_span_processor_judges_default_mode_runs_from_their_log_records(caps
     logs = LoggerProvider()
     logs.add_log_record_processor(processor.log_record_processor())
     emit_logs(logs, [DEFAULT / f"{scenario}.logs.json"])  # emitted while the model calls ran: before the runs end
-    _replay_files([DEFAULT / f"{scenario}.json"], processor)  # ends every span; shuts the processor down
+    # each span started and ended in the order they happened, as the SDK calls a processor
+    for kind, span in replay_events(list(read_spans(DEFAULT / f"{scenario}.json"))):
+        (processor.on_start if kind == "start" else processor.on_end)(span)
+    processor.shutdown()
     assert chains(results_document(seen)["results"]) == latest_chains(capsys, scenario)
 
 
