@@ -120,20 +120,24 @@ class TraceBuffer:
         two sets while it is pending, and one reopened while handed out counts twice."""
         return len(self._waiting) + len(self._handed_out)
 
+    def _trace_for(self, trace_id: int) -> tuple[_Trace, OrderedDict[int, _Trace]]:
+        """The buffered trace and the queue holding it; a new open trace when none is buffered."""
+        trace = self._open.get(trace_id)
+        if trace is not None:
+            return trace, self._open
+        trace = self._judged.get(trace_id)
+        if trace is not None:
+            return trace, self._judged
+        trace = self._open[trace_id] = _Trace()
+        return trace, self._open
+
     def add(self, records: list[SpanRecord], now: float) -> list[str]:
         """Buffer records; returns one reason per record that could not be kept."""
         rejected = []
         late = 0
         # Exporters send a trace's spans side by side: the queues move once per run of them.
         for trace_id, group in groupby(records, key=_trace_id):
-            queue = self._open
-            trace = queue.get(trace_id)
-            if trace is None:
-                queue = self._judged
-                trace = queue.get(trace_id)
-                if trace is None:
-                    queue = self._open
-                    trace = queue[trace_id] = _Trace()
+            trace, queue = self._trace_for(trace_id)
             held = trace.records
             kept = 0
             for record in group:
@@ -165,14 +169,7 @@ class TraceBuffer:
         rejected = []
         late = 0
         for trace_id, group in groupby(events, key=_trace_id):
-            queue = self._open
-            trace = queue.get(trace_id)
-            if trace is None:
-                queue = self._judged
-                trace = queue.get(trace_id)
-                if trace is None:
-                    queue = self._open
-                    trace = queue[trace_id] = _Trace()
+            trace, queue = self._trace_for(trace_id)
             if trace.events is None:
                 trace.events = {}
             kept = 0
