@@ -25,6 +25,7 @@ from .bfcl.cli import register as register_bfcl
 from .inspect import register as register_inspect
 from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
+from .reports.compare_cli import register as register_compare
 from .reputation.cli import register as register_reputation
 from .model import Role
 from .progress import progress_bar
@@ -93,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     register_reputation(commands)
     register_bfcl(commands)
     register_report(commands)
+    register_compare(commands)
     register_inspect(commands)
     return parser
 

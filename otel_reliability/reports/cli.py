@@ -13,8 +13,6 @@ Exit codes: 0 every run passed, 1 some run failed, 2 bad input.
 from __future__ import annotations
 
 import argparse
-import json
-import sqlite3
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,8 +21,8 @@ from otel_reliability.expectations import ExpectationError, load_expectations
 from otel_reliability.output_file import OutputError, write_output
 from otel_reliability.progress import progress_bar
 from otel_reliability.reports import format_for, render, verdict_report
+from otel_reliability.reports.inputs import load_result_set
 from otel_reliability.results import RunResult
-from otel_reliability.stores import StoreSpecError, open_store, parse_store_spec
 
 __all__ = ["register", "load_results"]
 
@@ -50,43 +48,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
 
 
 def load_results(source: str | Path) -> list[RunResult]:
-    """Every verdict in a results store or an ``eval --format json`` document."""
-    try:
-        spec = parse_store_spec(source)
-    except StoreSpecError as exc:
-        raise ValueError(str(exc)) from None
-    if spec.path is None:  # a PostgreSQL URL
-        return _stored_results(source, str(spec))
-    path = spec.path
-    if not path.is_file():
-        raise ValueError(f"{path}: no such file")
-    if path.suffix.lower() == ".json":
-        try:
-            document = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{path}: not JSON: {exc.msg}") from exc
-        items = document.get("results") if isinstance(document, dict) else document
-        if not isinstance(items, list):
-            raise ValueError(f"{path}: expected {{\"results\": [...]}} as 'eval --format json' writes it")
-        try:
-            return [RunResult.from_json(item) for item in items]
-        except (KeyError, TypeError, ValueError) as exc:
-            raise ValueError(f"{path}: not a verdict: {exc}") from exc
-    return _stored_results(source, path)
-
-
-def _stored_results(source: str | Path, spec: str | Path) -> list[RunResult]:
-    """Every verdict in the results store ``spec``, oldest first."""
-    try:
-        store = open_store(spec)
-        try:
-            return list(reversed(store.query(limit=None)))
-        finally:
-            store.close()
-    except OSError as exc:  # a PostgreSQL server that does not answer
-        raise ValueError(f"{source}: cannot open the results store: {exc}") from exc
-    except (sqlite3.DatabaseError, json.JSONDecodeError, KeyError) as exc:
-        raise ValueError(f"{source}: not a results store: {exc}") from exc
+    """Every verdict in a results store or an ``eval --format json`` document (``ValueError``
+    naming the source when it holds none this project can read)."""
+    return [loaded.result for loaded in load_result_set(source)]
 
 
 def _size(sources: list[str]) -> int:

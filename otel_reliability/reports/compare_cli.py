@@ -1,0 +1,89 @@
+"""``otel-reliability compare BASELINE CANDIDATE``: what changed between two sets of verdicts.
+
+Each side is a results store (a SQLite file, ``.jsonl``, ``sqlite:///…``,
+``postgresql://…``) or a JSON document from ``eval --format json``; which one is read from
+the file itself. ``register(subparsers)`` adds the command (``run`` returns the exit code).
+
+Exit codes: 0 no pass rate fell more than ``--max-drop``, 1 one did (overall or for an
+expectation both sides judged), 2 bad input (a side that cannot be read or holds no
+verdicts, a ``--max-drop`` outside 0..1, an ``--output`` that cannot be written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from otel_reliability.jsontext import encode_document
+from otel_reliability.output_file import OutputError, write_output
+from otel_reliability.reports.compare import compare
+from otel_reliability.reports.compare_render import comparison_document, comparison_markdown, render_comparison
+from otel_reliability.reports.inputs import ResultSourceError, load_result_set, source_label
+
+__all__ = ["register"]
+
+EXIT_SAME, EXIT_REGRESSED, EXIT_BAD_INPUT = 0, 1, 2
+
+
+def register(subparsers: Any) -> argparse.ArgumentParser:
+    command = subparsers.add_parser(
+        "compare",
+        help="compare two sets of verdicts (exit 1 when a pass rate fell more than --max-drop, 2 bad input)",
+        description="Per expectation, per agent and overall: runs, pass rate, mean score and trajectory F1 "
+        "before → after, and the runs that newly fail with their reasons. Runs are paired by expectation, "
+        "agent and position (by trace file as well when both sides are eval documents of same-named files).",
+    )
+    source_help = "results store (SQLite, .jsonl, sqlite:///…, postgresql://…) or JSON from 'eval --format json'"
+    command.add_argument("baseline", metavar="BASELINE", help=source_help)
+    command.add_argument("candidate", metavar="CANDIDATE", help=source_help)
+    command.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    command.add_argument(
+        "--max-drop", type=float, default=0.0, metavar="RATE",
+        help="largest pass-rate fall tolerated, overall and per expectation, as a fraction "
+        "(0.05 = 5 points; default %(default)s: any fall exits 1)",
+    )
+    command.add_argument("--output", metavar="FILE", help="write the comparison here instead of standard output")
+    command.set_defaults(run=_compare)
+    return command
+
+
+def _compare(args: argparse.Namespace) -> int:
+    if not 0.0 <= args.max_drop <= 1.0:
+        return _bad(f"--max-drop is a pass-rate fall between 0 and 1 (0.05 = 5 points), got {args.max_drop}")
+    sides = []
+    for role, source in (("BASELINE", args.baseline), ("CANDIDATE", args.candidate)):
+        try:
+            loaded = load_result_set(source)
+        except ResultSourceError as exc:
+            return _bad(f"{role} {exc}")
+        if not loaded:
+            return _bad(f"{role} {source}: holds no verdicts; nothing to compare")
+        sides.append(loaded)
+    comparison = compare(
+        sides[0], sides[1], max_drop=args.max_drop, baseline_source=source_label(args.baseline), candidate_source=source_label(args.candidate)
+    )
+    if args.format == "json":
+        text = encode_document(comparison_document(comparison)) + "\n"
+    elif args.format == "markdown":
+        text = comparison_markdown(comparison)
+    else:
+        console = Console(file=io.StringIO(), record=True, width=100) if args.output else None
+        render_comparison(comparison, console)
+        text = console.export_text() if console is not None else None
+    try:
+        if args.output:
+            write_output(args.output, text or "")
+        elif text is not None:
+            sys.stdout.write(text)
+    except OutputError as exc:
+        return _bad(str(exc))
+    return EXIT_REGRESSED if comparison.regressed else EXIT_SAME
+
+
+def _bad(message: str) -> int:
+    print(f"otel-reliability: {message}", file=sys.stderr)
+    return EXIT_BAD_INPUT

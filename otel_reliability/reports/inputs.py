@@ -1,0 +1,155 @@
+"""Reading a set of verdicts: a results store or an ``eval --format json`` document.
+
+One reader for ``report`` and ``compare``. A source is what the store opener accepts
+(a file path, ``sqlite:///…``, ``postgresql://…``) or a JSON document from ``eval
+--format json`` / ``GET /api/v1/results``. A file is told apart by what it holds, not by
+its name: SQLite's header, one JSON document (``{"results": [...]}``), or JSON Lines of
+stored results. Whatever is wrong comes back as one ``ResultSourceError`` that names the
+source and what was expected.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Mapping
+from urllib.parse import urlsplit
+
+from otel_reliability.results import RunResult
+from otel_reliability.stores import ResultStore, StoreSpecError, open_store, parse_store_spec
+
+__all__ = ["LoadedResult", "ResultSourceError", "load_result_set", "source_label"]
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+EXPECTED = "a results store (SQLite, JSON Lines, postgresql://) or a JSON document from 'eval --format json'"
+
+
+class ResultSourceError(ValueError):
+    """A source that holds no verdicts this project can read; the message starts with the source."""
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedResult:
+    """One verdict, and the JSON object it was read from (or that a store keeps for it):
+    keys a ``RunResult`` may not model, such as ``trajectory`` and ``evaluator``, are read there.
+
+    >>> from otel_reliability.model import Verdict
+    >>> result = RunResult(1, 2, "calc", "math", Verdict("PASSED", "math"), 0.0)
+    >>> LoadedResult(result, result.to_record()).record["eval_status"]
+    'PASSED'
+    """
+
+    result: RunResult
+    record: Mapping[str, Any]
+
+
+def load_result_set(source: str | Path) -> list[LoadedResult]:
+    """Every verdict in ``source``, oldest first (a document's in its order).
+
+    >>> load_result_set("no-such-results.db")
+    Traceback (most recent call last):
+    ...
+    otel_reliability.reports.inputs.ResultSourceError: no-such-results.db: no such file
+    """
+    try:
+        spec = parse_store_spec(source)
+    except StoreSpecError as exc:
+        raise ResultSourceError(str(exc)) from None
+    if spec.path is None:  # a PostgreSQL URL
+        return _from_store(source, lambda: open_store(str(spec)))
+    path = spec.path
+    if path.is_dir():
+        raise ResultSourceError(f"{path}: a directory; give {EXPECTED}")
+    if not path.is_file():
+        raise ResultSourceError(f"{path}: no such file")
+    with open(path, "rb") as file:
+        head = file.read(len(SQLITE_HEADER))
+    if head == SQLITE_HEADER:
+        return _from_store(source, lambda: _open_sqlite(path))
+    if not head.strip():
+        raise ResultSourceError(f"{path}: empty; give {EXPECTED}")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ResultSourceError(f"{path}: neither text nor SQLite; give {EXPECTED}") from None
+    return _from_text(source, path, text)
+
+
+def source_label(source: str) -> str:
+    """A source as the output may name it: a URL's password left out.
+
+    >>> source_label("postgresql://ci:secret@db:5432/results"), source_label("baseline.db")
+    ('postgresql://ci:***@db:5432/results', 'baseline.db')
+    """
+    if "://" not in source:
+        return source
+    parts = urlsplit(source)
+    if parts.password is None:
+        return source
+    host = parts.netloc.rsplit("@", 1)[1]
+    return parts._replace(netloc=f"{parts.username}:***@{host}").geturl()
+
+
+def _from_text(source: str | Path, path: Path, text: str) -> list[LoadedResult]:
+    """A whole JSON document, or JSON Lines of stored results (a one-line store is both)."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        first_line = text.lstrip().split("\n", 1)[0]
+        if _is_record(_json_or_none(first_line)):
+            return _from_store(source, lambda: _open_jsonl(path))
+        raise ResultSourceError(f"{path}: not JSON: {exc.msg} (line {exc.lineno}); give {EXPECTED}") from None
+    if _is_record(document):
+        return _from_store(source, lambda: _open_jsonl(path))
+    items = document.get("results") if isinstance(document, dict) else document
+    if not isinstance(items, list):
+        raise ResultSourceError(f"{path}: expected {{\"results\": [...]}} as 'eval --format json' writes it")
+    loaded = []
+    for index, item in enumerate(items):
+        try:
+            loaded.append(LoadedResult(RunResult.from_json(item), item))
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise ResultSourceError(f"{path}: results[{index}] is not a verdict: {type(exc).__name__} {exc}") from None
+    return loaded
+
+
+def _json_or_none(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def _is_record(value: Any) -> bool:
+    """Whether ``value`` is one stored result (a JSON Lines store's line), not a document."""
+    return isinstance(value, dict) and "trace_id" in value and "eval_status" in value
+
+
+def _open_sqlite(path: Path) -> ResultStore:
+    from otel_reliability.stores.sqlite import SQLiteStore
+
+    return SQLiteStore(str(path))
+
+
+def _open_jsonl(path: Path) -> ResultStore:
+    from otel_reliability.stores.jsonl import JsonLinesStore
+
+    return JsonLinesStore(str(path))
+
+
+def _from_store(source: str | Path, opener: Callable[[], ResultStore]) -> list[LoadedResult]:
+    try:
+        store = opener()
+        try:
+            results = list(reversed(store.query(limit=None)))
+        finally:
+            store.close()
+    except OSError as exc:  # a PostgreSQL server that does not answer, a file that cannot be read
+        raise ResultSourceError(f"{source}: cannot open the results store: {exc}") from None
+    except ImportError as exc:  # psycopg, for a postgresql:// store
+        raise ResultSourceError(f"{source}: {exc}") from None
+    except (sqlite3.DatabaseError, json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+        raise ResultSourceError(f"{source}: not a results store: {type(exc).__name__} {exc}") from None
+    return [LoadedResult(result, result.to_record()) for result in results]
