@@ -89,6 +89,11 @@ def _parser() -> argparse.ArgumentParser:
         help="run scripted agents through the span processor and show their verdicts (no API key, no network)",
     )
     demo.add_argument("--store", default="otel-reliability-demo.db", metavar="PATH", help="SQLite file for the verdicts")
+    demo.add_argument(
+        "--degrade", action="store_true",
+        help="a worse version of the agents: the calculator adds instead of multiplying, the divider keeps "
+        "dividing by zero (to try 'compare' against a normal run)",
+    )
     demo.set_defaults(run=_demo)
     register_serve(commands)
     register_reputation(commands)
@@ -170,7 +175,7 @@ def _demo(args: argparse.Namespace) -> int:
         from .demo import run_demo
     except ImportError as exc:
         raise UsageError(f"the demo needs pydantic-ai: pip install 'otel-reliability[demo]' ({exc})") from exc
-    return run_demo(Path(args.store))
+    return run_demo(Path(args.store), degrade=args.degrade)
 
 
 if __name__ == "__main__":

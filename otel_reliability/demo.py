@@ -4,6 +4,11 @@ Each agent runs pydantic-ai's real agent loop and its own OpenTelemetry
 instrumentation; only the model is a script (``FunctionModel``), so no API key or
 network is needed. Spans go through ``ReliabilitySpanProcessor`` exactly as in an
 app, and the verdicts land in a SQLite file.
+
+``degrade=True`` (``demo --degrade``) runs a worse version of the same agents, to try
+``compare`` on: the calculator is given an ``add`` tool and calls it instead of
+``multiply`` (a wrong tool), and the divider divides by zero twice before it gets it
+right (more errors than its expectation allows). The other two agents behave as usual.
 """
 
 from __future__ import annotations
@@ -66,22 +71,31 @@ def _script(*turns: list[ToolCallPart] | str) -> Callable[[list[ModelMessage], A
     return respond
 
 
-def _agents(instrumentation: InstrumentationSettings) -> list[tuple[Agent, str]]:
-    calculator = Agent(FunctionModel(_script([ToolCallPart("multiply", {"a": 10, "b": 5}, tool_call_id="c1")], "50")), name="calculator")
+def _agents(instrumentation: InstrumentationSettings, degrade: bool) -> list[tuple[Agent, str]]:
+    calculator_call = ToolCallPart("add" if degrade else "multiply", {"a": 10, "b": 5}, tool_call_id="c1")
+    calculator = Agent(FunctionModel(_script([calculator_call], "15" if degrade else "50")), name="calculator")
 
     @calculator.tool_plain
     def multiply(a: int, b: int) -> int:
         return a * b
 
+    if degrade:
+
+        @calculator.tool_plain
+        def add(a: int, b: int) -> int:
+            return a + b
+
+    bad_divisions = 2 if degrade else 1
     divider = Agent(
         FunctionModel(
             _script(
-                [ToolCallPart("divide", {"a": 10, "b": 0}, tool_call_id="d1")],
-                [ToolCallPart("divide", {"a": 10, "b": 2}, tool_call_id="d2")],
+                *([ToolCallPart("divide", {"a": 10, "b": 0}, tool_call_id=f"d{n}")] for n in range(bad_divisions)),
+                [ToolCallPart("divide", {"a": 10, "b": 2}, tool_call_id="ok")],
                 "5",
             )
         ),
         name="divider",
+        retries=bad_divisions,  # pydantic-ai gives up on a tool after this many retries
     )
 
     @divider.tool_plain
@@ -137,8 +151,9 @@ def _agents(instrumentation: InstrumentationSettings) -> list[tuple[Agent, str]]
     ]
 
 
-def run_demo(store: Path, console: Console | None = None) -> int:
-    """Run the scripted agents, print their verdicts, keep them in ``store``."""
+def run_demo(store: Path, console: Console | None = None, *, degrade: bool = False) -> int:
+    """Run the scripted agents (their worse version with ``degrade``), print their verdicts,
+    keep them in ``store``."""
     console = console or Console()
     results: list[RunResult] = []
     provider = TracerProvider()
@@ -149,10 +164,12 @@ def run_demo(store: Path, console: Console | None = None) -> int:
         on_result=results.append,
     )
     provider.add_span_processor(processor)
-    for agent, prompt in _agents(InstrumentationSettings(tracer_provider=provider)):
+    for agent, prompt in _agents(InstrumentationSettings(tracer_provider=provider), degrade):
         agent.run_sync(prompt)
     processor.drain()
     render_results(results, console)
     console.print(f"Verdicts stored in {store} (SQLite). The support agent fails on purpose: it refunded an order.")
+    if degrade:
+        console.print("Degraded: the calculator added instead of multiplying; the divider divided by zero twice.")
     provider.shutdown()
     return 0
