@@ -7,6 +7,9 @@ function ``(args) -> exit code``, the main CLI's convention). Sources, any mix:
   ``postgresql://`` URL);
 - a JSON document from ``eval --format json`` or ``GET /api/v1/results``.
 
+``--baseline SOURCE`` adds a sixth part: these verdicts compared with earlier ones (as
+``compare`` shows them; the exit code stays the report's).
+
 Exit codes: 0 every run passed, 1 some run failed, 2 bad input.
 """
 
@@ -21,7 +24,8 @@ from otel_reliability.expectations import ExpectationError, load_expectations
 from otel_reliability.output_file import OutputError, write_output
 from otel_reliability.progress import progress_bar
 from otel_reliability.reports import format_for, render, verdict_report
-from otel_reliability.reports.inputs import load_result_set
+from otel_reliability.reports.compare import compare
+from otel_reliability.reports.inputs import LoadedResult, load_result_set, source_label
 from otel_reliability.results import RunResult
 
 __all__ = ["register", "load_results"]
@@ -43,6 +47,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                         help="the expectation files that judged the runs, to show what was expected")
     report.add_argument("--agent", metavar="NAME", help="agent name for the overview (default: the agents in the runs)")
     report.add_argument("--threshold", type=float, default=0.8, help="pass rate below which an expectation is called out")
+    report.add_argument("--baseline", metavar="SOURCE",
+                        help="earlier verdicts (a store or eval JSON) to compare with: adds the comparison as a sixth part")
     report.set_defaults(run=_report)
     return report
 
@@ -61,17 +67,26 @@ def _size(sources: list[str]) -> int:
 def _report(args: argparse.Namespace) -> int:
     fmt = args.format or (format_for(args.output) if args.output else "markdown")
     steps = len(args.sources) + 1  # each source read, then the report built
+    baseline: list[LoadedResult] = []
     with progress_bar("Reading verdicts", steps, minimum=1 if _size(args.sources) >= PROGRESS_FROM_BYTES else steps + 1) as advance:
         try:
-            results = []
+            loaded: list[LoadedResult] = []
             for source in args.sources:
-                results += load_results(source)
+                loaded += load_result_set(source)
                 advance(1)
+            if args.baseline is not None:
+                baseline = load_result_set(args.baseline)
             expectations = load_expectations(args.expectations)
         except (ValueError, ExpectationError) as exc:
             print(f"otel-reliability: {exc}", file=sys.stderr)
             return 2
+        results = [item.result for item in loaded]
         report = verdict_report(results, agent=args.agent, expectations=expectations, threshold=args.threshold)
+        if args.baseline is not None:
+            report.comparison = compare(
+                baseline, loaded, baseline_source=source_label(args.baseline),
+                candidate_source=", ".join(source_label(source) for source in args.sources),
+            )
         text = render(report, fmt)
         advance(1)
     if args.output:

@@ -1,17 +1,19 @@
 """A report as one self-contained HTML page: inline CSS, an inline SVG chart, no script, no network.
 
 Every part is a ``<section>`` with the part's anchor as its id (``overview``,
-``metrics``, ``samples``, ``chart``, ``recommendations``); every piece of text from
-the data is escaped.
+``metrics``, ``samples``, ``chart``, ``recommendations``, and ``comparison`` when the
+report has one); every piece of text from the data is escaped.
 """
 
 from __future__ import annotations
 
 from html import escape
 
-from otel_reliability.reports.model import PARTS, Report, plural_label
+from otel_reliability.reports.compare import Comparison
+from otel_reliability.reports.compare_render import HEADERS, comparison_notes, figures, run_lists, status
+from otel_reliability.reports.model import COMPARISON_PART, PARTS, Report, plural_label
 
-__all__ = ["render_html", "accuracy_svg"]
+__all__ = ["render_html", "accuracy_svg", "comparison_html"]
 
 _GOOD, _FAIR, _POOR = "#2e7d32", "#f9a825", "#c62828"
 
@@ -38,6 +40,10 @@ td.id { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; f
 .badge.pass { background: #2e7d32; }
 .badge.fail { background: #c62828; }
 tr.fail td.verdict { color: #c62828; }
+tr.regressed td { color: #c62828; font-weight: 600; }
+tr.overall td:first-child { font-weight: 600; }
+#comparison table { margin: 10px 0 16px; }
+h3 { font-size: 16px; margin: 14px 0 6px; }
 .scroll { max-height: 620px; overflow: auto; }
 ul.recs li { margin: 4px 0; }
 """
@@ -111,9 +117,49 @@ def render_html(report: Report) -> str:
         f'<section id="recommendations"><h2>{titles["recommendations"]}</h2><ul class="recs">',
         *(f"<li>{escape(sentence)}</li>" for sentence in report.recommendations or ["None."]),
         "</ul></section>",
+        *([comparison_html(report.comparison, f"{len(PARTS) + 1}. {COMPARISON_PART[1]}")] if report.comparison else []),
         "</main></body></html>",
     ]
     return "\n".join(parts) + "\n"
+
+
+def comparison_html(comparison: Comparison, heading: str) -> str:
+    """The comparison as a ``<section id="comparison">``: the gate's notes, the figures by
+    expectation and by agent ("before → after"), then the runs that changed.
+
+    >>> from otel_reliability.reports.compare import compare_results
+    >>> comparison_html(compare_results([], []), "Compared").startswith('<section id="comparison">')
+    True
+    """
+    parts = [
+        f'<section id="{COMPARISON_PART[0]}"><h2>{escape(heading)}</h2>',
+        f'<p class="meta">{escape(comparison.baseline_source)} → {escape(comparison.candidate_source)}</p><ul>',
+        *(f"<li>{escape(note)}</li>" for note in comparison_notes(comparison)),
+        "</ul>",
+    ]
+    for label, groups in (
+        ("Expectation", [*comparison.expectations, comparison.overall]),
+        ("Agent", comparison.agents),
+    ):
+        parts.append(f"<table><thead><tr><th>{label}</th>" + "".join(f"<th>{h}</th>" for h in HEADERS) + "</tr></thead><tbody>")
+        for group in groups:
+            kinds = " ".join(k for k, on in (("regressed", group.regressed), ("overall", group is comparison.overall)) if on)
+            row = f'<tr class="{kinds}">' if kinds else "<tr>"
+            cells = "".join(f'<td class="num">{escape(cell)}</td>' for cell in figures(group))
+            parts.append(f"{row}<td>{escape(group.name)}</td>{cells}</tr>")
+        parts.append("</tbody></table>")
+    for title, changes in run_lists(comparison):
+        parts.append(
+            f"<h3>{escape(title)} ({len(changes)})</h3><table><thead><tr><th>Expectation</th><th>Agent</th>"
+            "<th>Case</th><th>Before</th><th>After</th><th>Reasons</th></tr></thead><tbody>"
+        )
+        for change in changes:
+            cells = [change.expectation, change.agent, change.case, status(change.baseline), status(change.candidate)]
+            reasons = "<br>".join(escape(reason) for reason in change.reasons)
+            parts.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + f"<td>{reasons}</td></tr>")
+        parts.append("</tbody></table>")
+    parts.append("</section>")
+    return "\n".join(parts)
 
 
 def _card(label: str, value: str) -> str:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from otel_reliability.reports.model import PARTS, Report, plural_label
+from otel_reliability.reports.compare_render import comparison_markdown
+from otel_reliability.reports.model import COMPARISON_PART, PARTS, Report, plural_label
 
 __all__ = ["render_markdown", "text_bar"]
 
@@ -72,6 +73,9 @@ def render_markdown(report: Report) -> str:
         lines.append(f"{'overall'.ljust(width)}  {text_bar(report.accuracy)} {report.accuracy:7.2%} ({report.correct}/{report.total})")
     lines += ["```", "", headings["recommendations"], ""]
     lines += [f"- {_inline(sentence)}" for sentence in report.recommendations] or ["- None."]
+    if report.comparison is not None:
+        lines += ["", f"## {len(PARTS) + 1}. {COMPARISON_PART[1]}", ""]
+        lines.append(comparison_markdown(report.comparison, level=2, title=False).rstrip("\n"))
     return "\n".join(lines) + "\n"
 
 

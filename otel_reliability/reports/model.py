@@ -10,8 +10,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
-__all__ = ["GroupRow", "Report", "SampleRow", "PARTS", "plural_label"]
+if TYPE_CHECKING:
+    from otel_reliability.reports.compare import Comparison
+
+__all__ = ["COMPARISON_PART", "GroupRow", "Report", "SampleRow", "PARTS", "plural_label"]
 
 PARTS = (
     ("overview", "Overview"),
@@ -21,6 +25,9 @@ PARTS = (
     ("recommendations", "Recommendations"),
 )
 """(anchor, heading) of the five parts, in order: both renderers use them."""
+
+COMPARISON_PART = ("comparison", "Compared with the baseline")
+"""(anchor, heading) of the part a report has after the five when it has a ``comparison``."""
 
 
 @dataclass(slots=True)
@@ -62,6 +69,7 @@ class Report:
     threshold: float = 0.8
     generated_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     notes: list[str] = field(default_factory=list)  # extra overview lines, e.g. the judge mode
+    comparison: Comparison | None = None  # against a baseline (``report --baseline``): a sixth part
 
     @property
     def correct(self) -> int:
