@@ -1,5 +1,6 @@
 """The HTML report opened in headless Chromium (Debian ``chromium``): the screenshot is produced
-and is not blank, and the page's DOM holds all five parts — for a BFCL score and for verdicts."""
+and is not blank, and the page's DOM holds all five parts — for a BFCL score and for verdicts —
+and the sixth, the comparison with a baseline, when the report has one."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.expectations import Expectation, Match
 from otel_reliability.bfcl.report import bfcl_report
 from otel_reliability.reports import render_html, verdict_report
+from otel_reliability.reports.compare import compare_results
 from otel_reliability.sources import read_spans
 
 from .corpus import trace_files
@@ -70,18 +72,37 @@ def bfcl_page() -> str:
     return render_html(bfcl_report(BfclScore("TestAgent", "official", samples)))
 
 
-def verdict_page() -> str:
-    expectations = [
-        Expectation(name="calculator multiplies", match=Match(agent="Calculator Agent"), expected_tool_calls=["multiply"]),
-        Expectation(name="no errors", fail_on=["error"]),
-    ]
+EXPECTATIONS = [
+    Expectation(name="calculator multiplies", match=Match(agent="Calculator Agent"), expected_tool_calls=["multiply"]),
+    Expectation(name="no errors", fail_on=["error"]),
+]
+
+
+def agno_verdicts(expectations: list[Expectation]) -> list:
     engine = Engine(expectations)
-    results = [r for path in trace_files("agno") for r in judge_spans(engine, read_spans(path))]
-    return render_html(verdict_report(results, expectations=expectations))
+    return [r for path in trace_files("agno") for r in judge_spans(engine, read_spans(path))]
 
 
-@pytest.mark.parametrize("build", [bfcl_page, verdict_page], ids=["bfcl-score", "verdicts"])
-def test_chromium_renders_all_five_parts(build, tmp_path):
+def verdict_page() -> str:
+    return render_html(verdict_report(agno_verdicts(EXPECTATIONS), expectations=EXPECTATIONS))
+
+
+def compared_page() -> str:
+    """The same runs judged again with the calculator also expected to divide: they newly fail."""
+    stricter = [EXPECTATIONS[0].model_copy(update={"expected_tool_calls": ["multiply", "divide"]}), EXPECTATIONS[1]]
+    candidate = agno_verdicts(stricter)
+    report = verdict_report(candidate, expectations=stricter)
+    report.comparison = compare_results(agno_verdicts(EXPECTATIONS), candidate)
+    assert report.comparison.newly_failing
+    return render_html(report)
+
+
+@pytest.mark.parametrize(
+    "build, parts",
+    [(bfcl_page, PARTS), (verdict_page, PARTS), (compared_page, PARTS + [("comparison", "6. Compared with the baseline")])],
+    ids=["bfcl-score", "verdicts", "verdicts-with-baseline"],
+)
+def test_chromium_renders_every_part(build, parts, tmp_path):
     page = tmp_path / "report.html"
     page.write_text(build(), encoding="utf-8")
     screenshot = tmp_path / "report.png"
@@ -94,8 +115,9 @@ def test_chromium_renders_all_five_parts(build, tmp_path):
 
     dom = chromium(page, tmp_path / "profile", "--dump-dom").stdout
     positions = []
-    for anchor, heading in PARTS:
+    for anchor, heading in parts:
         assert f'<section id="{anchor}">' in dom and f"<h2>{heading}</h2>" in dom
         positions.append(dom.index(f'<section id="{anchor}">'))
     assert positions == sorted(positions)
+    assert ('<section id="comparison">' in dom) is ('<tr class="regressed' in dom) is (len(parts) == 6)
     assert dom.count("<rect ") >= 4 and "badge fail" in dom and "badge pass" in dom

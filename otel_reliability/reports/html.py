@@ -32,7 +32,7 @@ section { background: #fff; border: 1px solid #d0d7de; border-radius: 8px; paddi
 table { border-collapse: collapse; width: 100%; font-size: 13.5px; }
 th, td { border-bottom: 1px solid #eaeef2; padding: 6px 8px; text-align: left; vertical-align: top; }
 th { background: #f6f8fa; font-weight: 600; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num, th.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
 td.code { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; word-break: break-word; max-width: 330px; }
 td.q { max-width: 260px; }
 td.id { font-family: ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12.5px; white-space: nowrap; }
@@ -141,7 +141,7 @@ def comparison_html(comparison: Comparison, heading: str) -> str:
         ("Expectation", [*comparison.expectations, comparison.overall]),
         ("Agent", comparison.agents),
     ):
-        parts.append(f"<table><thead><tr><th>{label}</th>" + "".join(f"<th>{h}</th>" for h in HEADERS) + "</tr></thead><tbody>")
+        parts.append(f"<table><thead><tr><th>{label}</th>" + "".join(f'<th class="num">{h}</th>' for h in HEADERS) + "</tr></thead><tbody>")
         for group in groups:
             kinds = " ".join(k for k, on in (("regressed", group.regressed), ("overall", group is comparison.overall)) if on)
             row = f'<tr class="{kinds}">' if kinds else "<tr>"
@@ -154,9 +154,10 @@ def comparison_html(comparison: Comparison, heading: str) -> str:
             "<th>Case</th><th>Before</th><th>After</th><th>Reasons</th></tr></thead><tbody>"
         )
         for change in changes:
-            cells = [change.expectation, change.agent, change.case, status(change.baseline), status(change.candidate)]
+            where = "".join(f"<td>{escape(c)}</td>" for c in (change.expectation, change.agent, change.case))
+            verdicts = "".join(f'<td class="id">{escape(status(r))}</td>' for r in (change.baseline, change.candidate))
             reasons = "<br>".join(escape(reason) for reason in change.reasons)
-            parts.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + f"<td>{reasons}</td></tr>")
+            parts.append(f"<tr>{where}{verdicts}<td>{reasons}</td></tr>")
         parts.append("</tbody></table>")
     parts.append("</section>")
     return "\n".join(parts)
