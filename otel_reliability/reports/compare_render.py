@@ -237,27 +237,31 @@ def comparison_document(comparison: Comparison) -> dict[str, Any]:
 
 def _group_json(group: GroupChange, key: str | None = None) -> dict[str, Any]:
     data: dict[str, Any] = {key: group.name} if key else {}
+    per_expectation = key == "expectation"
     data.update(
-        baseline=_stats_json(group.before),
-        candidate=_stats_json(group.after),
-        pass_rate_change=None if group.drop is None else -group.drop,
+        baseline=_stats_json(group.before, per_expectation),
+        candidate=_stats_json(group.after, per_expectation),
+        # rounded: 0.75 - 0.7 is 0.05, not 0.050000000000000044
+        pass_rate_change=None if group.drop is None else round(-group.drop, 12),
         regressed=group.regressed,
     )
-    if key == "expectation":
+    if per_expectation:
         data["expectation_changed"] = group.expectation_changed
     return data
 
 
-def _stats_json(stats: SideStats) -> dict[str, Any]:
-    return {
+def _stats_json(stats: SideStats, with_digests: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {
         "runs": stats.runs,
         "passed": stats.passed,
         "failed": stats.failed,
         "pass_rate": stats.pass_rate,
         "mean_score": stats.mean_score,
         "mean_trajectory_f1": stats.mean_trajectory_f1,
-        "expectation_digests": sorted(stats.digests),
     }
+    if with_digests:  # an expectation's content; an agent's or all runs' digests would mix expectations
+        data["expectation_digests"] = sorted(stats.digests)
+    return data
 
 
 def _run_json(change: RunChange) -> dict[str, Any]:
