@@ -159,8 +159,8 @@ def test_a_rise_in_pass_rate_passes_the_gate_and_lists_the_newly_passing_runs(tm
 def write_source(kind: str, results: list[dict], folder: Path, request) -> str:
     """The verdicts ``results`` in a new source of ``kind`` under ``folder``; what ``compare`` is given for it."""
     folder.mkdir()
-    if kind == "eval-json":
-        return str(eval_document(folder / "eval.json", results))
+    if kind.startswith("eval-json"):  # eval-json-named-db: told apart by content, not by name
+        return str(eval_document(folder / ("eval.db" if kind.endswith("db") else "eval.json"), results))
     if kind == "postgres":
         spec = fresh_schema_url(request.getfixturevalue("postgres_server"))
     else:
@@ -176,7 +176,9 @@ def write_source(kind: str, results: list[dict], folder: Path, request) -> str:
     return str(folder / "results.txt") if kind == "sqlite-named-txt" else spec
 
 
-@pytest.mark.parametrize("kind", ["sqlite", "sqlite-url", "sqlite-named-txt", "jsonl", "postgres", "eval-json"])
+@pytest.mark.parametrize(
+    "kind", ["sqlite", "sqlite-url", "sqlite-named-txt", "jsonl", "postgres", "eval-json", "eval-json-named-db"]
+)
 def test_every_kind_of_source_gives_the_same_comparison(kind, tmp_path, capsys, request):
     before = write_source(kind, GATE_BASELINE, tmp_path / "before", request)
     after = write_source(kind, GATE_CANDIDATE, tmp_path / "after", request)
@@ -259,6 +261,7 @@ def empty_store(tmp_path) -> Path:
         (lambda d: d / "missing.db", [], "BASELINE {tmp}/missing.db: no such file"),
         (lambda d: d, [], "a directory; give a results store"),
         (lambda d: _write(d / "empty.json", ""), [], "empty.json: empty; give a results store"),
+        (lambda d: _write(d / "blank.jsonl", "\n  \n"), [], "blank.jsonl: empty; give a results store"),
         (lambda d: _write(d / "oops.json", "{oops"), [], "oops.json: not JSON"),
         (lambda d: _write(d / "runs.json", '{"runs": 1}'), [], "runs.json: expected {\"results\": [...]}"),
         (lambda d: _write(d / "bad.json", '{"results": [{"trace_id": "zz"}]}'), [], "results[0] is not a verdict"),
@@ -270,7 +273,7 @@ def empty_store(tmp_path) -> Path:
         (lambda d: d / "good.json", ["--max-drop", "-0.1"], "--max-drop is a pass-rate fall between 0 and 1"),
         (lambda d: d / "good.json", ["--output", "/no-such-dir/out.md"], "/no-such-dir/out.md: cannot write"),
     ],
-    ids=["missing", "directory", "empty-file", "not-json", "no-results", "not-a-verdict", "text", "binary", "scheme",
+    ids=["missing", "directory", "empty-file", "blank-file", "not-json", "no-results", "not-a-verdict", "text", "binary", "scheme",
          "empty-store", "max-drop-above-1", "max-drop-negative", "output-unwritable"],
 )
 def test_bad_input_exits_2_naming_the_side_and_what_was_wrong(tmp_path, capsys, request, make_baseline, extra, message):

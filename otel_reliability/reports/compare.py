@@ -34,7 +34,7 @@ import os
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from otel_reliability.reports.inputs import LoadedResult
 from otel_reliability.results import PROBLEM_LISTS, RunResult
@@ -242,7 +242,9 @@ def _stats(results: Iterable[LoadedResult]) -> SideStats:
     return stats
 
 
-def _groups(baseline: Sequence[LoadedResult], candidate: Sequence[LoadedResult], name_of: Any) -> list[GroupChange]:
+def _groups(
+    baseline: Sequence[LoadedResult], candidate: Sequence[LoadedResult], name_of: Callable[[RunResult], str]
+) -> list[GroupChange]:
     """One ``GroupChange`` per name either side has, baseline's names first in order of appearance."""
     groups: dict[str, GroupChange] = {}
     for side, results in (("before", baseline), ("after", candidate)):

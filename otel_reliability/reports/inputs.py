@@ -68,13 +68,19 @@ def load_result_set(source: str | Path) -> list[LoadedResult]:
         head = file.read(len(SQLITE_HEADER))
     if head == SQLITE_HEADER:
         return _from_store(source, lambda: _open_sqlite(path))
-    if not head.strip():
-        raise ResultSourceError(f"{path}: empty; give {EXPECTED}")
     try:
-        text = path.read_text(encoding="utf-8")
+        with open(path, encoding="utf-8") as file:
+            first_line = file.readline()
+            while first_line and not first_line.strip():
+                first_line = file.readline()
+            if not first_line:
+                raise ResultSourceError(f"{path}: empty; give {EXPECTED}")
+            if _is_record(_json_or_none(first_line)):  # a JSON Lines store: read by the store, once
+                return _from_store(source, lambda: _open_jsonl(path))
+            text = first_line + file.read()
     except UnicodeDecodeError:
         raise ResultSourceError(f"{path}: neither text nor SQLite; give {EXPECTED}") from None
-    return _from_text(source, path, text)
+    return _from_document(path, text)
 
 
 def source_label(source: str) -> str:
@@ -92,17 +98,12 @@ def source_label(source: str) -> str:
     return parts._replace(netloc=f"{parts.username}:***@{host}").geturl()
 
 
-def _from_text(source: str | Path, path: Path, text: str) -> list[LoadedResult]:
-    """A whole JSON document, or JSON Lines of stored results (a one-line store is both)."""
+def _from_document(path: Path, text: str) -> list[LoadedResult]:
+    """The results of one JSON document: ``{"results": [...]}``, or the bare list."""
     try:
         document = json.loads(text)
     except json.JSONDecodeError as exc:
-        first_line = text.lstrip().split("\n", 1)[0]
-        if _is_record(_json_or_none(first_line)):
-            return _from_store(source, lambda: _open_jsonl(path))
         raise ResultSourceError(f"{path}: not JSON: {exc.msg} (line {exc.lineno}); give {EXPECTED}") from None
-    if _is_record(document):
-        return _from_store(source, lambda: _open_jsonl(path))
     items = document.get("results") if isinstance(document, dict) else document
     if not isinstance(items, list):
         raise ResultSourceError(f"{path}: expected {{\"results\": [...]}} as 'eval --format json' writes it")
