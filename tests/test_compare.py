@@ -156,6 +156,21 @@ def test_a_rise_in_pass_rate_passes_the_gate_and_lists_the_newly_passing_runs(tm
     assert [(c["expectation"], c["case"], c["reasons"]) for c in document["newly_passing"]] == [("a", "run 2", [])]
 
 
+def test_a_run_no_longer_evaluated_is_listed_with_why_beside_the_fall_it_causes(tmp_path, capsys):
+    """Content capture switched off: the pass rate falls with no run failing; the output says why."""
+    blind = Verdict("NOT_EVALUATED", "a", unevaluated_checks=["arguments of lookup not captured: enable content capture"])
+    unjudged = RunResult(12, 1, "bot", "a", blind, 0.0, 12_000, 12_500).to_json()
+    before = eval_document(tmp_path / "before.json", GATE_BASELINE)
+    after = eval_document(tmp_path / "after.json", [*GATE_BASELINE[:1], unjudged, *GATE_BASELINE[2:]])
+    code, document = compare_json(capsys, before, after)
+    assert code == 1 and document["newly_failing"] == []
+    assert [(c["case"], c["candidate"]["eval_status"], c["reasons"]) for c in document["newly_not_evaluated"]] == [
+        ("run 2", "NOT_EVALUATED", ["not evaluated: arguments of lookup not captured: enable content capture"])
+    ]
+    _, out, _ = compare(capsys, before, after)
+    assert "Newly not evaluated (1)" in out and "    not evaluated: arguments of lookup not captured" in out
+
+
 def write_source(kind: str, results: list[dict], folder: Path, request) -> str:
     """The verdicts ``results`` in a new source of ``kind`` under ``folder``; what ``compare`` is given for it."""
     folder.mkdir()

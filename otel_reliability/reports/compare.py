@@ -1,8 +1,8 @@
 """Two sets of verdicts side by side: what changed between a baseline and a candidate.
 
 Per expectation, per agent and overall: runs, pass rate, mean score and mean trajectory
-F1 before and after; which runs newly fail (and why), which newly pass, which are on one
-side only; whether the two sides judged an expectation of the same content (the
+F1 before and after; which runs newly fail (and why), which newly pass, which can no
+longer be evaluated (and why), which are on one side only; whether the two sides judged an expectation of the same content (the
 ``evaluator.expectation_digest`` of each result, when results carry one).
 
 **Pairing runs.** Results carry no case id and no user input, so a run is known across
@@ -114,7 +114,7 @@ class RunChange:
     case: str  # how the pairing knows it: "run 2", or "case_7.json" / "case_7.json run 2"
     baseline: RunResult | None
     candidate: RunResult | None
-    reasons: list[str] = field(default_factory=list)  # why the candidate's run failed
+    reasons: list[str] = field(default_factory=list)  # why the candidate's run did not pass
 
 
 @dataclass(slots=True)
@@ -130,6 +130,7 @@ class Comparison:
     agents: list[GroupChange]
     newly_failing: list[RunChange]
     newly_passing: list[RunChange]
+    newly_not_evaluated: list[RunChange]  # judged before, NOT_EVALUATED now: a pass rate can fall without a failure
     only_in_baseline: list[RunChange]
     only_in_candidate: list[RunChange]
     baseline_evaluators: list[str] = field(default_factory=list)  # "name version" of each evaluator seen
@@ -144,7 +145,8 @@ class Comparison:
         """Whether anything differs: a figure, a verdict, a run on one side only, an expectation's content."""
         groups = [self.overall, *self.expectations, *self.agents]
         return bool(
-            self.newly_failing or self.newly_passing or self.only_in_baseline or self.only_in_candidate
+            self.newly_failing or self.newly_passing or self.newly_not_evaluated
+            or self.only_in_baseline or self.only_in_candidate
             or any(_figures(g.before) != _figures(g.after) or g.expectation_changed for g in groups)
         )
 
@@ -169,15 +171,17 @@ def compare(
     by_file = names[0] is not None and names[1] is not None and bool(set(names[0].values()) & set(names[1].values()))
     before = _keyed(baseline, names[0] if by_file else None)
     after = _keyed(candidate, names[1] if by_file else None)
-    newly_failing, newly_passing = [], []
+    newly_failing, newly_passing, newly_not_evaluated = [], [], []
     for key, old in before.items():
         new = after.get(key)
-        if new is None:
+        if new is None or new.result.verdict.eval_status == old.result.verdict.eval_status:
             continue
-        if new.result.failed and not old.result.failed:
+        if new.result.failed:
             newly_failing.append(_change(key, old, new))
-        elif new.result.passed and not old.result.passed:
+        elif new.result.passed:
             newly_passing.append(_change(key, old, new))
+        else:
+            newly_not_evaluated.append(_change(key, old, new))
     return Comparison(
         baseline_source=baseline_source,
         candidate_source=candidate_source,
@@ -188,6 +192,7 @@ def compare(
         agents=agents,
         newly_failing=newly_failing,
         newly_passing=newly_passing,
+        newly_not_evaluated=newly_not_evaluated,
         only_in_baseline=[_change(k, v, None) for k, v in before.items() if k not in after],
         only_in_candidate=[_change(k, None, v) for k, v in after.items() if k not in before],
         baseline_evaluators=_evaluators(baseline),
@@ -203,14 +208,15 @@ def compare_results(baseline: Iterable[RunResult], candidate: Iterable[RunResult
 
 
 def reasons(result: RunResult, record: Mapping[str, Any]) -> list[str]:
-    """Why a run failed, one line per problem as the tables print them; the explanation
-    sentence when the result lists none (a document written before the lists were).
+    """Why a run failed or was not evaluated, one line per problem as the tables print them;
+    the explanation sentence when the result lists none (a document written before the lists were).
 
     >>> from otel_reliability.model import Verdict
     >>> reasons(RunResult(1, 2, "a", "e", Verdict("FAILED", "e", policy_violations=["2 errors; at most 1"]), 0.0), {})
     ['policy: 2 errors; at most 1']
     """
     lines = [f"{label}: {entry}" for label, name in PROBLEM_LISTS for entry in getattr(result.verdict, name)]
+    lines += [f"not evaluated: {reason}" for reason in result.verdict.unevaluated_checks]
     if lines:
         return lines
     explanation = record.get("explanation")
@@ -293,14 +299,13 @@ def _case(key: Key) -> str:
 
 
 def _change(key: Key, old: LoadedResult | None, new: LoadedResult | None) -> RunChange:
-    failed = new is not None and new.result.failed
     return RunChange(
         expectation=key[0],
         agent=key[1],
         case=_case(key),
         baseline=None if old is None else old.result,
         candidate=None if new is None else new.result,
-        reasons=reasons(new.result, new.record) if failed and new is not None else [],
+        reasons=[] if new is None or new.result.passed else reasons(new.result, new.record),
     )
 
 

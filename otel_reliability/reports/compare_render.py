@@ -3,7 +3,8 @@
 The three say the same things: per expectation (and overall) and per agent the runs,
 pass rate, its change in rate points, mean score and mean trajectory F1 as "before →
 after" ("—" where a side has no figure); then the runs that newly fail with their
-reasons, those that newly pass, those on one side only; and the verdict of the gate.
+reasons, those that newly pass, those no longer evaluated (with why), those on one side
+only; and the verdict of the gate.
 """
 
 from __future__ import annotations
@@ -164,6 +165,7 @@ def run_lists(comparison: Comparison) -> Iterable[tuple[str, list[RunChange]]]:
     for title, changes in (
         ("Newly failing", comparison.newly_failing),
         ("Newly passing", comparison.newly_passing),
+        ("Newly not evaluated", comparison.newly_not_evaluated),
         ("Only in the baseline", comparison.only_in_baseline),
         ("Only in the candidate", comparison.only_in_candidate),
     ):
@@ -230,6 +232,7 @@ def comparison_document(comparison: Comparison) -> dict[str, Any]:
         "agents": [_group_json(g, "agent") for g in comparison.agents],
         "newly_failing": [_run_json(c) for c in comparison.newly_failing],
         "newly_passing": [_run_json(c) for c in comparison.newly_passing],
+        "newly_not_evaluated": [_run_json(c) for c in comparison.newly_not_evaluated],
         "only_in_baseline": [_run_json(c) for c in comparison.only_in_baseline],
         "only_in_candidate": [_run_json(c) for c in comparison.only_in_candidate],
     }
