@@ -118,6 +118,7 @@ def _build(
         run_key=latest.run_key,
         output=latest.output,
         error=run_error,
+        session_id=_session_of(group, owned_records, member_records),
         own_attempts=attempts_of(owned_records, name, path, run_error, pairing),
     )
     if len({r.agent_name for r in acting}) > 1:
@@ -200,6 +201,16 @@ def _gathered(group: list[SpanRecord], index: dict[_Key, list[SpanRecord]]) -> l
         record = group[0]
         return index.get((record.trace_id, record.span_id)) or []
     return [item for record in group for item in index.get(_key(record), ())]
+
+
+def _session_of(group: list[SpanRecord], owned: list[SpanRecord], member_records: list[SpanRecord]) -> str | None:
+    """The conversation the run is a turn of: its latest run span's, else the first any of its
+    spans names (ADK and openai-v2 put it on the run span, some only on model-call spans)."""
+    for records in (reversed(group), owned, member_records):
+        for record in records:
+            if record.session_id is not None:
+                return record.session_id
+    return None
 
 
 def _agent_name(record: SpanRecord, acting: list[SpanRecord], member_records: list[SpanRecord]) -> str:

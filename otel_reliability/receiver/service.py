@@ -162,6 +162,7 @@ class ReceiverService:
         buffered = len(self.pipeline)
         judged_before = self.judged
         self._release_all(self.pipeline.drain())
+        self.pipeline.end_sessions()  # the end of this receiver's input: its sessions are as whole as they get
         if self.forwarder is not None:
             with self._lock:
                 unjudged = [held for spans in self._held.values() for held in spans]
