@@ -10,7 +10,7 @@ The engine imports neither.
 from .continuations import SharedPausedRuns
 from .judge import Engine
 from .pipeline import Judged, Pipeline, judge_all_at_end, judge_at_end, judge_spans
-from .sessions import Sessions
+from .sessions import Sessions, SharedSessions, Turn
 from .settings import EngineSettings, SettingsError
 from .sinks import CallbackSink, Judgement, Sink, Sinks
 
@@ -24,8 +24,10 @@ __all__ = [
     "Sessions",
     "SettingsError",
     "SharedPausedRuns",
+    "SharedSessions",
     "Sink",
     "Sinks",
+    "Turn",
     "judge_all_at_end",
     "judge_at_end",
     "judge_spans",

@@ -27,7 +27,7 @@ from ..session_results import SessionResult
 from .buffer import DueTrace, TraceBuffer
 from .continuations import PausedRuns, Resumers, SharedPausedRuns
 from .judge import Engine
-from .sessions import Sessions
+from .sessions import SharedSessions, Sessions
 from .settings import EngineSettings
 from .sinks import Judgement, Sink, Sinks
 
@@ -64,7 +64,8 @@ class Pipeline:
     """One trace buffer and everything that judges from it.
 
     ``paused`` shares paused runs with other processes judging the same traffic (the
-    receiver passes its PostgreSQL store's); without it they stay in this process.
+    receiver passes its PostgreSQL store's), ``shared_sessions`` the turns of sessions;
+    without them they stay in this process.
 
     >>> pipeline = Pipeline(Engine())
     >>> pipeline.add([], now=0.0)
@@ -83,6 +84,7 @@ class Pipeline:
         observer: Observer | None = None,
         on_paused: PausedHook | None = None,
         paused: SharedPausedRuns | None = None,
+        shared_sessions: SharedSessions | None = None,
         on_unjudgeable: Callable[[str, Exception], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -93,7 +95,7 @@ class Pipeline:
         self.resumers = Resumers()
         self.buffer = TraceBuffer(settings, decision_wait, on_leave=self.resumers.drop)
         self.paused = PausedRuns(settings.max_paused_runs)
-        self.sessions = Sessions(engine.expectations, settings)
+        self.sessions = Sessions(engine.expectations, settings, shared_sessions)
         self._shared = paused
         self._observer = observer
         self._on_paused = on_paused

@@ -23,11 +23,13 @@ by reason: ``max_sessions`` (the least recently active pushed out), ``max_runs_p
 
 from __future__ import annotations
 
+import hashlib
+import logging
 import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Protocol, Sequence
 
 from ..expectations import Expectation
 from ..matcher import evaluate
@@ -35,6 +37,7 @@ from ..model import Attempt, Run
 from ..session_results import SessionResult
 from .settings import EngineSettings
 
+logger = logging.getLogger(__name__)
 MAX_SESSIONS = "max_sessions"
 MAX_RUNS = "max_runs_per_session"
 CLOSED = "closed"
@@ -52,6 +55,24 @@ class Turn:
     start_ns: int
     end_ns: int
     evidence: list[Attempt]  # the run's attempts (members' included), each with a start time
+
+
+class SharedSessions(Protocol):
+    """Session turns shared between processes that judge parts of the same traffic (receivers
+    behind a Collector routing by trace id: a conversation's traces reach different receivers).
+    The receivers' PostgreSQL store keeps them (``stores/sessions.py``)."""
+
+    def share(self, session_id: str, turn: Turn) -> None:
+        """Offer the others a turn judged here (a re-judged run's turn replaces its first)."""
+        ...
+
+    def gather(self, session_id: str) -> tuple[list[Turn], float]:
+        """Every process's turns of the session, and the seconds since the newest of them arrived."""
+        ...
+
+    def claim(self, session_id: str, digest: str) -> bool:
+        """True for exactly one caller per session and ``digest`` (its turns): that one judges it."""
+        ...
 
 
 @dataclass(slots=True)
@@ -84,8 +105,12 @@ class Sessions:
     [('c1', 'PASSED', 2)]
     """
 
-    def __init__(self, expectations: Sequence[Expectation], settings: EngineSettings | None = None) -> None:
+    def __init__(
+        self, expectations: Sequence[Expectation], settings: EngineSettings | None = None,
+        shared: SharedSessions | None = None,
+    ) -> None:
         settings = settings or EngineSettings()
+        self._shared = shared
         self.expectations = [e for e in expectations if e.scope == "session"]
         self.idle = settings.session_idle
         self.max_sessions = settings.max_sessions
@@ -125,19 +150,27 @@ class Sessions:
                     closing.append(session_id)
             for session_id in closing:
                 self._close(session_id)
+            if self._shared is not None:
+                ready = [sid for sid in ready if self._idle_everywhere(sid, now)]
             return self._judge_each(ready)
 
     def judge(self, session_id: str) -> SessionResult | None:
         """Judge one session now, however recently it was active (None: no session expectation
         selects it, or no judged run names it)."""
         with self._lock:
-            results = self._judge_each([session_id]) if session_id in self._open else []
+            if session_id not in self._open:
+                return None
+            self._learn(session_id)
+            results = self._judge_each([session_id])
         return results[0] if results else None
 
     def judge_all(self) -> list[SessionResult]:
         """End of input: judge every session not judged since its last turn."""
         with self._lock:
-            return self._judge_each([sid for sid, session in self._open.items() if not session.judged])
+            unjudged = [sid for sid, session in self._open.items() if not session.judged]
+            for session_id in unjudged:
+                self._learn(session_id)
+            return self._judge_each(unjudged)
 
     # -- inside the lock ---------------------------------------------------------------
 
@@ -164,7 +197,47 @@ class Sessions:
         if key not in session.turns and len(session.turns) >= self.max_runs:
             session.too_long, session.turns = True, {}  # nothing of it can be judged: keep no evidence
             return
-        session.turns[key] = _turn(run)
+        turn = session.turns[key] = _turn(run)
+        if self._shared is not None:
+            try:
+                self._shared.share(session_id, turn)
+            except Exception:  # judged here with the turns known here; only another process misses this one
+                logger.warning("otel-reliability could not share a turn of session %r", session_id, exc_info=True)
+
+    def _idle_everywhere(self, session_id: str, now: float) -> bool:
+        """Whether no process saw a turn of the session for ``session_idle``; if one did, the
+        session waits that much longer here."""
+        quiet = self._learn(session_id)
+        if quiet is None or quiet >= self.idle:
+            return True
+        self._open[session_id].last_seen = now - quiet
+        self._open.move_to_end(session_id)
+        return False
+
+    def _learn(self, session_id: str) -> float | None:
+        """Add the other processes' turns of the session; returns the seconds since the newest
+        arrived anywhere (None: nothing shared, or the shared store is down)."""
+        if self._shared is None:
+            return None
+        try:
+            turns, quiet = self._shared.gather(session_id)
+        except Exception:  # judge with the turns known here
+            logger.warning("otel-reliability could not read the shared turns of session %r", session_id, exc_info=True)
+            return None
+        session = self._open[session_id]
+        for turn in turns:
+            session.turns.setdefault((turn.trace_id, turn.run_span_id), turn)
+        return quiet
+
+    def _claimed(self, session_id: str, turns: list[Turn]) -> bool:
+        """Whether this process judges the session: another that judged the same turns has said it."""
+        if self._shared is None:
+            return True
+        try:
+            return self._shared.claim(session_id, _digest(turns))
+        except Exception:  # better a verdict twice (the store keeps one) than none
+            logger.warning("otel-reliability could not claim session %r", session_id, exc_info=True)
+            return True
 
     def _judge_each(self, session_ids: list[str]) -> list[SessionResult]:
         results = []
@@ -187,7 +260,7 @@ class Sessions:
             return None
         first = turns[0]
         expectation = next((e for e in self.expectations if e.applies_to(first.agent, first.span_name, first.attributes)), None)
-        if expectation is None:
+        if expectation is None or not self._claimed(session_id, turns):
             return None
         whole = Run(
             first.trace_id, first.run_span_id, first.agent, first.span_name, first.start_ns, turns[-1].end_ns,
@@ -209,6 +282,15 @@ class Sessions:
 
     def _drop(self, reason: str) -> None:
         self.stats.dropped[reason] = self.stats.dropped.get(reason, 0) + 1
+
+
+def _digest(turns: list[Turn]) -> str:
+    """What was judged: the turns' ids and their attempts' outcomes, in order."""
+    text = repr([
+        (t.trace_id, t.run_span_id, t.start_ns, t.end_ns, [(a.tool, a.outcome, a.call_id, a.span_id) for a in t.evidence])
+        for t in turns
+    ])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _turn(run: Run) -> Turn:

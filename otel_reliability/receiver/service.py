@@ -30,7 +30,7 @@ from ..model import Role, SpanRecord
 from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
 from ..sources import WHOLE, Shard
-from ..stores import open_paused_runs, open_store
+from ..stores import open_paused_runs, open_shared_sessions, open_store
 from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
 from .forwarding import Forwarder, enrich, evaluation_carrier, owned_request, request_of, split_run_spans
@@ -113,6 +113,12 @@ class ReceiverService:
         )
         engine = Engine(config.expectations)
         self.engine = engine
+        # Only when something judges sessions: otherwise no turn is kept, so none is shared.
+        self.shared_sessions = (
+            open_shared_sessions(config.store, settings.session_idle)
+            if any(e.scope == "session" for e in engine.expectations)
+            else None
+        )
         self.reputation = (
             Reputation(config.reputation_store or config.store, meter_provider=self.meter_provider,
                        expectations=engine.expectations)
@@ -127,6 +133,7 @@ class ReceiverService:
             engine, sinks, settings=settings, decision_wait=config.decision_wait, observer=self.metrics,
             # A shared store already tells the other shards: handing the run on too would judge twice.
             on_paused=None if self.shared_paused is not None else on_paused, paused=self.shared_paused,
+            shared_sessions=self.shared_sessions,
         )
         self.metrics.register_buffered(lambda: len(self.pipeline))
         self.metrics.register_pending(lambda: self.pipeline.buffer.pending)
@@ -172,6 +179,8 @@ class ReceiverService:
         self.pipeline.close()
         if self.shared_paused is not None:
             self.shared_paused.close()
+        if self.shared_sessions is not None:
+            self.shared_sessions.close()
         if self.reputation is not None:
             self.reputation.close()
         self.meter_provider.shutdown()
