@@ -305,12 +305,16 @@ def test_the_span_processor_judges_an_idle_session_by_itself(tmp_path):
 # -- the receiver: once idle, and its API ----------------------------------------------------------
 
 
-def test_the_receiver_judges_a_session_once_idle_and_its_api_gives_eval_s_session_result(receivers, tmp_path):
+@pytest.mark.parametrize("workers", [1, 2], ids=["one-process", "two-shards-each-judging-part-of-the-turns"])
+def test_the_receiver_judges_a_session_once_idle_and_its_api_gives_eval_s_session_result(receivers, tmp_path, workers):
     rules = rules_file(tmp_path)
     traces = conversation_spans()
+    assert {trace_id % 2 for trace_id, _, _ in TURNS} == {0, 1}  # with two shards, each judges some turns
     paths = write_traces(tmp_path / "traces", traces)
     [expected] = sessions_in(eval_cli(paths, rules)[1])
-    receiver = receivers.start(decision_wait=0.2, config={"session_idle": 1.0, "expectations": [str(rules)]})
+    receiver = receivers.start(
+        decision_wait=0.2, config={"session_idle": 1.0, "expectations": [str(rules)], "workers": workers}
+    )
 
     for spans in traces:
         receiver.send(spans)

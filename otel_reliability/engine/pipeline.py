@@ -27,7 +27,7 @@ from ..session_results import SessionResult
 from .buffer import DueTrace, TraceBuffer
 from .continuations import PausedRuns, Resumers, SharedPausedRuns
 from .judge import Engine
-from .sessions import SharedSessions, Sessions
+from .sessions import HandOn, SharedSessions, Sessions
 from .settings import EngineSettings
 from .sinks import Judgement, Sink, Sinks
 
@@ -65,7 +65,8 @@ class Pipeline:
 
     ``paused`` shares paused runs with other processes judging the same traffic (the
     receiver passes its PostgreSQL store's), ``shared_sessions`` the turns of sessions;
-    without them they stay in this process.
+    without them they stay in this process. ``hand_on_turn`` gives a session's turns to the
+    process that gathers that session (a receiver's shards without a shared store).
 
     >>> pipeline = Pipeline(Engine())
     >>> pipeline.add([], now=0.0)
@@ -85,6 +86,7 @@ class Pipeline:
         on_paused: PausedHook | None = None,
         paused: SharedPausedRuns | None = None,
         shared_sessions: SharedSessions | None = None,
+        hand_on_turn: HandOn | None = None,
         on_unjudgeable: Callable[[str, Exception], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -95,7 +97,7 @@ class Pipeline:
         self.resumers = Resumers()
         self.buffer = TraceBuffer(settings, decision_wait, on_leave=self.resumers.drop)
         self.paused = PausedRuns(settings.max_paused_runs)
-        self.sessions = Sessions(engine.expectations, settings, shared_sessions)
+        self.sessions = Sessions(engine.expectations, settings, shared_sessions, hand_on_turn)
         self._shared = paused
         self._observer = observer
         self._on_paused = on_paused

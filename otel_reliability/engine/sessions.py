@@ -29,7 +29,7 @@ import threading
 import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Protocol, Sequence
+from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
 from ..expectations import Expectation
 from ..matcher import evaluate
@@ -75,6 +75,10 @@ class SharedSessions(Protocol):
         ...
 
 
+HandOn = Callable[[str, Turn], bool]
+"""Hands a session's turn to the process that gathers that session; False when it is this one."""
+
+
 @dataclass(slots=True)
 class _Session:
     turns: dict[tuple[int, int], Turn] = field(default_factory=dict)
@@ -107,10 +111,11 @@ class Sessions:
 
     def __init__(
         self, expectations: Sequence[Expectation], settings: EngineSettings | None = None,
-        shared: SharedSessions | None = None,
+        shared: SharedSessions | None = None, hand_on: HandOn | None = None,
     ) -> None:
         settings = settings or EngineSettings()
         self._shared = shared
+        self._hand_on = hand_on
         self.expectations = [e for e in expectations if e.scope == "session"]
         self.idle = settings.session_idle
         self.max_sessions = settings.max_sessions
@@ -134,8 +139,19 @@ class Sessions:
             return
         with self._lock:
             for run in runs:
-                if run.session_id is not None:
-                    self._keep(run, now)
+                if run.session_id is None:
+                    continue
+                turn = _turn(run)
+                if self._hand_on is not None and self._hand_on(run.session_id, turn):
+                    continue  # another process gathers this session
+                self._keep(run.session_id, turn, now)
+
+    def keep_turn(self, session_id: str, turn: Turn, now: float) -> None:
+        """Keep a turn another process judged and handed on (a receiver's shards: each session is
+        gathered by one of them)."""
+        if self.expectations:
+            with self._lock:
+                self._keep(session_id, turn, now)
 
     def due(self, now: float) -> list[SessionResult]:
         """Judge the sessions idle for ``session_idle``; close those judged and idle as long again."""
@@ -174,9 +190,7 @@ class Sessions:
 
     # -- inside the lock ---------------------------------------------------------------
 
-    def _keep(self, run: Run, now: float) -> None:
-        session_id = run.session_id
-        assert session_id is not None
+    def _keep(self, session_id: str, turn: Turn, now: float) -> None:
         if session_id in self._closed:
             self._drop(CLOSED)
             return
@@ -191,13 +205,13 @@ class Sessions:
         self._open[session_id] = session  # now the most recently active
         session.last_seen = now
         session.judged = False
-        key = (run.trace_id, run.span_id)
+        key = (turn.trace_id, turn.run_span_id)
         if session.too_long:
             return
         if key not in session.turns and len(session.turns) >= self.max_runs:
             session.too_long, session.turns = True, {}  # nothing of it can be judged: keep no evidence
             return
-        turn = session.turns[key] = _turn(run)
+        session.turns[key] = turn
         if self._shared is not None:
             try:
                 self._shared.share(session_id, turn)
@@ -297,4 +311,4 @@ def _turn(run: Run) -> Turn:
     # An attempt the spans gave no time takes its run's start, so that it stays in its turn
     # when the session's chain is put in start order.
     evidence = [a if a.start_ns else replace(a, start_ns=run.start_ns) for a in run.evidence()]
-    return Turn(run.trace_id, run.span_id, run.agent, run.span_name, run.attributes, run.start_ns, run.end_ns, evidence)
+    return Turn(run.trace_id, run.span_id, run.agent, run.span_name, dict(run.attributes), run.start_ns, run.end_ns, evidence)

@@ -13,7 +13,9 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+import zlib
 from dataclasses import dataclass
+from typing import Callable
 
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk.metrics import MeterProvider
@@ -24,7 +26,7 @@ from ..adapters import to_event_record, to_record
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, StoreSink
 from ..emitters.span_attributes import verdict_attributes
-from ..engine import CallbackSink, Engine, Judged, Pipeline
+from ..engine import CallbackSink, Engine, Judged, Pipeline, Turn
 from ..engine.pipeline import PausedHook
 from ..model import Role, SpanRecord
 from ..reputation import Reputation, ReputationSink
@@ -74,7 +76,10 @@ class ReceiverService:
     paused runs are shared through it instead, with every receiver and shard that writes there.
     """
 
-    def __init__(self, config: ReceiverConfig, shard: Shard = WHOLE, on_paused: PausedHook | None = None) -> None:
+    def __init__(
+        self, config: ReceiverConfig, shard: Shard = WHOLE, on_paused: PausedHook | None = None,
+        on_turn: Callable[[int, str, Turn], None] | None = None,
+    ) -> None:
         self.config = config
         self.shard = shard
         self._max_buffered_spans = max(1, config.max_buffered_spans // shard.count)
@@ -134,7 +139,10 @@ class ReceiverService:
             # A shared store already tells the other shards: handing the run on too would judge twice.
             on_paused=None if self.shared_paused is not None else on_paused, paused=self.shared_paused,
             shared_sessions=self.shared_sessions,
+            # Without a shared store, each session is gathered by one shard: the others hand it their turns.
+            hand_on_turn=self._hand_on_turn if on_turn is not None and self.shared_sessions is None else None,
         )
+        self._on_turn = on_turn
         self.metrics.register_buffered(lambda: len(self.pipeline))
         self.metrics.register_pending(lambda: self.pipeline.buffer.pending)
         self.forwarder = (
@@ -244,6 +252,17 @@ class ReceiverService:
         """Spans the buffer can still take before requests are refused as overloaded."""
         return self._max_buffered_spans - self._buffered()
 
+    def _hand_on_turn(self, session_id: str, turn: Turn) -> bool:
+        owner = session_shard(session_id, self.shard.count)
+        if owner == self.shard.index:
+            return False
+        self._on_turn(owner, session_id, turn)  # type: ignore[misc] - set whenever this is
+        return True
+
+    def keep_turn(self, session_id: str, turn: Turn) -> None:
+        """Keep a turn of a session this shard gathers, judged by another shard."""
+        self.pipeline.sessions.keep_turn(session_id, turn, time.monotonic())
+
     def keep_paused(self, keys: list[str], records: list[SpanRecord]) -> None:
         """Remember a run another shard judged paused, for the trace that may resume it here."""
         self.pipeline.keep_paused(keys, records)
@@ -312,6 +331,15 @@ class ReceiverService:
         suppress_instrumentation_in_this_thread()
         while not self._stop.wait(self.judge_interval):
             self.judge_tick()
+
+
+def session_shard(session_id: str, count: int) -> int:
+    """The shard that gathers and judges a session: the same in every process (no salted hash).
+
+    >>> session_shard("conv-1", 1)
+    0
+    """
+    return zlib.crc32(session_id.encode("utf-8")) % count
 
 
 def _digest(verdict_attributes: dict) -> int:
