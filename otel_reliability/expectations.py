@@ -221,7 +221,8 @@ def from_span_attributes(expectations: Sequence[Expectation], attributes: Mappin
     if isinstance(case, str) and case:
         for expectation in expectations:
             if expectation.name == case:
-                return expectation
+                # a session rule judges the run's whole conversation, never the run alone
+                return expectation if expectation.scope == "run" else None
         raise ExpectationError(f"run span names expectation case {case!r}, which no loaded file defines")
     tool_calls = attributes.get("reliability.expect.tool_calls")
     if tool_calls is not None:

@@ -195,6 +195,8 @@ class Run:
     output: str | None = None
     error: str | None = None
     session_id: str | None = None  # the conversation this run is a turn of, when its spans say
+    # (trace id, span id) of the earlier top-level run spans this run continues (their evidence is its own)
+    continues: tuple[tuple[int, int], ...] = ()
     own_attempts: list[Attempt] = field(default_factory=list)
     members: list[Run] = field(default_factory=list)
 

@@ -331,3 +331,36 @@ def test_the_receiver_judges_a_session_once_idle_and_its_api_gives_eval_s_sessio
         "agent_reliability_session_evaluations_total", reliability_status="PASSED",
         reliability_expectation="whole-conversation",
     ) == 1
+
+
+def test_a_resumed_run_s_turn_replaces_the_turn_of_the_run_it_continues(tmp_path):
+    """A human-in-the-loop run resumed in another trace carries the paused run's attempts: the
+    session counts each attempt once, not once per judgement of the paused run."""
+    from .receiver_harness import paused_and_resumed
+
+    paused, resumed = paused_and_resumed(0x9A01, 0x9A02)
+    for spans in (paused, resumed):
+        spans[0].attributes.add(key="gen_ai.conversation.id").value.string_value = CONVERSATION
+    rules = rules_file(tmp_path, """
+expectations:
+  - name: approved booking
+    scope: session
+    expected_chain: [get_weather, approve_booking]
+    order: exact
+""")
+    paths = write_traces(tmp_path / "traces", [paused, resumed])
+
+    _, document, _ = eval_cli(paths, rules)
+
+    [session] = sessions_in(document)
+    assert [(a["tool"], a["outcome"]) for a in session["chain"]] == [("get_weather", "ok"), ("approve_booking", "ok")]
+    assert session["eval_status"] == "PASSED"
+    assert [r["trace_id"] for r in session["runs"]] == [f"{0x9A02:032x}"]
+
+
+def test_a_run_span_naming_a_session_rule_is_judged_alone_by_the_run_rules_and_its_session_by_that_rule():
+    rule = Expectation(name="conv", scope="session", expected_tool_calls=["a"])
+    engine = Engine([rule])
+    run = Run(1, 2, "bot", "invoke_agent bot", 0, 9, attributes={"reliability.expect.case": "conv"}, session_id="s1")
+
+    assert engine.expectation_for(run).name == "default"

@@ -121,6 +121,7 @@ def _build(
         output=latest.output,
         error=run_error,
         session_id=_session_of(group, owned_records, member_records),
+        continues=tuple(_key(record) for record in group[:-1]),
         own_attempts=attempts_of(owned_records, name, path, run_error, pairing),
     )
     if len({r.agent_name for r in acting}) > 1:

@@ -55,6 +55,7 @@ class Turn:
     start_ns: int
     end_ns: int
     evidence: list[Attempt]  # the run's attempts (members' included), each with a start time
+    continues: tuple[tuple[int, int], ...] = ()  # earlier runs whose evidence this turn carries: it replaces them
 
 
 class SharedSessions(Protocol):
@@ -208,6 +209,8 @@ class Sessions:
         key = (turn.trace_id, turn.run_span_id)
         if session.too_long:
             return
+        for earlier in turn.continues:  # their attempts are this turn's: counted once
+            session.turns.pop(earlier, None)
         if key not in session.turns and len(session.turns) >= self.max_runs:
             session.too_long, session.turns = True, {}  # nothing of it can be judged: keep no evidence
             return
@@ -269,7 +272,13 @@ class Sessions:
         return results
 
     def _judged(self, session_id: str, session: _Session) -> SessionResult | None:
-        turns = sorted(session.turns.values(), key=lambda t: (t.start_ns, t.trace_id, t.run_span_id))
+        # A paused run judged again after the run that resumes it (or learnt from another process)
+        # is still carried by that run: count its attempts once.
+        continued = {key for turn in session.turns.values() for key in turn.continues}
+        turns = sorted(
+            (t for key, t in session.turns.items() if key not in continued),
+            key=lambda t: (t.start_ns, t.trace_id, t.run_span_id),
+        )
         if not turns:
             return None
         first = turns[0]
@@ -311,4 +320,7 @@ def _turn(run: Run) -> Turn:
     # An attempt the spans gave no time takes its run's start, so that it stays in its turn
     # when the session's chain is put in start order.
     evidence = [a if a.start_ns else replace(a, start_ns=run.start_ns) for a in run.evidence()]
-    return Turn(run.trace_id, run.span_id, run.agent, run.span_name, dict(run.attributes), run.start_ns, run.end_ns, evidence)
+    return Turn(
+        run.trace_id, run.span_id, run.agent, run.span_name, dict(run.attributes), run.start_ns, run.end_ns, evidence,
+        run.continues,
+    )

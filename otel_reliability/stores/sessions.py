@@ -99,7 +99,7 @@ def encode_turn(turn: Turn) -> str:
     """A turn as JSON (attempts as arrays of their fields, in declaration order).
 
     >>> from otel_reliability.model import OK
-    >>> turn = Turn(1, 2, "bot", "run", {"tier": ("a", "b")}, 5, 9, [Attempt("t", {"x": 1}, OK, "bot", ("bot",))])
+    >>> turn = Turn(1, 2, "bot", "run", {"tier": ("a", "b")}, 5, 9, [Attempt("t", {"x": 1}, OK, "bot", ("bot",))], ((1, 1),))
     >>> decode_turn(encode_turn(turn)) == turn
     True
     """
@@ -107,15 +107,17 @@ def encode_turn(turn: Turn) -> str:
         turn.trace_id, turn.run_span_id, turn.agent, turn.span_name, dict(turn.attributes), turn.start_ns, turn.end_ns,
         [[a.tool, a.arguments, a.outcome, a.agent, list(a.agent_path), a.call_id, a.span_id, a.error, a.start_ns,
           a.arguments_captured] for a in turn.evidence],
+        [list(key) for key in turn.continues],
     ], separators=(",", ":"), default=str)  # fmt: skip
 
 
 def decode_turn(text: str) -> Turn:
-    trace_id, run_span_id, agent, span_name, attributes, start_ns, end_ns, evidence = json.loads(text)
+    trace_id, run_span_id, agent, span_name, attributes, start_ns, end_ns, evidence, continues = json.loads(text)
     return Turn(
         trace_id, run_span_id, agent, span_name,
         {key: tuple(value) if isinstance(value, list) else value for key, value in attributes.items()},
         start_ns, end_ns,
         [Attempt(tool, arguments, outcome, who, tuple(path), call_id, span_id, error, start, captured)
          for tool, arguments, outcome, who, path, call_id, span_id, error, start, captured in evidence],
+        tuple((trace, span) for trace, span in continues),
     )  # fmt: skip
