@@ -18,10 +18,11 @@ from opentelemetry.sdk.trace import TracerProvider
 from otel_reliability import ReliabilitySpanProcessor
 from otel_reliability.engine import Engine, EngineSettings, Sessions, judge_all_at_end
 from otel_reliability.expectations import Expectation
-from otel_reliability.model import OK, Attempt, Run
+from otel_reliability.model import OK, Attempt, Run, Verdict
+from otel_reliability.results import RunResult
 from otel_reliability.session_results import SessionResult
-from otel_reliability.sources import read_spans
 from otel_reliability.adapters import to_record
+from otel_reliability.sources import read_spans
 from otel_reliability.stores import open_store
 
 from .receiver_harness import (
@@ -32,6 +33,7 @@ from .receiver_harness import (
     receivers,  # noqa: F401 - fixture
     wait_until,
 )
+from .reputation_postgres import fresh_schema_url, postgres_server  # noqa: F401 - fixture
 
 CONVERSATION = "conv-7"
 SESSION_RULES = """
@@ -364,3 +366,28 @@ def test_a_run_span_naming_a_session_rule_is_judged_alone_by_the_run_rules_and_i
     run = Run(1, 2, "bot", "invoke_agent bot", 0, 9, attributes={"reliability.expect.case": "conv"}, session_id="s1")
 
     assert engine.expectation_for(run).name == "default"
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "jsonl", "postgres"])
+def test_a_store_keeps_the_newest_verdict_of_a_session_beside_the_runs_and_gives_it_by_its_id(kind, tmp_path, request):
+    spec = (fresh_schema_url(request.getfixturevalue("postgres_server")) if kind == "postgres"
+            else str(tmp_path / ("results.db" if kind == "sqlite" else "results.jsonl")))
+    run = RunResult(0x7A01, 1, "concierge", "default", Verdict("PASSED", "default"), 10.0)
+    first = SessionResult(CONVERSATION, [(0x7A01, 1)], "concierge", "whole-conversation",
+                          Verdict("FAILED", "whole-conversation", missing_tool_calls=["book_flight"]), 20.0)
+    second = SessionResult(CONVERSATION, [(0x7A01, 1), (0x7A02, 1)], "concierge", "whole-conversation",
+                           Verdict("PASSED", "whole-conversation"), 30.0)
+    other = SessionResult("conv-other", [(0x7B01, 1)], "concierge", "whole-conversation",
+                          Verdict("PASSED", "whole-conversation"), 40.0)
+    store = open_store(spec)
+    try:
+        store.add_many([run, first])
+        store.add_many([second, other])
+
+        assert store.query(limit=None) == [run]
+        assert store.query(session_id=CONVERSATION) == [second]
+        assert store.query(session_id="conv-other", status="FAILED") == []
+        assert store.query(session_id="no-such-conversation") == []
+    finally:
+        store.close()
+
