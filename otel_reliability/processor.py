@@ -231,10 +231,10 @@ class ReliabilitySpanProcessor(SpanProcessor):
         return self._next.force_flush(remaining) and drained
 
     def judge_session(self, session_id: str, timeout: float = 30.0) -> SessionResult | None:
-        """Judge the session (conversation) ``session_id`` now, from its runs judged so far, as the
-        ``scope: session`` expectations say; the result is stored and counted like an idle
-        session's. None when no session expectation selects it or no judged run names it.
-        Sessions are also judged by themselves once idle for ``session_idle``, and at ``shutdown``.
+        """Judge the session (conversation) ``session_id`` now, from its runs judged so far, by the
+        ``scope: session`` expectations; stored and counted like an idle session's verdict. None
+        when no session expectation selects it or no judged run names it. Sessions are also
+        judged once idle for ``session_idle``, and at ``shutdown``.
 
         >>> from otel_reliability.expectations import Expectation
         >>> processor = ReliabilitySpanProcessor(store=None,
@@ -243,7 +243,8 @@ class ReliabilitySpanProcessor(SpanProcessor):
         True
         >>> processor.shutdown()
         """
-        self.drain(timeout)  # the runs queued so far are judged first: they may be its turns
+        if threading.current_thread() is not self._worker:  # (a sink asking would wait on itself)
+            self.drain(timeout)  # the runs queued so far are judged first: they may be its turns
         return self._pipeline.judge_session(session_id)
 
     def shutdown(self) -> None:
