@@ -391,3 +391,34 @@ def test_a_store_keeps_the_newest_verdict_of_a_session_beside_the_runs_and_gives
     finally:
         store.close()
 
+
+
+def test_the_span_processor_counts_session_verdicts_and_sessions_left_unjudged(tmp_path):
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+
+    reader = InMemoryMetricReader()
+    processor = ReliabilitySpanProcessor(
+        store=None, expectations=[rules_file(tmp_path)], max_sessions=1, meter_provider=MeterProvider([reader]),
+    )
+    provider = TracerProvider()
+    provider.add_span_processor(processor)
+    _traced_turns(provider, "conv-pushed-out")
+    _traced_turns(provider, CONVERSATION)  # the first leaves unjudged: only one session is gathered
+    provider.shutdown()  # judges the one left
+
+    points = {
+        (metric.name, tuple(sorted(point.attributes.items()))): point.value
+        for resource in reader.get_metrics_data().resource_metrics
+        for scope in resource.scope_metrics
+        for metric in scope.metrics
+        if metric.name.startswith("agent.reliability.session")
+        for point in metric.data.data_points
+    }
+    assert points == {
+        ("agent.reliability.session.evaluations", (
+            ("gen_ai.agent.name", "concierge"), ("reliability.expectation", "whole-conversation"),
+            ("reliability.status", "PASSED"),
+        )): 1,
+        ("agent.reliability.sessions.dropped", (("reason", "max_sessions"),)): 1,
+    }
