@@ -17,7 +17,7 @@ from rich.console import Console
 
 from .emitters.markdown import results_markdown
 from .emitters.table import render_results
-from .engine import Engine, judge_at_end
+from .engine import Engine, Judgement, judge_all_at_end
 from .expectations import ExpectationError
 from .jsontext import encode_document
 from .output_file import OutputError, write_output
@@ -29,7 +29,9 @@ from .reports.compare_cli import register as register_compare
 from .reputation.cli import register as register_reputation
 from .model import Role
 from .progress import progress_bar
-from .results import RunResult, results_document
+from .matcher import explain
+from .results import RunResult
+from .session_results import SessionResult, results_document_with_sessions
 from .sources import TraceInputError
 from .sources.files import DEFAULT_MAX_DECOMPRESSED
 from .sources.parallel import read_files
@@ -142,20 +144,44 @@ def _eval(args: argparse.Namespace) -> int:
     # GenAI event records from log exports join their spans, whichever file holds them.
     records = [record for file in files for record in file.records]
     events = [event for file in files for event in file.events]
-    results = [j.result for j in judge_at_end(engine, records, events)]
+    judgements, sessions = judge_all_at_end(engine, records, events)
+    results = [j.result for j in judgements]
     for result in results:
         result.source = sources.get((result.trace_id, result.run_span_id))
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
-    _write_report(results, args.format, args.output)
-    if any(r.failed for r in results):
+    if any(e.scope == "session" for e in engine.expectations):
+        _say_unsessioned(judgements, sessions)
+    _write_report(results, args.format, args.output, sessions)
+    # A session judged FAILED fails the input as a failed run does.
+    verdicts = [*results, *sessions]
+    if any(v.failed for v in verdicts):
         return EXIT_FAILED
-    return EXIT_PASSED if all(r.passed for r in results) else EXIT_NOT_EVALUATED
+    return EXIT_PASSED if all(v.passed for v in verdicts) else EXIT_NOT_EVALUATED
 
 
-def _write_report(results: list[RunResult], fmt: str, output: str | None) -> None:
+def _say_unsessioned(judgements: Sequence[Judgement], sessions: Sequence[SessionResult]) -> None:
+    """Session expectations are loaded: say which runs no session judged, and why, on stderr."""
+    without = sum(1 for j in judgements if j.run.session_id is None)
+    if without:
+        print(
+            f"otel-reliability: {without} run(s) name no conversation (gen_ai.conversation.id or session.id): "
+            "judged alone, in no session",
+            file=sys.stderr,
+        )
+    for session in sessions:
+        print(
+            f"otel-reliability: session {session.session_id}: {session.verdict.eval_status} "
+            f"({session.expectation}, {len(session.runs)} run(s)): {explain(session.verdict)}",
+            file=sys.stderr,
+        )
+
+
+def _write_report(
+    results: list[RunResult], fmt: str, output: str | None, sessions: Sequence[SessionResult] = ()
+) -> None:
     if fmt == "json":
-        text = encode_document(results_document(results)) + "\n"
+        text = encode_document(results_document_with_sessions(results, sessions)) + "\n"
     elif fmt == "markdown":
         text = results_markdown(results)
     else:

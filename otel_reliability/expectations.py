@@ -23,6 +23,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 ArgumentMode = Literal["subset", "exact", "bfcl", "ignore"]
 ChainStep = Union[str, list[str]]
 FailOn = Literal["error", "refused", "pending"]
+Scope = Literal["run", "session"]
 
 
 class Match(BaseModel):
@@ -93,6 +94,9 @@ class Expectation(BaseModel):
 
     name: str = Field(min_length=1)
     match: Match | None = None
+    # "session": judge every top-level run of one conversation as one chain (SPEC §5.2 Sessions);
+    # ``match`` then selects by the session's first run, and no single run is judged by it.
+    scope: Scope = "run"
     expected_tool_calls: list[str] | None = None
     allow_additional_tool_calls: bool = False
     expected_tool_call_arguments: dict[str, dict[str, Any] | list[dict[str, Any]]] | None = None
@@ -207,7 +211,7 @@ def select(
     if inline is not None:
         return inline
     for expectation in expectations:
-        if expectation.applies_to(agent, span_name, attributes):
+        if expectation.scope == "run" and expectation.applies_to(agent, span_name, attributes):
             return expectation
     return None
 
@@ -217,7 +221,8 @@ def from_span_attributes(expectations: Sequence[Expectation], attributes: Mappin
     if isinstance(case, str) and case:
         for expectation in expectations:
             if expectation.name == case:
-                return expectation
+                # a session rule judges the run's whole conversation, never the run alone
+                return expectation if expectation.scope == "run" else None
         raise ExpectationError(f"run span names expectation case {case!r}, which no loaded file defines")
     tool_calls = attributes.get("reliability.expect.tool_calls")
     if tool_calls is not None:

@@ -129,6 +129,7 @@ class SpanRecord:
     # any span: what evaluators and access policies said about it, for reputation
     evaluations: tuple[Mapping[str, Any], ...] = ()  # attributes of its gen_ai.evaluation.result events
     policy_denied: bool = False
+    session_id: str | None = None  # the conversation the span belongs to (one session of runs), when it says
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns
@@ -193,6 +194,9 @@ class Run:
     run_key: str | None = None
     output: str | None = None
     error: str | None = None
+    session_id: str | None = None  # the conversation this run is a turn of, when its spans say
+    # (trace id, span id) of the earlier top-level run spans this run continues (their evidence is its own)
+    continues: tuple[tuple[int, int], ...] = ()
     own_attempts: list[Attempt] = field(default_factory=list)
     members: list[Run] = field(default_factory=list)
 

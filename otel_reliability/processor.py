@@ -37,6 +37,7 @@ from .inline import active_check, register_processor
 from .log_processor import ReliabilityLogRecordProcessor
 from .model import LogData, Role, SpanRecord
 from .results import RunResult
+from .session_results import SessionResult
 from .sources.sdk import attributes_view, from_ended_span, from_readable_span, with_additions
 from .stores import ResultStore, open_store, parse_store_spec
 from .suppression import suppress_instrumentation_in_this_thread
@@ -119,12 +120,16 @@ class ReliabilitySpanProcessor(SpanProcessor):
         max_spans_per_trace: int = EngineSettings.model_fields["max_spans_per_trace"].default,
         trace_ttl: float = EngineSettings.model_fields["trace_ttl"].default,
         max_paused_runs: int = EngineSettings.model_fields["max_paused_runs"].default,
+        session_idle: float = EngineSettings.model_fields["session_idle"].default,
+        max_sessions: int = EngineSettings.model_fields["max_sessions"].default,
+        max_runs_per_session: int = EngineSettings.model_fields["max_runs_per_session"].default,
         max_queue: int = 100_000,
         max_label_values: int = 100,
     ) -> None:
         settings = EngineSettings.checked(
             {"max_traces": max_traces, "max_spans_per_trace": max_spans_per_trace,
-             "trace_ttl": trace_ttl, "max_paused_runs": max_paused_runs}
+             "trace_ttl": trace_ttl, "max_paused_runs": max_paused_runs,
+             "session_idle": session_idle, "max_sessions": max_sessions, "max_runs_per_session": max_runs_per_session}
         )
         if reputation is not None:
             from .reputation.processor import wire_reputation
@@ -225,10 +230,28 @@ class ReliabilitySpanProcessor(SpanProcessor):
         remaining = max(0, int((deadline - time.monotonic()) * 1000))
         return self._next.force_flush(remaining) and drained
 
+    def judge_session(self, session_id: str, timeout: float = 30.0) -> SessionResult | None:
+        """Judge the session (conversation) ``session_id`` now, from its runs judged so far, by the
+        ``scope: session`` expectations; stored and counted like an idle session's verdict. None
+        when no session expectation selects it or no judged run names it. Sessions are also
+        judged once idle for ``session_idle``, and at ``shutdown``.
+
+        >>> from otel_reliability.expectations import Expectation
+        >>> processor = ReliabilitySpanProcessor(store=None,
+        ...     expectations=[Expectation(name="conversation", scope="session", expected_tool_calls=["a"])])
+        >>> processor.judge_session("no-such-conversation") is None
+        True
+        >>> processor.shutdown()
+        """
+        if threading.current_thread() is not self._worker:  # (a sink asking would wait on itself)
+            self.drain(timeout)  # the runs queued so far are judged first: they may be its turns
+        return self._pipeline.judge_session(session_id)
+
     def shutdown(self) -> None:
         if self._worker.is_alive():
             self._submit(_Stop())
             self._worker.join(timeout=30)
+        self._pipeline.end_sessions()  # the end of the input: sessions not judged yet are judged as they stand
         self._pipeline.close()
         if self._next is not None:
             self._next.shutdown()
@@ -346,6 +369,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
             return
         self._last_sweep = now
         self._pipeline.expire(now)
+        self._pipeline.judge_idle_sessions(now)
         self.stats.traces_evicted = self._pipeline.traces_evicted
         horizon = time.time_ns() - int(self._pipeline.settings.trace_ttl * 1e9)
         for span_id, span in list(self._open.items()):

@@ -19,6 +19,7 @@ CONVENTION_KEYS = (
     "gen_ai.operation.name", "gen_ai.agent.", "gen_ai.tool.", "gen_ai.input.", "gen_ai.output.",
     "openinference.", "llm.", "tool.", "tool_call.", "agent.name", "graph.node.", "agno.",
     "input.value", "output.value", "traceloop.", "pydantic_ai.", "final_result",
+    "gen_ai.conversation.", "session.id",
 )
 
 

@@ -114,3 +114,69 @@ def test_the_collector_routes_each_trace_whole_to_one_receiver_which_gives_eval_
 def _evaluations_per_agent(receiver: Receiver) -> Counter:
     standings = receiver.http("GET", "/api/v1/reputation").json()["standings"]
     return Counter({s["agent"]: s["total_evaluations"] for s in standings})
+
+
+def test_a_conversation_whose_traces_reach_both_receivers_gives_one_session_result_equal_to_eval_s(
+    receivers, collector_for, postgres_server, tmp_path  # noqa: F811 - the imported fixtures
+):
+    """Sessions stay whole behind the Collector routing by trace id: the receivers share the
+    turns they judged through PostgreSQL, judge a session once it is idle everywhere, and the
+    one that claims it first judges it."""
+    if COLLECTOR_MISSING:
+        pytest.fail(COLLECTOR_MISSING)
+    from .test_sessions import CONVERSATION, TURNS, conversation_spans, eval_cli, rules_file, sessions_in, write_traces
+
+    rules = rules_file(tmp_path)
+    shared = fresh_schema_url(postgres_server)
+    config = {"session_idle": 2.0, "expectations": [str(rules)]}
+    pair = [receivers.start(name, decision_wait=0.3, store=shared, config=config) for name in ("receiver-a", "receiver-b")]
+    collector = collector_for(pair)
+    trace_ids = _split_over(collector, pair)
+    traces = conversation_spans(turns=[(trace_id, start, calls) for trace_id, (_, start, calls) in zip(trace_ids, TURNS)])
+    [expected] = sessions_in(eval_cli(write_traces(tmp_path / "traces", traces), rules)[1])
+
+    for spans in traces:
+        _export(collector, spans)
+
+    document = wait_until(
+        lambda: (found := pair[0].results(session_id=CONVERSATION)) and found["results"] and found,
+        30, "the session's result in the shared store",
+    )
+    assert sorted(r.metric("agent_reliability_evaluations_total") for r in pair) == [1, 2]
+    [got] = document["results"]
+    assert {k: v for k, v in got.items() if k != "source"} == {k: v for k, v in expected.items() if k != "source"}
+    # judged once: both found it idle with the same turns, and only the first claim judges
+    wait_until(lambda: all(r.settled() for r in pair), 15, "both receivers to settle")
+    assert sum(r.metric("agent_reliability_session_evaluations_total") for r in pair) == 1
+
+
+def _split_over(collector: Collector, pair: list[Receiver]) -> list[int]:
+    """Three trace ids the Collector sends two to one receiver and one to the other. Its hash
+    ring depends on the receivers' (free, so changing) ports: each candidate is learnt by
+    sending one plain span of it (no run: it changes no verdict) and seeing where it lands."""
+    from opentelemetry.proto.trace.v1.trace_pb2 import Span
+
+    from .receiver_harness import new_trace_id
+
+    landed: dict[int, list[int]] = {0: [], 1: []}
+    while not (len(landed[0]) >= 2 and landed[1] or len(landed[1]) >= 2 and landed[0]):
+        trace_id = new_trace_id()
+        before = [r.metric("agent_reliability_spans_received_total") for r in pair]
+        _export(collector, [Span(trace_id=trace_id.to_bytes(16, "big"), span_id=(trace_id & 0xFFFF).to_bytes(8, "big"),
+                                 name="probe", start_time_unix_nano=1, end_time_unix_nano=2)])
+        after = wait_until(
+            lambda: (now := [r.metric("agent_reliability_spans_received_total") for r in pair]) != before and now,
+            15, "the probe span to reach a receiver",
+        )
+        landed[0 if after[0] > before[0] else 1].append(trace_id)
+    many, few = (landed[0], landed[1]) if len(landed[0]) >= 2 else (landed[1], landed[0])
+    return [many[0], few[0], many[1]]
+
+
+def _export(collector: Collector, spans: list) -> None:
+    import grpc
+
+    from .receiver_harness import EXPORT_METHOD, export_request
+
+    with grpc.insecure_channel(collector.grpc_endpoint) as channel:
+        channel.unary_unary(EXPORT_METHOD)(export_request(spans).SerializeToString(), timeout=30)

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Protocol
 
 from ..model import EVALUATION_EVENT, POLICY_DENIED, SpanData, SpanRecord
 from . import genai, openinference, traceloop, vercel_ai
+from .common import session_of
 from .genai import GenAIAdapter
 from .genai_events import may_be_genai_event, to_event_record
 from .openinference import OpenInferenceAdapter
@@ -77,4 +78,5 @@ def to_record(span: SpanData) -> SpanRecord:
         record.evaluations = tuple([e.attributes for e in span.events if e.name == EVALUATION_EVENT])
     if span.attributes.get(POLICY_DENIED) is True:
         record.policy_denied = True
+    record.session_id = session_of(span.attributes)
     return record

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, Mapping
 
 from ..jsontext import decode_json
 from ..model import STATUS_ERROR, STATUS_OK, SpanData
@@ -60,3 +60,22 @@ def text_of(content: Any) -> str:
         if len(texts) == len(content):
             return "".join(texts)
     return json.dumps(content, sort_keys=True, default=str)
+
+
+# The conversation a span is part of: GenAI semconv's id first, then the general OpenTelemetry
+# ``session.id`` (OpenInference writes that one, e.g. LangGraph's thread id). Either may sit on
+# any span of any convention, so every record is read for them, not just one adapter's.
+SESSION_KEYS = ("gen_ai.conversation.id", "session.id")
+
+
+def session_of(attributes: Mapping[str, Any]) -> str | None:
+    """The span's conversation id, if it carries one (an empty value is none).
+
+    >>> session_of({"session.id": "thread-1"}), session_of({"gen_ai.conversation.id": ""})
+    ('thread-1', None)
+    """
+    for key in SESSION_KEYS:
+        value = attributes.get(key)
+        if value is not None and value != "":
+            return str(value)
+    return None

@@ -51,6 +51,8 @@ def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = 
             inherit_dispatched_call_id(record, spans)
         owner = enclosing_run(record, spans)
         if role is _AGENT_RUN:
+            if owner is None and record.session_id is None:
+                record.session_id = _ancestor_session(record, spans)
             (members[owner.trace_id, owner.span_id] if owner is not None else top_level).append(record)
         elif owner is not None:
             owned[owner.trace_id, owner.span_id].append(record)
@@ -118,6 +120,8 @@ def _build(
         run_key=latest.run_key,
         output=latest.output,
         error=run_error,
+        session_id=_session_of(group, owned_records, member_records),
+        continues=tuple(_key(record) for record in group[:-1]),
         own_attempts=attempts_of(owned_records, name, path, run_error, pairing),
     )
     if len({r.agent_name for r in acting}) > 1:
@@ -200,6 +204,29 @@ def _gathered(group: list[SpanRecord], index: dict[_Key, list[SpanRecord]]) -> l
         record = group[0]
         return index.get((record.trace_id, record.span_id)) or []
     return [item for record in group for item in index.get(_key(record), ())]
+
+
+def _ancestor_session(record: SpanRecord, spans: dict[int, SpanRecord]) -> str | None:
+    """The conversation an enclosing span names (traceloop's LangGraph run sits under an
+    ``invoke_agent`` span that carries it and is no run itself)."""
+    node = spans.get(record.parent_id)
+    for _ in range(1024):  # a parent cycle in bad input must not hang assembly
+        if node is None:
+            return None
+        if node.session_id is not None:
+            return node.session_id
+        node = spans.get(node.parent_id)
+    return None
+
+
+def _session_of(group: list[SpanRecord], owned: list[SpanRecord], member_records: list[SpanRecord]) -> str | None:
+    """The conversation the run is a turn of: its latest run span's, else the first any of its
+    spans names (ADK and openai-v2 put it on the run span, some only on model-call spans)."""
+    for records in (reversed(group), owned, member_records):
+        for record in records:
+            if record.session_id is not None:
+                return record.session_id
+    return None
 
 
 def _agent_name(record: SpanRecord, acting: list[SpanRecord], member_records: list[SpanRecord]) -> str:

@@ -26,6 +26,7 @@ from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
 
 from otel_reliability.results import RunResult
+from otel_reliability.session_results import SessionResult
 
 OTHER = "_other"
 SCORE_BUCKETS = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
@@ -125,6 +126,14 @@ class ReliabilityMetrics:
         self._sink_failures = meter.create_counter(
             "agent.reliability.sink.failures", unit="{failure}", description="Times a verdict sink raised, by sink"
         )
+        self._session_evaluations = meter.create_counter(
+            "agent.reliability.session.evaluations",
+            unit="{evaluation}",
+            description="Sessions (conversations of runs) evaluated as one chain, by verdict",
+        )
+        self._sessions_dropped = meter.create_counter(
+            "agent.reliability.sessions.dropped", unit="{session}", description="Sessions left unjudged, by reason"
+        )
 
     def record(self, result: RunResult) -> None:
         """Count one verdict: the evaluation, its score, and its tool calls."""
@@ -161,6 +170,18 @@ class ReliabilityMetrics:
             self._tool_calls.add(count, {AGENT: self._agent(who), TOOL: self._tool(tool), OUTCOME: outcome})
         for (who, tool), count in unexpected.items():
             self._unexpected.add(count, {AGENT: self._agent(who), TOOL: self._tool(tool)})
+
+    def record_sessions(self, results: Iterable[SessionResult]) -> None:
+        """Count session verdicts by the first run's agent, the status and the expectation."""
+        for result in results:
+            self._session_evaluations.add(1, {
+                AGENT: self._agent(result.agent), STATUS: result.verdict.eval_status,
+                EXPECTATION: self._expectation(result.expectation),
+            })
+
+    def sessions_dropped(self, count: int, reason: str) -> None:
+        """Count sessions that left unjudged (``engine.sessions``: ``max_sessions``, ``max_runs_per_session``, ``closed``)."""
+        self._sessions_dropped.add(count, {REASON: reason})
 
     def register_buffered(self, callback: Callable[[], int]) -> None:
         """Feed ``agent.reliability.traces.buffered`` from ``callback`` (replaces an earlier one)."""

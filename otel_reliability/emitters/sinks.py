@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..engine import Judgement
+from ..session_results import SessionResult
 from ..stores import ResultStore
 from .metrics import ReliabilityMetrics
 from .table import render_table
@@ -25,6 +26,9 @@ class StoreSink:
     def publish(self, judgements: Sequence[Judgement]) -> None:
         self.store.add_many([j.result for j in judgements])
 
+    def publish_sessions(self, results: Sequence[SessionResult]) -> None:
+        self.store.add_many(results)
+
     def close(self) -> None:
         self.store.close()
 
@@ -39,6 +43,9 @@ class MetricsSink:
 
     def publish(self, judgements: Sequence[Judgement]) -> None:
         self.metrics.record_many([j.result for j in judgements])
+
+    def publish_sessions(self, results: Sequence[SessionResult]) -> None:
+        self.metrics.record_sessions(results)
 
     def close(self) -> None:
         pass

@@ -9,7 +9,8 @@ The engine imports neither.
 
 from .continuations import SharedPausedRuns
 from .judge import Engine
-from .pipeline import Judged, Pipeline, judge_at_end, judge_spans
+from .pipeline import Judged, Pipeline, judge_all_at_end, judge_at_end, judge_spans
+from .sessions import Sessions, SharedSessions, Turn
 from .settings import EngineSettings, SettingsError
 from .sinks import CallbackSink, Judgement, Sink, Sinks
 
@@ -20,10 +21,14 @@ __all__ = [
     "Judged",
     "Judgement",
     "Pipeline",
+    "Sessions",
     "SettingsError",
     "SharedPausedRuns",
+    "SharedSessions",
     "Sink",
     "Sinks",
+    "Turn",
+    "judge_all_at_end",
     "judge_at_end",
     "judge_spans",
 ]

@@ -23,16 +23,21 @@ from ..assembly import assemble
 from ..expectations import Expectation, ExpectationError
 from ..model import EventRecord, LogData, Role, Run, SpanData, SpanRecord
 from ..results import RunResult
+from ..session_results import SessionResult
 from .buffer import DueTrace, TraceBuffer
 from .continuations import PausedRuns, Resumers, SharedPausedRuns
 from .judge import Engine
+from .sessions import HandOn, SharedSessions, Sessions
 from .settings import EngineSettings
 from .sinks import Judgement, Sink, Sinks
 
 PausedHook = Callable[[list[str], list[SpanRecord]], None]
 _AGENT_RUN = Role.AGENT_RUN
 logger = logging.getLogger(__name__)
-_UNBOUNDED = EngineSettings(max_traces=sys.maxsize, max_spans_per_trace=sys.maxsize, max_paused_runs=sys.maxsize)
+_UNBOUNDED = EngineSettings(
+    max_traces=sys.maxsize, max_spans_per_trace=sys.maxsize, max_paused_runs=sys.maxsize,
+    max_sessions=sys.maxsize, max_runs_per_session=sys.maxsize,
+)
 
 
 class Observer(Protocol):
@@ -43,6 +48,8 @@ class Observer(Protocol):
     def late_evaluation(self, count: int = 1) -> None: ...
 
     def sink_failed(self, sink: str) -> None: ...
+
+    def sessions_dropped(self, count: int, reason: str) -> None: ...
 
 
 @dataclass(slots=True)
@@ -57,7 +64,9 @@ class Pipeline:
     """One trace buffer and everything that judges from it.
 
     ``paused`` shares paused runs with other processes judging the same traffic (the
-    receiver passes its PostgreSQL store's); without it they stay in this process.
+    receiver passes its PostgreSQL store's), ``shared_sessions`` the turns of sessions;
+    without them they stay in this process. ``hand_on_turn`` gives a session's turns to the
+    process that gathers that session (a receiver's shards without a shared store).
 
     >>> pipeline = Pipeline(Engine())
     >>> pipeline.add([], now=0.0)
@@ -76,6 +85,8 @@ class Pipeline:
         observer: Observer | None = None,
         on_paused: PausedHook | None = None,
         paused: SharedPausedRuns | None = None,
+        shared_sessions: SharedSessions | None = None,
+        hand_on_turn: HandOn | None = None,
         on_unjudgeable: Callable[[str, Exception], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
@@ -86,12 +97,14 @@ class Pipeline:
         self.resumers = Resumers()
         self.buffer = TraceBuffer(settings, decision_wait, on_leave=self.resumers.drop)
         self.paused = PausedRuns(settings.max_paused_runs)
+        self.sessions = Sessions(engine.expectations, settings, shared_sessions, hand_on_turn)
         self._shared = paused
         self._observer = observer
         self._on_paused = on_paused
         self._on_unjudgeable = on_unjudgeable
         self._clock = clock
         self._evicted_reported = 0
+        self._sessions_dropped_reported: dict[str, int] = {}
         # Front doors add from their serving threads and judge from another.
         self.lock = threading.Lock()
 
@@ -139,6 +152,7 @@ class Pipeline:
             due = self.buffer.due(now)
         judged = [self.judge_due(trace) for trace in due]
         self.publish([j for trace in judged for j in trace.judgements])
+        self.publish_sessions(self.sessions.due(now))
         return judged, self.expire(now)
 
     def expire(self, now: float) -> list[DueTrace]:
@@ -176,12 +190,48 @@ class Pipeline:
         self.publish(judgements, extra_sinks)
         return judgements[0] if judgements else None
 
+    def judge_idle_sessions(self, now: float) -> list[SessionResult]:
+        """The session idle rule alone (the span processor's sweep): judge and publish the
+        sessions idle for ``session_idle``."""
+        results = self.sessions.due(now)
+        self.publish_sessions(results)
+        return results
+
+    def judge_session(self, session_id: str) -> SessionResult | None:
+        """Judge one session now, from the runs of it judged so far, and publish it."""
+        result = self.sessions.judge(session_id)
+        if result is not None:
+            self.publish_sessions([result])
+        return result
+
+    def end_sessions(self) -> list[SessionResult]:
+        """End of input, after ``drain``: judge every session not judged since its last run, and publish."""
+        results = self.sessions.judge_all()
+        self.publish_sessions(results)
+        return results
+
+    def publish_sessions(self, results: Sequence[SessionResult]) -> None:
+        self.sinks.publish_sessions(results)
+        self._report_session_drops()
+
+    def _report_session_drops(self) -> None:
+        if self._observer is None:
+            return
+        for reason, count in list(self.sessions.stats.dropped.items()):
+            reported = self._sessions_dropped_reported.get(reason, 0)
+            if count > reported:
+                self._observer.sessions_dropped(count - reported, reason)
+                self._sessions_dropped_reported[reason] = count
+
     def forget(self, trace_id: int) -> None:
         with self.lock:
             self.buffer.forget(trace_id)
 
     def publish(self, judgements: Sequence[Judgement], extra_sinks: Sequence[Sink] = ()) -> None:
         self.sinks.publish(judgements, extra_sinks)
+        if judgements and self.sessions.active:
+            self.sessions.note([j.run for j in judgements], self._clock())
+            self._report_session_drops()
         late = sum(j.late for j in judgements)
         if late and self._observer is not None:
             self._observer.late_evaluation(late)
@@ -291,6 +341,18 @@ def judge_at_end(engine: Engine, records: Iterable[SpanRecord], events: Iterable
     continuations, once each, in the order their run spans started. Nothing is bounded:
     the input is all there is.
     """
+    return judge_all_at_end(engine, records, events)[0]
+
+
+def judge_all_at_end(
+    engine: Engine, records: Iterable[SpanRecord], events: Iterable[EventRecord] = ()
+) -> tuple[list[Judgement], list[SessionResult]]:
+    """``judge_at_end``, and the sessions of its runs judged as ``scope: session`` expectations
+    say (in the order their first runs started).
+
+    >>> judge_all_at_end(Engine(), [])
+    ([], [])
+    """
     pipeline = Pipeline(engine, settings=_UNBOUNDED)
     records = list(records)
     pipeline.add(records, now=0.0)
@@ -300,7 +362,8 @@ def judge_at_end(engine: Engine, records: Iterable[SpanRecord], events: Iterable
     for trace in pipeline.drain():
         for judgement in trace.judgements:  # a re-judgement supersedes the first
             final[judgement.result.trace_id, judgement.result.run_span_id] = judgement
-    return sorted(final.values(), key=lambda j: started[j.result.trace_id, j.result.run_span_id])
+    sessions = sorted(pipeline.end_sessions(), key=lambda s: (s.start_ns, s.session_id))
+    return sorted(final.values(), key=lambda j: started[j.result.trace_id, j.result.run_span_id]), sessions
 
 
 def _said_about(

@@ -36,6 +36,11 @@ class EngineSettings(BaseModel):
     max_paused_runs: int = Field(
         1_000, ge=1, description="runs that ended waiting on a human, kept for the run that resumes them"
     )
+    session_idle: float = Field(
+        300.0, gt=0, description="seconds without a new run after which a session (conversation) is judged"
+    )
+    max_sessions: int = Field(10_000, ge=1, description="sessions gathered at most; the least recently active leave")
+    max_runs_per_session: int = Field(1_000, ge=1, description="top-level runs kept per session; a longer one is not judged")
 
     @classmethod
     def checked(cls, values: dict[str, Any]) -> EngineSettings:

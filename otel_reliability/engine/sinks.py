@@ -13,6 +13,7 @@ from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from ..model import Run
 from ..results import RunResult
+from ..session_results import SessionResult
 
 logger = logging.getLogger(__name__)
 
@@ -74,6 +75,15 @@ class Sinks:
             return
         for sink in (*self.sinks, *extra) if extra else self.sinks:
             self._run(sink.name, sink.publish, judgements)
+
+    def publish_sessions(self, results: Sequence[SessionResult]) -> None:
+        """Session verdicts, to the sinks that take them (``publish_sessions``: stores, metrics)."""
+        if not results:
+            return
+        for sink in self.sinks:
+            publish = getattr(sink, "publish_sessions", None)
+            if publish is not None:
+                self._run(sink.name, publish, results)
 
     def close(self) -> None:
         for sink in self.sinks:

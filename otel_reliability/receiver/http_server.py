@@ -30,7 +30,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from ..reputation import standings_document
 from ..model import STATUSES
-from ..results import results_document
+from ..session_results import SessionResult, results_document_with_sessions
 from .auth import BearerToken
 from .config import ReceiverConfig
 from .intake import LOGS, PROTOBUF, TRACES, IntakeError, decode_body
@@ -158,14 +158,21 @@ async def _results(request: web.Request) -> web.Response:
     except ValueError as exc:
         return web.json_response({"error": str(exc)}, status=400)
     results = await asyncio.get_running_loop().run_in_executor(None, lambda: service.store.query(**query))
-    return web.json_response(results_document(results), dumps=lambda d: json.dumps(d, ensure_ascii=False))
+    runs = [r for r in results if not isinstance(r, SessionResult)]
+    sessions = [r for r in results if isinstance(r, SessionResult)]
+    document = results_document_with_sessions(runs, sessions)
+    return web.json_response(document, dumps=lambda d: json.dumps(d, ensure_ascii=False))
 
 
 def _results_query(params: Any) -> dict[str, Any]:
-    unknown = sorted(set(params) - {"trace_id", "agent", "status", "since", "limit"})
+    unknown = sorted(set(params) - {"trace_id", "agent", "status", "since", "limit", "session_id"})
     if unknown:
         raise ValueError(f"unknown query parameter(s): {', '.join(unknown)}")
     query: dict[str, Any] = {"agent": params.get("agent")}
+    if "session_id" in params:  # that session's result, not the runs'
+        if not params["session_id"]:
+            raise ValueError("session_id must not be empty")
+        query["session_id"] = params["session_id"]
     if "trace_id" in params:
         trace_id = params["trace_id"].lower()
         if len(trace_id) != 32 or any(c not in "0123456789abcdef" for c in trace_id):

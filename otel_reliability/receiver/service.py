@@ -13,7 +13,9 @@ import logging
 import threading
 import time
 from collections import OrderedDict
+import zlib
 from dataclasses import dataclass
+from typing import Callable
 
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk.metrics import MeterProvider
@@ -24,13 +26,13 @@ from ..adapters import to_event_record, to_record
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, StoreSink
 from ..emitters.span_attributes import verdict_attributes
-from ..engine import CallbackSink, Engine, Judged, Pipeline
+from ..engine import CallbackSink, Engine, Judged, Pipeline, Turn
 from ..engine.pipeline import PausedHook
 from ..model import Role, SpanRecord
 from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
 from ..sources import WHOLE, Shard
-from ..stores import open_paused_runs, open_store
+from ..stores import open_paused_runs, open_shared_sessions, open_store
 from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
 from .forwarding import Forwarder, enrich, evaluation_carrier, owned_request, request_of, split_run_spans
@@ -74,7 +76,10 @@ class ReceiverService:
     paused runs are shared through it instead, with every receiver and shard that writes there.
     """
 
-    def __init__(self, config: ReceiverConfig, shard: Shard = WHOLE, on_paused: PausedHook | None = None) -> None:
+    def __init__(
+        self, config: ReceiverConfig, shard: Shard = WHOLE, on_paused: PausedHook | None = None,
+        on_turn: Callable[[int, str, Turn], None] | None = None,
+    ) -> None:
         self.config = config
         self.shard = shard
         self._max_buffered_spans = max(1, config.max_buffered_spans // shard.count)
@@ -113,6 +118,12 @@ class ReceiverService:
         )
         engine = Engine(config.expectations)
         self.engine = engine
+        # Only when something judges sessions: otherwise no turn is kept, so none is shared.
+        self.shared_sessions = (
+            open_shared_sessions(config.store, settings.session_idle)
+            if any(e.scope == "session" for e in engine.expectations)
+            else None
+        )
         self.reputation = (
             Reputation(config.reputation_store or config.store, meter_provider=self.meter_provider,
                        expectations=engine.expectations)
@@ -127,7 +138,11 @@ class ReceiverService:
             engine, sinks, settings=settings, decision_wait=config.decision_wait, observer=self.metrics,
             # A shared store already tells the other shards: handing the run on too would judge twice.
             on_paused=None if self.shared_paused is not None else on_paused, paused=self.shared_paused,
+            shared_sessions=self.shared_sessions,
+            # Without a shared store, each session is gathered by one shard: the others hand it their turns.
+            hand_on_turn=self._hand_on_turn if on_turn is not None and self.shared_sessions is None else None,
         )
+        self._on_turn = on_turn
         self.metrics.register_buffered(lambda: len(self.pipeline))
         self.metrics.register_pending(lambda: self.pipeline.buffer.pending)
         self.forwarder = (
@@ -162,6 +177,7 @@ class ReceiverService:
         buffered = len(self.pipeline)
         judged_before = self.judged
         self._release_all(self.pipeline.drain())
+        self.pipeline.end_sessions()  # the end of this receiver's input: its sessions are as whole as they get
         if self.forwarder is not None:
             with self._lock:
                 unjudged = [held for spans in self._held.values() for held in spans]
@@ -171,6 +187,8 @@ class ReceiverService:
         self.pipeline.close()
         if self.shared_paused is not None:
             self.shared_paused.close()
+        if self.shared_sessions is not None:
+            self.shared_sessions.close()
         if self.reputation is not None:
             self.reputation.close()
         self.meter_provider.shutdown()
@@ -233,6 +251,17 @@ class ReceiverService:
     def room(self) -> int:
         """Spans the buffer can still take before requests are refused as overloaded."""
         return self._max_buffered_spans - self._buffered()
+
+    def _hand_on_turn(self, session_id: str, turn: Turn) -> bool:
+        owner = session_shard(session_id, self.shard.count)
+        if owner == self.shard.index:
+            return False
+        self._on_turn(owner, session_id, turn)  # type: ignore[misc] - set whenever this is
+        return True
+
+    def keep_turn(self, session_id: str, turn: Turn) -> None:
+        """Keep a turn of a session this shard gathers, judged by another shard."""
+        self.pipeline.sessions.keep_turn(session_id, turn, time.monotonic())
 
     def keep_paused(self, keys: list[str], records: list[SpanRecord]) -> None:
         """Remember a run another shard judged paused, for the trace that may resume it here."""
@@ -302,6 +331,15 @@ class ReceiverService:
         suppress_instrumentation_in_this_thread()
         while not self._stop.wait(self.judge_interval):
             self.judge_tick()
+
+
+def session_shard(session_id: str, count: int) -> int:
+    """The shard that gathers and judges a session: the same in every process (no salted hash).
+
+    >>> session_shard("conv-1", 1)
+    0
+    """
+    return zlib.crc32(session_id.encode("utf-8")) % count
 
 
 def _digest(verdict_attributes: dict) -> int:

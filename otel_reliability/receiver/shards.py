@@ -16,7 +16,9 @@ it. Spans a shard rejects as invalid are reported as partial success.
 ``/metrics`` adds up the shards' counters, histograms and buffered-trace gauges; the
 gauges read from the shared stores (reputation) and the resource come from the serving
 process alone. A run one shard judges paused is handed to the others, since the trace
-that resumes it may belong to any of them.
+that resumes it may belong to any of them. A session's turns are handed to the one shard
+that gathers and judges that session (``session_shard``), unless the store is PostgreSQL,
+which shares them between every receiver and shard.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from typing import Any, Iterable
 from prometheus_client import generate_latest
 from prometheus_client.metrics_core import Metric
 
+from ..engine import Turn
 from ..model import SpanRecord
 from ..sources import Shard
 from ..suppression import suppress_instrumentation_in_this_thread
@@ -72,7 +75,7 @@ class ShardedReceiver:
         self._workers: list[_Worker] = []
         try:
             for index in range(count) if count > 1 else ():  # appended one by one: a failure stops those started
-                self._workers.append(_Worker(config, Shard(index, count), self._hand_on_paused))
+                self._workers.append(_Worker(config, Shard(index, count), self._hand_on_paused, self._hand_on_turn))
             for worker in self._workers:
                 worker.wait_ready()
         except BaseException:
@@ -137,6 +140,9 @@ class ShardedReceiver:
             if worker.shard.index != origin:
                 worker.tell("paused", keys, records)
 
+    def _hand_on_turn(self, owner: int, session_id: str, turn: Turn) -> None:
+        self._workers[owner].tell("turn", session_id, turn)
+
 
 def _outcome(reply: tuple) -> Accepted | IntakeError | Overloaded:
     kind, *details = reply
@@ -190,9 +196,10 @@ class _Worker:
     """One shard in a child process, and the pipe to it. Calls carry an id and are answered
     in order; a reader thread hands answers to their callers and runs the shard's notices."""
 
-    def __init__(self, config: ReceiverConfig, shard: Shard, on_paused) -> None:
+    def __init__(self, config: ReceiverConfig, shard: Shard, on_paused, on_turn) -> None:
         self.shard = shard
         self._on_paused = on_paused
+        self._on_turn = on_turn
         self._connection, child_end = multiprocessing.Pipe()
         context = multiprocessing.get_context("spawn")  # the serving process runs threads: no fork
         self._process = context.Process(
@@ -264,6 +271,8 @@ class _Worker:
                 self._ready.set_result(payload[0])
             elif kind == "paused":
                 self._on_paused(*payload, origin=self.shard.index)
+            elif kind == "turn":
+                self._on_turn(*payload)
             else:
                 reply = self._replies.pop(call_id)
                 reply.set_result(payload[0])
@@ -288,8 +297,13 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     def hand_on(keys: list[str], records: list[SpanRecord]) -> None:
         connection.send(("paused", None, keys, records))
 
+    def hand_on_turn(owner: int, session_id: str, turn: Turn) -> None:
+        connection.send(("turn", None, owner, session_id, turn))
+
     try:
-        service = ReceiverService(ReceiverConfig.model_validate(config_data), Shard(index, count), on_paused=hand_on)
+        service = ReceiverService(
+            ReceiverConfig.model_validate(config_data), Shard(index, count), on_paused=hand_on, on_turn=hand_on_turn
+        )
     except Exception as exc:  # the serving process built the same service first: this is rare
         connection.send(("ready", None, str(exc) or type(exc).__name__))
         return
@@ -319,6 +333,8 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
                 break
             if kind == "paused":
                 service.keep_paused(*args)
+            elif kind == "turn":
+                service.keep_turn(*args)
             elif kind == "reserve":
                 body = Body(connection.recv_bytes(), args[0], args[1])
                 room = reservations.reserve(call_id, body)

@@ -5,7 +5,7 @@ default), a ``.jsonl`` path JSON Lines, ``sqlite:///…`` SQLite, ``postgresql:/
 PostgreSQL. In each, a later verdict for the same ``(trace_id, run_span_id)`` supersedes
 the earlier one: the one with the latest ``evaluated_at`` wins, and on a tie the later write.
 A PostgreSQL store also holds the paused runs the receivers sharing it judged
-(``open_paused_runs``).
+(``open_paused_runs``) and the turns of their sessions (``open_shared_sessions``).
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from .spec import StoreSpec, StoreSpecError, parse_store_spec
 
 if TYPE_CHECKING:
     from .paused import PostgresPausedRuns
+    from .sessions import PostgresSessions
 
 __all__ = [
     "ResultStore",
@@ -25,6 +26,7 @@ __all__ = [
     "StoreSpecError",
     "normalise_trace_id",
     "open_paused_runs",
+    "open_shared_sessions",
     "open_store",
     "parse_store_spec",
 ]
@@ -50,6 +52,21 @@ def open_store(spec: str | Path) -> ResultStore:
     from otel_reliability.stores.sqlite import SQLiteStore
 
     return SQLiteStore(str(store.path))
+
+
+def open_shared_sessions(spec: str | Path, session_idle: float) -> PostgresSessions | None:
+    """The session turns shared through the results store ``spec`` (PostgreSQL), as
+    ``open_paused_runs`` shares paused runs; ``None`` for a file.
+
+    >>> open_shared_sessions("results.db", 300.0) is None
+    True
+    """
+    store = parse_store_spec(spec, "results")
+    if not store.shared:
+        return None
+    from otel_reliability.stores.sessions import PostgresSessions
+
+    return PostgresSessions(str(store.url), retention=2 * session_idle)
 
 
 def open_paused_runs(spec: str | Path, capacity: int) -> PostgresPausedRuns | None:

@@ -6,6 +6,7 @@ from typing import Any, Iterable, Protocol
 
 from otel_reliability.jsontext import encode_stored
 from otel_reliability.results import RunResult, trace_hex
+from otel_reliability.session_results import SESSION_KEY_PREFIX, SESSION_KIND, SessionResult
 
 
 class ResultStore(Protocol):
@@ -25,9 +26,11 @@ class ResultStore(Protocol):
         status: str | None = None,
         since: float | None = None,
         limit: int | None = 100,
-    ) -> list[RunResult]:
+        session_id: str | None = None,
+    ) -> list[RunResult | SessionResult]:
         """Results newest first. ``trace_id`` as an int or hex, ``status`` ``PASSED``/``FAILED``
-        (any case), ``since`` unix seconds (inclusive), ``limit`` ``None`` for all."""
+        (any case), ``since`` unix seconds (inclusive), ``limit`` ``None`` for all. Run results
+        only, unless ``session_id`` asks for that session's result (``SessionResult``)."""
         ...
 
     def close(self) -> None: ...
@@ -44,10 +47,12 @@ def normalise_trace_id(trace_id: int | str | None) -> int | None:
 
 def result_row(record: dict[str, Any]) -> tuple[Any, ...]:
     """The SQL row of a ``RunResult.to_record()`` (SQLite's ``results``, PostgreSQL's
-    ``reliability_results``): its columns come from the record, which has the ids in hex."""
+    ``reliability_results``): its columns come from the record, which has the ids in hex. A
+    session's row is keyed ``session:<id>`` with no run span, so that it supersedes itself."""
+    session = record.get("kind") == SESSION_KIND
     return (
-        record["trace_id"],
-        record["run_span_id"],
+        SESSION_KEY_PREFIX + record["session_id"] if session else record["trace_id"],
+        "" if session else record["run_span_id"],
         record["agent"],
         record["expectation"],
         record["eval_status"],
@@ -58,17 +63,24 @@ def result_row(record: dict[str, Any]) -> tuple[Any, ...]:
 
 
 def result_filter(
-    placeholder: str, trace_id: int | str | None, agent: str | None, status: str | None, since: float | None
+    placeholder: str,
+    trace_id: int | str | None,
+    agent: str | None,
+    status: str | None,
+    since: float | None,
+    session_id: str | None = None,
 ) -> tuple[str, list[object]]:
-    """The ``WHERE`` clause (empty when nothing filters) and its parameters for a SQL store's
-    ``query``, with the driver's ``placeholder`` (``?`` for sqlite3, ``%s`` for psycopg).
+    """The ``WHERE`` clause and its parameters for a SQL store's ``query``, with the driver's
+    ``placeholder`` (``?`` for sqlite3, ``%s`` for psycopg): run results, or the one session.
 
     >>> result_filter("?", None, "calc", "passed", None)
-    (' WHERE agent = ? AND status = ?', ['calc', 'PASSED'])
+    (' WHERE trace_id NOT LIKE ? AND agent = ? AND status = ?', ['session:%', 'calc', 'PASSED'])
     """
     trace = normalise_trace_id(trace_id)
-    where: list[str] = []
-    params: list[object] = []
+    if session_id is None:
+        where, params = [f"trace_id NOT LIKE {placeholder}"], [SESSION_KEY_PREFIX + "%"]
+    else:
+        where, params = [f"trace_id = {placeholder}"], [SESSION_KEY_PREFIX + session_id]
     for column, value in (
         ("trace_id =", None if trace is None else trace_hex(trace)),
         ("agent =", agent),
@@ -78,4 +90,4 @@ def result_filter(
         if value is not None:
             where.append(f"{column} {placeholder}")
             params.append(value)
-    return (" WHERE " + " AND ".join(where) if where else ""), params
+    return " WHERE " + " AND ".join(where), params

@@ -10,10 +10,11 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Iterable
+from typing import Any, Iterable
 
 from otel_reliability.jsontext import encode_stored
 from otel_reliability.results import RunResult
+from otel_reliability.session_results import SESSION_KIND, SessionResult
 from otel_reliability.stores.base import normalise_trace_id
 
 
@@ -37,7 +38,7 @@ class JsonLinesStore:
     def add(self, result: RunResult) -> None:
         self.add_many([result])
 
-    def add_many(self, results: Iterable[RunResult]) -> None:
+    def add_many(self, results: Iterable[RunResult | SessionResult]) -> None:
         lines = b"".join(encode_stored(r.to_record()).encode("utf-8") + b"\n" for r in results)
         with self._lock:
             self._file.write(lines)
@@ -50,18 +51,19 @@ class JsonLinesStore:
         status: str | None = None,
         since: float | None = None,
         limit: int | None = 100,
-    ) -> list[RunResult]:
+        session_id: str | None = None,
+    ) -> list[RunResult | SessionResult]:
         trace = normalise_trace_id(trace_id)
         wanted_status = None if status is None else status.upper()
-        latest: dict[tuple[int, int], RunResult] = {}
-        for result in self._read():
-            key = (result.trace_id, result.run_span_id)
+        latest: dict[tuple[int, int], Any] = {}
+        for result in self._read(session_id):
+            key = (result.trace_id, result.run_span_id) if session_id is None else (0, 0)
             if key not in latest or result.evaluated_at >= latest[key].evaluated_at:
                 latest[key] = result
         selected = [
             r
             for r in latest.values()
-            if (trace is None or r.trace_id == trace)
+            if (trace is None or any(t == trace for t, _ in _runs_of(r)))
             and (agent is None or r.agent == agent)
             and (wanted_status is None or r.verdict.eval_status == wanted_status)
             and (since is None or r.evaluated_at >= since)
@@ -74,12 +76,21 @@ class JsonLinesStore:
         with self._lock:
             self._file.close()
 
-    def _read(self) -> list[RunResult]:
-        results = []
+    def _read(self, session_id: str | None) -> list[Any]:
+        """Run results, or the results of one session."""
+        results: list[Any] = []
         with open(self._path, encoding="utf-8") as lines:
             for line in lines:
                 try:
-                    results.append(RunResult.from_json(json.loads(line)))
-                except (ValueError, KeyError, TypeError):
+                    data = json.loads(line)
+                    if session_id is None and data.get("kind") != SESSION_KIND:
+                        results.append(RunResult.from_json(data))
+                    elif session_id is not None and data.get("session_id") == session_id:
+                        results.append(SessionResult.from_json(data))
+                except (ValueError, KeyError, TypeError, AttributeError):
                     continue
         return results
+
+
+def _runs_of(result: RunResult | SessionResult) -> list[tuple[int, int]]:
+    return result.runs if isinstance(result, SessionResult) else [(result.trace_id, result.run_span_id)]

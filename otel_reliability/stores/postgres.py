@@ -15,6 +15,7 @@ import json
 from typing import Any, Iterable
 
 from otel_reliability.results import RunResult
+from otel_reliability.session_results import SessionResult, stored_result
 from otel_reliability.stores.base import result_filter, result_row
 from otel_reliability.stores.connections import PostgresSession
 
@@ -65,7 +66,7 @@ class PostgresStore:
     def add(self, result: RunResult) -> None:
         self.add_many([result])
 
-    def add_many(self, results: Iterable[RunResult]) -> None:
+    def add_many(self, results: Iterable[RunResult | SessionResult]) -> None:
         rows = [result_row(result.to_record()) for result in results]
         if rows:
             self._session.run(lambda db: _upsert(db, rows))
@@ -78,13 +79,14 @@ class PostgresStore:
         status: str | None = None,
         since: float | None = None,
         limit: int | None = 100,
-    ) -> list[RunResult]:
-        where, params = result_filter("%s", trace_id, agent, status, since)
+        session_id: str | None = None,
+    ) -> list[RunResult | SessionResult]:
+        where, params = result_filter("%s", trace_id, agent, status, since, session_id)
         sql = "SELECT verdict FROM reliability_results" + where
         sql += " ORDER BY evaluated_at DESC, seq DESC LIMIT %s"  # LIMIT NULL: no limit
         params.append(limit)
         rows = self._session.run(lambda db: db.execute(sql, params).fetchall())
-        return [RunResult.from_json(json.loads(verdict)) for (verdict,) in rows]
+        return [stored_result(json.loads(verdict)) for (verdict,) in rows]
 
     def close(self) -> None:
         self._session.close()

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Iterable
 
 from otel_reliability.results import RunResult
+from otel_reliability.session_results import SessionResult, stored_result
 from otel_reliability.stores.base import result_filter, result_row
 from otel_reliability.stores.connections import connect_sqlite
 
@@ -60,7 +61,7 @@ class SQLiteStore:
     def add(self, result: RunResult) -> None:
         self.add_many([result])
 
-    def add_many(self, results: Iterable[RunResult]) -> None:
+    def add_many(self, results: Iterable[RunResult | SessionResult]) -> None:
         rows = [result_row(result.to_record()) for result in results]
         with self._lock:
             if len(rows) == 1:
@@ -82,14 +83,15 @@ class SQLiteStore:
         status: str | None = None,
         since: float | None = None,
         limit: int | None = 100,
-    ) -> list[RunResult]:
-        where, params = result_filter("?", trace_id, agent, status, since)
+        session_id: str | None = None,
+    ) -> list[RunResult | SessionResult]:
+        where, params = result_filter("?", trace_id, agent, status, since, session_id)
         sql = "SELECT verdict FROM results" + where
         sql += " ORDER BY evaluated_at DESC, rowid DESC LIMIT ?"
         params.append(-1 if limit is None else limit)
         with self._lock:
             rows = self._db.execute(sql, params).fetchall()
-        return [RunResult.from_json(json.loads(verdict)) for (verdict,) in rows]
+        return [stored_result(json.loads(verdict)) for (verdict,) in rows]
 
     def close(self) -> None:
         with self._lock:
