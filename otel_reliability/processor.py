@@ -67,7 +67,7 @@ class ProcessorStats:
 
     spans: int = 0
     runs_judged: int = 0
-    traces_evicted: int = 0
+    traces_dropped: dict[str, int] = field(default_factory=dict)  # by reason, as ``Pipeline.traces_dropped``
     dropped: dict[str, int] = field(default_factory=dict)
 
 
@@ -119,12 +119,13 @@ class ReliabilitySpanProcessor(SpanProcessor):
         max_spans_per_trace: int = EngineSettings.model_fields["max_spans_per_trace"].default,
         trace_ttl: float = EngineSettings.model_fields["trace_ttl"].default,
         max_paused_runs: int = EngineSettings.model_fields["max_paused_runs"].default,
+        max_buffered_bytes: int = EngineSettings.model_fields["max_buffered_bytes"].default,
         max_queue: int = 100_000,
         max_label_values: int = 100,
     ) -> None:
         settings = EngineSettings.checked(
             {"max_traces": max_traces, "max_spans_per_trace": max_spans_per_trace,
-             "trace_ttl": trace_ttl, "max_paused_runs": max_paused_runs}
+             "trace_ttl": trace_ttl, "max_paused_runs": max_paused_runs, "max_buffered_bytes": max_buffered_bytes}
         )
         if reputation is not None:
             from .reputation.processor import wire_reputation
@@ -163,6 +164,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._watchers: dict[int, Any] = {}
         self._last_sweep = time.monotonic()
         self._metrics.register_buffered(lambda: self.buffered_traces)
+        self._metrics.register_buffered_bytes(lambda: self._pipeline.buffered_bytes)
         self._worker = threading.Thread(target=self._work, name="otel-reliability", daemon=True)
         self._worker.start()
         register_processor(self)
@@ -288,7 +290,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
             logger.exception("otel-reliability could not process %d spans", len(spans))
             self._count_drop("internal_error", len(spans))
         finally:
-            self.stats.traces_evicted = self._pipeline.traces_evicted
+            self.stats.traces_dropped = self._pipeline.traces_dropped
             if self._next is not None:
                 for span in held:
                     self._next.on_end(forward[id(span)])
@@ -346,7 +348,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
             return
         self._last_sweep = now
         self._pipeline.expire(now)
-        self.stats.traces_evicted = self._pipeline.traces_evicted
+        self.stats.traces_dropped = self._pipeline.traces_dropped
         horizon = time.time_ns() - int(self._pipeline.settings.trace_ttl * 1e9)
         for span_id, span in list(self._open.items()):
             if (span.start_time or 0) < horizon:

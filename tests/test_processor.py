@@ -180,7 +180,7 @@ def test_traces_beyond_the_buffer_bound_are_evicted_and_counted():
     for root in roots:  # children end, their roots never do: the traces stay incomplete
         harness.tracer.start_span("child", context=set_span_in_context(root)).end()
     harness.settle()
-    assert harness.processor.stats.traces_evicted == 3
+    assert harness.processor.stats.traces_dropped == {"max_traces": 3}
     assert harness.processor.buffered_traces == 2
 
 
