@@ -164,7 +164,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._watchers: dict[int, Any] = {}
         self._last_sweep = time.monotonic()
         self._metrics.register_buffered(lambda: self.buffered_traces)
-        self._metrics.register_buffered_bytes(lambda: self._pipeline.buffered_bytes)
+        self._metrics.register_buffered_bytes(lambda: self.buffered_bytes)
         self._worker = threading.Thread(target=self._work, name="otel-reliability", daemon=True)
         self._worker.start()
         register_processor(self)
@@ -173,6 +173,12 @@ class ReliabilitySpanProcessor(SpanProcessor):
     def buffered_traces(self) -> int:
         """Traces with ended spans held for judging (bounded by ``max_traces``)."""
         return len(self._pipeline)
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Estimated bytes of the ended spans held for judging and of paused runs (bounded by
+        ``max_buffered_bytes``: beyond it the oldest traces are evicted, and counted)."""
+        return self._pipeline.buffered_bytes
 
     # -- app thread ---------------------------------------------------------------
 
