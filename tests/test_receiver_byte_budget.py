@@ -158,3 +158,26 @@ def test_a_gigabyte_of_big_spans_and_endless_traces_stays_within_the_budget(rece
         receiver.metric("agent_reliability_traces_buffered") + receiver.metric("agent_reliability_traces_dropped_total")
         == accepted["traces"]
     )
+
+
+def test_with_workers_a_request_refused_at_one_worker_s_byte_limit_is_refused_by_all(receivers):  # noqa: F811
+    # 4 MiB for two workers: each refuses from 1.6 MiB of its 2 MiB share.
+    receiver: Receiver = receivers.start(
+        "byte-budget-workers", decision_wait=2.0, config={"workers": 2, "max_buffered_bytes": 4 * MIB}
+    )
+    accepted_spans = refused = 0
+    for _ in range(12):  # about 4 MiB of values a request: the shares fill within a few
+        body, spans, _traces = big_request()
+        try:
+            receiver.grpc_export(body)
+            accepted_spans += spans
+        except grpc.RpcError as error:
+            assert (error.code(), retry_delay(error)) == (grpc.StatusCode.RESOURCE_EXHAUSTED, RETRY_AFTER)
+            refused += 1
+    assert refused
+    # No worker kept a part of a refused request; each refusal counted once, its spans once.
+    assert receiver.metric("agent_reliability_spans_received_total") == accepted_spans
+    assert receiver.metric("agent_reliability_refusals_total", reason="soft_byte_limit") == refused
+    assert receiver.metric("agent_reliability_spans_dropped_total", reason="soft_byte_limit") == refused * spans
+    # A committed request may take a worker past its soft limit; its hard limit evicts.
+    assert receiver.metric("agent_reliability_buffer_size_bytes") <= 4 * MIB
