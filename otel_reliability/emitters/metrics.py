@@ -130,7 +130,8 @@ class ReliabilityMetrics:
             "agent.reliability.refusals",
             unit="{request}",
             description="Requests refused with a retry delay, by reason (overloaded: max_buffered_spans; "
-            "soft_byte_limit: the byte budget's soft limit)",
+            "soft_byte_limit: the byte budget's soft limit; concurrent_exports: too many gRPC calls at once; "
+            "worker_down: a worker did not answer)",
         )
         self._late = meter.create_counter(
             "agent.reliability.evaluations.late",

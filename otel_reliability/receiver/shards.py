@@ -45,6 +45,7 @@ from .tuning import tune_garbage_collection
 
 logger = logging.getLogger(__name__)
 
+WORKER_DOWN = "worker_down"  # a refusal's reason: a worker did not answer (503 / UNAVAILABLE, retryable)
 REPLY_TIMEOUT_S = 120.0  # a shard answers once it has buffered a request's spans: longer means it is stuck
 # what each shard holds: the total is the sum
 SUMMED_GAUGES = (
@@ -71,6 +72,7 @@ class ShardedReceiver:
         self.store = self._local.store
         self.reputation = self._local.reputation
         self.request_duration = self._local.request_duration
+        self.metrics = self._local.metrics  # what the serving process counts itself: refusals
         self._workers: list[_Worker] = []
         try:
             for index in range(count) if count > 1 else ():  # appended one by one: a failure stops those started
@@ -113,8 +115,8 @@ class ShardedReceiver:
             reason = refusal.reason if isinstance(refusal, Overloaded) else OVERLOADED
             for worker, call_id in reserved:
                 worker.tell("release", call_id, reason)
-            if isinstance(refusal, Overloaded):
-                self._local.metrics.refused(reason)  # once per request, here: each shard counts its spans
+            # once per request, here: each shard counts its own spans
+            self.metrics.refused(reason if isinstance(refusal, Overloaded) else WORKER_DOWN)
             raise refusal
         pending = [worker.call("commit", call_id) for worker, call_id in reserved]
         outcomes = [_outcome(worker.result(reply)) for worker, reply in zip(self._workers, pending)]
