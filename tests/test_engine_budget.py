@@ -115,6 +115,16 @@ def test_the_trace_that_outgrows_the_budget_alone_is_evicted_itself():
     assert (len(buffer), buffer.buffered_bytes, buffer.stats.traces_dropped) == (0, 0, {"max_bytes": 1})
 
 
+def test_what_arrives_of_an_evicted_trace_is_held_and_counted_but_never_judged():
+    buffer = budget_buffer()
+    buffer.add([span(1, 2, weight=3 * BIG)], now=0.0)  # evicted at once: it alone outgrows the budget
+    buffer.add([span(1, 1, run=True)], now=1.0)  # its run span, after: judged alone, it would be wrong
+    assert (buffer.due(now=10.0), buffer.drain(), buffer.joined_records(1)) == ([], [], [])
+    assert buffer.expire(now=1_000.0) == []  # not handed out as expired unjudged either
+    assert buffer.stats.traces_dropped == {"max_bytes": 1, "arrived_after_eviction": 1}
+    assert (len(buffer), buffer.buffered_bytes) == (0, 0)
+
+
 def paused_run(trace_id: int, weight: int) -> list[SpanRecord]:
     """A run that ended with a tool call still pending: the engine keeps it for its resumption."""
     run = span(trace_id, 1, run=True)

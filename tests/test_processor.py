@@ -230,3 +230,17 @@ def test_a_stream_of_huge_spans_stays_within_the_byte_budget_and_every_run_span_
     # Each run was judged with its own tool call, never from a trace cut short.
     assert [r.verdict.chain[0].tool for r in harness.results] == ["multiply"] * len(harness.results)
     assert len(harness.results) == 20
+
+
+def test_a_run_whose_trace_was_evicted_is_forwarded_without_a_verdict_rather_than_judged_in_part():
+    harness = Harness(max_buffered_bytes=1024 * 1024)
+    # the call's arguments (in the model's output and the tool span) outgrow the budget: the
+    # trace is evicted before the run ends
+    harness.agent_run(calls=(("multiply", {"a": 1, "blob": "b" * 2_000_000}, None),))
+    spans = harness.settle()
+    assert "reliability.status" not in run_span(spans).attributes
+    assert harness.results == []
+    # evicted once; what of it the worker buffers after that (as batches fall) is evicted in turn
+    dropped = harness.processor.stats.traces_dropped
+    assert dropped["max_bytes"] == 1 and set(dropped) <= {"max_bytes", "arrived_after_eviction"}, dropped
+    assert harness.processor.buffered_bytes == 0

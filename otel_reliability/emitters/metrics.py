@@ -119,7 +119,8 @@ class ReliabilityMetrics:
             "agent.reliability.traces.dropped",
             unit="{trace}",
             description="Traces that left the buffer, by reason: ttl_expired_unjudged, max_traces and max_bytes "
-            "lost their verdict; late_window_expired, max_traces_judged and max_bytes_judged had one",
+            "lost their verdict; late_window_expired, max_traces_judged and max_bytes_judged had one; "
+            "arrived_after_eviction held what arrived of an evicted trace",
         )
         self._paused_dropped = meter.create_counter(
             "agent.reliability.paused_runs.dropped",

@@ -18,6 +18,12 @@ published, only a late re-judgement is lost — then open ones, oldest first in 
 Every trace that leaves other than by ``forget`` is counted by its reason
 (``CompletionStats.traces_dropped``), every span or event record turned away too.
 
+An evicted trace is never judged from what arrives of it afterwards (a wrong verdict is
+worse than none): its id is remembered (the last ``max_traces`` of them), and a trace made
+anew of its later spans is kept, so that they are held and leave as any others, but never
+due and never handed out (``joined_records`` is empty); it leaves counted as
+``ARRIVED_AFTER_EVICTION``.
+
 A trace also holds the GenAI event log records correlated with its spans (``EventRecord``,
 what the adapters read them as). They count as arrivals like spans — a trace waits for its
 logs as for its spans, and a record arriving after the verdict re-judges the trace within
@@ -56,6 +62,8 @@ LATE_WINDOW_EXPIRED = "late_window_expired"
 MAX_TRACES_JUDGED = "max_traces_judged"
 MAX_BYTES_JUDGED = "max_bytes_judged"
 VERDICT_LOST = frozenset({TTL_EXPIRED_UNJUDGED, MAX_TRACES, MAX_BYTES})
+# What arrived of a trace after it was evicted, leaving in turn (its verdict was counted lost already).
+ARRIVED_AFTER_EVICTION = "arrived_after_eviction"
 
 
 @dataclass(slots=True)
@@ -67,6 +75,7 @@ class _Trace:
     events: dict[int, list[EventRecord]] | None = None  # by span id; most traces have none
     event_count: int = 0
     bytes: int = TRACE_BYTES  # estimated: itself and every record and event record it holds
+    cut: bool = False  # made of what arrived after the trace was evicted: never judged
 
     def joined(self) -> list[SpanRecord]:
         """The span records, each with the requests and responses of its event records added."""
@@ -130,6 +139,7 @@ class TraceBuffer:
         self._judged: OrderedDict[int, _Trace] = OrderedDict()  # leave after late_window
         self._waiting: OrderedDict[int, _Trace] = OrderedDict()  # have a run span and unjudged spans
         self._handed_out: set[int] = set()  # returned by the last ``due``: being judged, or just judged
+        self._evicted: OrderedDict[int, None] = OrderedDict()  # ids of the last max_traces traces evicted
         self.buffered_spans = 0
         self.buffered_events = 0
         self.buffered_bytes = 0
@@ -152,7 +162,7 @@ class TraceBuffer:
         trace = self._judged.get(trace_id)
         if trace is not None:
             return trace, self._judged
-        trace = self._open[trace_id] = _Trace()
+        trace = self._open[trace_id] = _Trace(cut=trace_id in self._evicted)
         self.buffered_bytes += trace.bytes
         return trace, self._open
 
@@ -230,7 +240,7 @@ class TraceBuffer:
     def _arrived(self, trace_id: int, trace: _Trace, queue: OrderedDict[int, _Trace], now: float) -> None:
         trace.last_arrival = now
         queue.move_to_end(trace_id)
-        if trace.has_run:
+        if trace.has_run and not trace.cut:
             self._waiting[trace_id] = trace
             self._waiting.move_to_end(trace_id)
 
@@ -275,8 +285,8 @@ class TraceBuffer:
                 if now - trace.last_arrival < horizon:
                     break
                 self._forget(trace_id, queue)
-                self._dropped(reason)
-                if not trace.judged:
+                self._dropped(ARRIVED_AFTER_EVICTION if trace.cut else reason)
+                if not trace.judged and not trace.cut:
                     unjudged.append(DueTrace(trace_id, trace.joined(), False))
         return unjudged
 
@@ -303,7 +313,7 @@ class TraceBuffer:
     def joined_records(self, trace_id: int) -> list[SpanRecord]:
         """The records of a trace as judged: each with its event records joined ([] when not buffered)."""
         trace = self._open.get(trace_id) or self._judged.get(trace_id)
-        return [] if trace is None else trace.joined()
+        return [] if trace is None or trace.cut else trace.joined()
 
     def forget(self, trace_id: int) -> None:
         """Take a trace out: nothing more of it will arrive (its local root ended)."""
@@ -332,8 +342,7 @@ class TraceBuffer:
                 else self._judged
             )
             trace_id, trace = next(iter(older.items()))
-            self._forget(trace_id, older)
-            self._dropped(MAX_TRACES_JUDGED if trace.judged else MAX_TRACES)
+            self._evict(trace_id, trace, older, MAX_TRACES_JUDGED if trace.judged else MAX_TRACES)
         self.evict_over_budget()
 
     def evict_over_budget(self) -> None:
@@ -344,9 +353,17 @@ class TraceBuffer:
         while excess > 0 and len(self):
             queue = self._judged or self._open
             trace_id, trace = next(iter(queue.items()))
-            self._forget(trace_id, queue)
-            self._dropped(MAX_BYTES_JUDGED if trace.judged else MAX_BYTES)
+            self._evict(trace_id, trace, queue, MAX_BYTES_JUDGED if trace.judged else MAX_BYTES)
             excess -= trace.bytes
+
+    def _evict(self, trace_id: int, trace: _Trace, queue: OrderedDict[int, _Trace], reason: str) -> None:
+        self._forget(trace_id, queue)
+        self._dropped(ARRIVED_AFTER_EVICTION if trace.cut else reason)
+        evicted = self._evicted
+        evicted[trace_id] = None
+        evicted.move_to_end(trace_id)
+        if len(evicted) > self.max_traces:
+            evicted.popitem(last=False)
 
     def _dropped(self, reason: str) -> None:
         dropped = self.stats.traces_dropped
