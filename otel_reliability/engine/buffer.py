@@ -286,7 +286,7 @@ class TraceBuffer:
                     break
                 self._forget(trace_id, queue)
                 self._dropped(ARRIVED_AFTER_EVICTION if trace.cut else reason)
-                if not trace.judged and not trace.cut:
+                if not trace.judged:
                     unjudged.append(DueTrace(trace_id, trace.joined(), False))
         return unjudged
 
