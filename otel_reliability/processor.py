@@ -68,7 +68,7 @@ class ProcessorStats:
 
     spans: int = 0
     runs_judged: int = 0
-    traces_evicted: int = 0
+    traces_dropped: dict[str, int] = field(default_factory=dict)  # by reason, as ``Pipeline.traces_dropped``
     dropped: dict[str, int] = field(default_factory=dict)
 
 
@@ -123,12 +123,13 @@ class ReliabilitySpanProcessor(SpanProcessor):
         session_idle: float = EngineSettings.model_fields["session_idle"].default,
         max_sessions: int = EngineSettings.model_fields["max_sessions"].default,
         max_runs_per_session: int = EngineSettings.model_fields["max_runs_per_session"].default,
+        max_buffered_bytes: int = EngineSettings.model_fields["max_buffered_bytes"].default,
         max_queue: int = 100_000,
         max_label_values: int = 100,
     ) -> None:
         settings = EngineSettings.checked(
             {"max_traces": max_traces, "max_spans_per_trace": max_spans_per_trace,
-             "trace_ttl": trace_ttl, "max_paused_runs": max_paused_runs,
+             "trace_ttl": trace_ttl, "max_paused_runs": max_paused_runs, "max_buffered_bytes": max_buffered_bytes,
              "session_idle": session_idle, "max_sessions": max_sessions, "max_runs_per_session": max_runs_per_session}
         )
         if reputation is not None:
@@ -168,6 +169,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._watchers: dict[int, Any] = {}
         self._last_sweep = time.monotonic()
         self._metrics.register_buffered(lambda: self.buffered_traces)
+        self._metrics.register_buffered_bytes(lambda: self.buffered_bytes)
         self._worker = threading.Thread(target=self._work, name="otel-reliability", daemon=True)
         self._worker.start()
         register_processor(self)
@@ -176,6 +178,12 @@ class ReliabilitySpanProcessor(SpanProcessor):
     def buffered_traces(self) -> int:
         """Traces with ended spans held for judging (bounded by ``max_traces``)."""
         return len(self._pipeline)
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Estimated bytes of the ended spans held for judging and of paused runs (bounded by
+        ``max_buffered_bytes``: beyond it the oldest traces are evicted, and counted)."""
+        return self._pipeline.buffered_bytes
 
     # -- app thread ---------------------------------------------------------------
 
@@ -311,7 +319,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
             logger.exception("otel-reliability could not process %d spans", len(spans))
             self._count_drop("internal_error", len(spans))
         finally:
-            self.stats.traces_evicted = self._pipeline.traces_evicted
+            self.stats.traces_dropped = self._pipeline.traces_dropped
             if self._next is not None:
                 for span in held:
                     self._next.on_end(forward[id(span)])
@@ -370,7 +378,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._last_sweep = now
         self._pipeline.expire(now)
         self._pipeline.judge_idle_sessions(now)
-        self.stats.traces_evicted = self._pipeline.traces_evicted
+        self.stats.traces_dropped = self._pipeline.traces_dropped
         horizon = time.time_ns() - int(self._pipeline.settings.trace_ttl * 1e9)
         for span_id, span in list(self._open.items()):
             if (span.start_time or 0) < horizon:

@@ -52,7 +52,7 @@ DASHBOARD_QUERIES: dict[str, set[str]] = {
     f"agent:agent_reliability_reputation_grade:min{A}": {"gen_ai_agent_name"},
     "instance:agent_reliability_spans_received:rate5m": {"job", "instance"},
     "instance_reason:agent_reliability_spans_dropped:rate5m": {"job", "instance", "reason"},
-    "instance:agent_reliability_traces_evicted:rate5m": {"job", "instance"},
+    "instance_reason:agent_reliability_traces_dropped:rate5m": {"job", "instance", "reason"},
     "instance:agent_reliability_receiver_request_duration_seconds:p99_rate5m": {"job", "instance"},
     "instance:agent_reliability_traces_buffered:sum": {"job", "instance"},
     "instance:agent_reliability_evaluations_late:rate5m": {"job", "instance"},

@@ -171,13 +171,23 @@ def test_self_observability_instruments(reader):
     m = metrics_on(reader)
     buffered = [7]
     m.register_buffered(lambda: buffered[0])
-    m.traces_evicted()
-    m.traces_evicted(2)
+    m.register_buffered_bytes(lambda: 4096)
+    m.traces_dropped(1, "max_bytes")
+    m.traces_dropped(2, "max_bytes")
+    m.traces_dropped(1, "ttl_expired_unjudged")
+    m.paused_runs_dropped(1, "max_paused_runs")
+    m.refused("soft_byte_limit")
     m.late_evaluation()
     m.spans_dropped(5, "buffer_full")
     m.spans_dropped(1, "malformed")
     assert points(reader, "agent.reliability.traces.buffered") == {frozenset(): 7}
-    assert points(reader, "agent.reliability.traces.evicted") == {frozenset(): 3}
+    assert points(reader, "agent.reliability.buffer.size") == {frozenset(): 4096}
+    assert points(reader, "agent.reliability.traces.dropped") == {
+        frozenset({("reason", "max_bytes")}): 3,
+        frozenset({("reason", "ttl_expired_unjudged")}): 1,
+    }
+    assert points(reader, "agent.reliability.paused_runs.dropped") == {frozenset({("reason", "max_paused_runs")}): 1}
+    assert points(reader, "agent.reliability.refusals") == {frozenset({("reason", "soft_byte_limit")}): 1}
     assert points(reader, "agent.reliability.evaluations.late") == {frozenset(): 1}
     assert points(reader, "agent.reliability.spans.dropped") == {
         frozenset({("reason", "buffer_full")}): 5,

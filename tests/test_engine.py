@@ -267,6 +267,7 @@ def test_instrumentations_are_suppressed_while_the_worker_publishes():
         ({"max_traces": 0}, "max_traces: Input should be greater than or equal to 1"),
         ({"trace_ttl": -1}, "trace_ttl: Input should be greater than 0"),
         ({"max_spans_per_trace": "many"}, "max_spans_per_trace: Input should be a valid integer"),
+        ({"max_buffered_bytes": 1000}, "max_buffered_bytes: Input should be greater than or equal to 1048576"),
     ],
 )
 def test_bad_engine_settings_are_refused_at_construction_naming_the_setting(settings, message):
@@ -277,8 +278,12 @@ def test_bad_engine_settings_are_refused_at_construction_naming_the_setting(sett
 
 
 def test_both_doors_share_the_engine_defaults():
+    # The processor judges when a run ends (no late window) and cannot refuse its app (no soft limit).
+    receiver_only = {"late_window", "soft_limit_ratio"}
     processor_defaults = {
-        name: ReliabilitySpanProcessor.__init__.__kwdefaults__[name] for name in EngineSettings.model_fields if name != "late_window"
+        name: ReliabilitySpanProcessor.__init__.__kwdefaults__[name]
+        for name in EngineSettings.model_fields
+        if name not in receiver_only
     }
     receiver = ReceiverConfig().engine_settings()
     assert processor_defaults == {name: getattr(receiver, name) for name in processor_defaults}

@@ -42,7 +42,7 @@ def test_a_trace_without_a_run_span_is_never_due_and_expires_after_its_ttl():
     buffer.add([record(7, 2)], now=0.0)
     assert buffer.due(now=4.0) == []
     assert [d.trace_id for d in buffer.expire(now=5.0)] == [7]
-    assert (len(buffer), buffer.stats.traces_expired_unjudged, buffer.buffered_spans) == (0, 1, 0)
+    assert (len(buffer), buffer.stats.traces_dropped, buffer.buffered_spans) == (0, {"ttl_expired_unjudged": 1}, 0)
 
 
 def test_a_late_span_within_the_window_makes_the_trace_due_again_as_late():
@@ -92,7 +92,7 @@ def test_a_repeated_span_from_a_retried_export_is_kept_once():
 def test_bounds_evict_the_oldest_trace_and_reject_spans_beyond_a_trace_limit():
     buffer = TraceBuffer(EngineSettings(max_traces=2, max_spans_per_trace=2))
     buffer.add([record(1, 1), record(2, 1), record(3, 1)], now=0.0)
-    assert (len(buffer), buffer.stats.traces_evicted) == (2, 1)
+    assert (len(buffer), buffer.stats.traces_dropped) == (2, {"max_traces": 1})
     rejected = buffer.add([record(3, 2), record(3, 3)], now=0.0)
     assert len(rejected) == 1 and "max_spans_per_trace" in rejected[0]
 
@@ -114,7 +114,7 @@ def test_overflow_evicts_the_least_recently_arrived_trace_judged_or_not(first_ha
     buffer.add([record(2, 1, run=not first_has_run)], now=2.0)
     buffer.due(now=3.0)
     buffer.add([record(3, 1)], now=4.0)  # trace 1 arrived first: it goes
-    assert (len(buffer), buffer.stats.traces_evicted) == (2, 1)
+    assert (len(buffer), sum(buffer.stats.traces_dropped.values())) == (2, 1)
     assert [d.trace_id for d in buffer.expire(now=1000.0)] == left_unjudged
 
 

@@ -180,7 +180,7 @@ def test_traces_beyond_the_buffer_bound_are_evicted_and_counted():
     for root in roots:  # children end, their roots never do: the traces stay incomplete
         harness.tracer.start_span("child", context=set_span_in_context(root)).end()
     harness.settle()
-    assert harness.processor.stats.traces_evicted == 3
+    assert harness.processor.stats.traces_dropped == {"max_traces": 3}
     assert harness.processor.buffered_traces == 2
 
 
@@ -195,3 +195,52 @@ def test_runs_ending_back_to_back_are_each_judged_and_enriched():
     harness.agent_run(agent="fourth")  # the worker is now inside its batch window
     spans = harness.settle()
     assert run_span(spans, "fourth").attributes["reliability.status"] == "PASSED"
+
+
+def test_a_stream_of_huge_spans_stays_within_the_byte_budget_and_every_run_span_is_forwarded():
+    budget = 4 * 1024 * 1024
+    blob = "b" * 200_000
+    reader = InMemoryMetricReader()
+    harness = Harness(max_buffered_bytes=budget, meter_provider=MeterProvider(metric_readers=[reader]))
+    endless = []
+    for i in range(20):
+        # a request whose root never ends: its tool calls' big arguments stay buffered
+        root = harness.tracer.start_span(f"request {i}")
+        endless.append(root)
+        for j in range(2):
+            harness.tracer.start_span(f"execute_tool store {j}", context=set_span_in_context(root), attributes={
+                "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "store",
+                "gen_ai.tool.call.id": f"call_{j}", "gen_ai.tool.call.arguments": json.dumps({"blob": blob}),
+            }).end()
+        harness.agent_run(calls=(("multiply", {"a": i, "blob": blob}, None),), attributes={"app.document": blob})
+        harness.processor.drain()
+        assert harness.processor.buffered_bytes <= budget
+    spans = harness.settle()
+    runs = [s for s in spans if s.name == "invoke_agent calculator"]
+    assert len(runs) == 20, "every run span reaches the wrapped exporter"
+    dropped = harness.processor.stats.traces_dropped
+    assert dropped.get("max_bytes", 0) >= 20 * 2 * 200_000 // budget - 1, dropped
+    counted = {
+        dict(point.attributes)["reason"]: point.value
+        for metric in reader.get_metrics_data().resource_metrics[0].scope_metrics[0].metrics
+        if metric.name == "agent.reliability.traces.dropped"
+        for point in metric.data.data_points
+    }
+    assert counted == dropped
+    # Each run was judged with its own tool call, never from a trace cut short.
+    assert [r.verdict.chain[0].tool for r in harness.results] == ["multiply"] * len(harness.results)
+    assert len(harness.results) == 20
+
+
+def test_a_run_whose_trace_was_evicted_is_forwarded_without_a_verdict_rather_than_judged_in_part():
+    harness = Harness(max_buffered_bytes=1024 * 1024)
+    # the call's arguments (in the model's output and the tool span) outgrow the budget: the
+    # trace is evicted before the run ends
+    harness.agent_run(calls=(("multiply", {"a": 1, "blob": "b" * 2_000_000}, None),))
+    spans = harness.settle()
+    assert "reliability.status" not in run_span(spans).attributes
+    assert harness.results == []
+    # evicted once; what of it the worker buffers after that (as batches fall) is evicted in turn
+    dropped = harness.processor.stats.traces_dropped
+    assert dropped["max_bytes"] == 1 and set(dropped) <= {"max_bytes", "arrived_after_eviction"}, dropped
+    assert harness.processor.buffered_bytes == 0

@@ -147,6 +147,7 @@ def prometheus_sum(prometheus: Prometheus, name: str) -> float:
     return sum(value for _, value in prometheus.query(f"sum({name})"))
 
 
+EVICTED = "agent_reliability_traces_dropped_total"
 FINAL_COUNTERS = (
     "agent_reliability_evaluations_total",
     "agent_reliability_tool_calls_total",
@@ -154,7 +155,7 @@ FINAL_COUNTERS = (
     "agent_reliability_evaluations_late_total",
     "agent_reliability_spans_received_total",
     "agent_reliability_spans_dropped_total",
-    "agent_reliability_traces_evicted_total",
+    "agent_reliability_traces_dropped_total",
 )
 
 
@@ -197,7 +198,7 @@ def world(tmp_path_factory):
 
         first = send_main_round(main, workdir, "first", steady_failures=1, steady_passes=3)
         send_stressed_round(stressed)
-        wait_until(lambda: stressed.metric("agent_reliability_traces_evicted_total") == 1, 30, "the first eviction")
+        wait_until(lambda: stressed.metric(EVICTED, reason="max_traces") == 1, 30, "the first eviction")
         ranks_before = ranks(main)
         assert ranks_before["steady"] == 1, ranks_before
 
@@ -209,7 +210,7 @@ def world(tmp_path_factory):
 
         second = send_main_round(main, workdir, "second", steady_failures=12, steady_passes=0)
         send_stressed_round(stressed)
-        wait_until(lambda: stressed.metric("agent_reliability_traces_evicted_total") == 4, 30, "every eviction")
+        wait_until(lambda: stressed.metric(EVICTED, reason="max_traces") == 4, 30, "every eviction")
         ranks_after = ranks(main)
         assert ranks_after["steady"] == 0, ranks_after
         wait_scraped(prometheus, receivers, steady_rank=0)
@@ -291,7 +292,10 @@ RULE_SERIES: dict[str, Callable[[World], set[Series]]] = {
     "instance_reason:agent_reliability_spans_dropped:rate5m": lambda w: {
         series(job=JOB, instance=w.stressed_instance, reason=r) for r in ("overloaded", "invalid", "trace_full")
     },
-    "instance:agent_reliability_traces_evicted:rate5m": lambda w: instances(w, "stressed"),
+    # stressed never judges: its traces are evicted unjudged
+    "instance_reason:agent_reliability_traces_dropped:rate5m": lambda w: {
+        series(job=JOB, instance=w.stressed_instance, reason="max_traces")
+    },
     # only main judges (stressed waits 600 s), so only main has re-judged anything
     "instance:agent_reliability_evaluations_late:rate5m": lambda w: instances(w, "main"),
     "instance:agent_reliability_traces_buffered:sum": lambda w: instances(w, "main", "stressed"),
@@ -404,7 +408,7 @@ def test_reputation_figures_are_the_receiver_s_standings(world):
 def test_receiver_health_figures(world):
     dropped = values(world, "instance_reason:agent_reliability_spans_dropped:rate5m")
     assert all(rate > 0 for rate in dropped.values()), dropped
-    evicted = values(world, "instance:agent_reliability_traces_evicted:rate5m")
+    evicted = values(world, "instance_reason:agent_reliability_traces_dropped:rate5m")
     assert all(rate > 0 for rate in evicted.values()), evicted
     buffered = values(world, "instance:agent_reliability_traces_buffered:sum")
     assert buffered[next(iter(instances(world, "stressed")))] == STRESSED["max_traces"]

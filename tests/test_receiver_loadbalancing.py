@@ -20,6 +20,8 @@ from pathlib import Path
 
 import pytest
 
+from otel_reliability.engine.buffer import VERDICT_LOST
+
 from .receiver_harness import (
     Collector,
     Receiver,
@@ -101,7 +103,8 @@ def test_the_collector_routes_each_trace_whole_to_one_receiver_which_gives_eval_
     )
     for receiver in pair:
         assert receiver.metric("agent_reliability_spans_dropped_total") == 0
-        assert receiver.metric("agent_reliability_traces_evicted_total") == 0
+        lost = {r: receiver.metric("agent_reliability_traces_dropped_total", reason=r) for r in VERDICT_LOST}
+        assert sum(lost.values()) == 0, lost
 
     runs_per_agent = Counter(r["agent"] for r in expected)
     for receiver in pair:

@@ -150,6 +150,7 @@ def test_calls_past_the_concurrency_limit_are_refused_with_the_retry_delay_and_t
     for _, error in refused:
         assert error is not None and error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
         assert _retry_delays(error) == (RETRY_AFTER, RETRY_AFTER)
+    assert receiver.metric("agent_reliability_refusals_total", reason="concurrent_exports") == extra
     kept = [spans for spans, f in zip(traces, pending) if f.exception() is None]
     assert len(kept) == CONCURRENT_EXPORTS
     expected = by_run([r for spans in kept for r in expected_results(spans)])
@@ -164,3 +165,4 @@ def test_a_full_buffer_refusal_carries_the_delay_in_both_places(receivers):  # n
 
     assert refused.value.code().value[0] == code_pb2.RESOURCE_EXHAUSTED
     assert _retry_delays(refused.value) == (RETRY_AFTER, RETRY_AFTER)
+    assert receiver.metric("agent_reliability_refusals_total", reason="overloaded") == 1

@@ -80,6 +80,7 @@ class ReliabilityMetrics:
         self._expectation = CappedLabel(max_label_values)
         self._buffered: Callable[[], int] | None = None
         self._pending: Callable[[], int] | None = None
+        self._buffered_bytes: Callable[[], int] | None = None
         self._evaluations = meter.create_counter(
             "agent.reliability.evaluations", unit="{evaluation}", description="Runs evaluated, by verdict"
         )
@@ -109,8 +110,30 @@ class ReliabilityMetrics:
             unit="{trace}",
             description="Traces holding spans no published verdict has judged yet: at 0, every verdict stands",
         )
-        self._evicted = meter.create_counter(
-            "agent.reliability.traces.evicted", unit="{trace}", description="Traces dropped from full buffers"
+        meter.create_observable_gauge(
+            "agent.reliability.buffer.size",
+            callbacks=[self._observe_buffered_bytes],
+            unit="By",
+            description="Estimated bytes buffered: traces and paused runs (bounded by max_buffered_bytes)",
+        )
+        self._traces_dropped = meter.create_counter(
+            "agent.reliability.traces.dropped",
+            unit="{trace}",
+            description="Traces that left the buffer, by reason: ttl_expired_unjudged, max_traces and max_bytes "
+            "lost their verdict; late_window_expired, max_traces_judged and max_bytes_judged had one; "
+            "arrived_after_eviction held what arrived of an evicted trace",
+        )
+        self._paused_dropped = meter.create_counter(
+            "agent.reliability.paused_runs.dropped",
+            unit="{run}",
+            description="Paused runs let go before a run resumed them, by reason",
+        )
+        self._refusals = meter.create_counter(
+            "agent.reliability.refusals",
+            unit="{request}",
+            description="Requests refused with a retry delay, by reason (overloaded: max_buffered_spans; "
+            "soft_byte_limit: the byte budget's soft limit; concurrent_exports: too many gRPC calls at once; "
+            "worker_down: a worker did not answer)",
         )
         self._late = meter.create_counter(
             "agent.reliability.evaluations.late",
@@ -191,9 +214,21 @@ class ReliabilityMetrics:
         """Feed ``agent.reliability.traces.pending`` from ``callback`` (not reported until then)."""
         self._pending = callback
 
-    def traces_evicted(self, count: int = 1) -> None:
-        """Count traces dropped from a full or expired buffer before they were evaluated."""
-        self._evicted.add(count)
+    def register_buffered_bytes(self, callback: Callable[[], int]) -> None:
+        """Feed ``agent.reliability.buffer.size`` from ``callback`` (not reported until then)."""
+        self._buffered_bytes = callback
+
+    def traces_dropped(self, count: int, reason: str) -> None:
+        """Count traces that left the buffer; ``reason`` is one of ``engine.buffer``'s words."""
+        self._traces_dropped.add(count, {REASON: reason})
+
+    def paused_runs_dropped(self, count: int, reason: str) -> None:
+        """Count paused runs let go before a run resumed them."""
+        self._paused_dropped.add(count, {REASON: reason})
+
+    def refused(self, reason: str, count: int = 1) -> None:
+        """Count requests refused with a retry delay (their spans count in ``spans_dropped`` too)."""
+        self._refusals.add(count, {REASON: reason})
 
     def late_evaluation(self, count: int = 1) -> None:
         """Count re-evaluations caused by a span arriving after its trace was evaluated."""
@@ -218,3 +253,7 @@ class ReliabilityMetrics:
     def _observe_pending(self, options: CallbackOptions) -> Iterable[Observation]:
         if self._pending is not None:
             yield Observation(self._pending())
+
+    def _observe_buffered_bytes(self, options: CallbackOptions) -> Iterable[Observation]:
+        if self._buffered_bytes is not None:
+            yield Observation(self._buffered_bytes())

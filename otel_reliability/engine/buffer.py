@@ -8,7 +8,21 @@ end — judges from ``records_of`` and lets ``forget`` take the trace out.) Afte
 judging, the trace is kept for ``late_window``: a span arriving then makes it due
 again, and its new verdicts supersede the first ones. Traces that never become due
 are evicted after ``ttl``; the buffer holds at most ``max_traces`` traces and
-``max_spans_per_trace`` spans per trace. Every eviction and rejection is counted.
+``max_spans_per_trace`` spans per trace.
+
+It is also bounded in bytes: each record's retained size is estimated as it enters
+(``sizes``), kept per trace and in all (``buffered_bytes``), and given back when its trace
+leaves, however it leaves. Beyond ``max_buffered_bytes`` (shared with what the caller holds
+elsewhere: paused runs) whole traces are evicted, judged ones first — their verdicts are
+published, only a late re-judgement is lost — then open ones, oldest first in each queue.
+Every trace that leaves other than by ``forget`` is counted by its reason
+(``CompletionStats.traces_dropped``), every span or event record turned away too.
+
+An evicted trace is never judged from what arrives of it afterwards (a wrong verdict is
+worse than none): its id is remembered (the last ``max_traces`` of them), and a trace made
+anew of its later spans is kept, so that they are held and leave as any others, but never
+due and never handed out (``joined_records`` is empty); it leaves counted as
+``ARRIVED_AFTER_EVICTION``.
 
 A trace also holds the GenAI event log records correlated with its spans (``EventRecord``,
 what the adapters read them as). They count as arrivals like spans — a trace waits for its
@@ -33,9 +47,23 @@ from typing import Callable
 
 from ..model import EventRecord, Role, SpanRecord, ToolResponse
 from .settings import EngineSettings
+from .sizes import TRACE_BYTES, event_size, record_size
 
 
 _trace_id = attrgetter("trace_id")
+
+# Why a trace left the buffer (``CompletionStats.traces_dropped``). The first three lose a
+# verdict: the trace's spans were never judged.
+TTL_EXPIRED_UNJUDGED = "ttl_expired_unjudged"
+MAX_TRACES = "max_traces"
+MAX_BYTES = "max_bytes"
+# A judged trace leaving: at the end of its late window, or cut out of it by a bound.
+LATE_WINDOW_EXPIRED = "late_window_expired"
+MAX_TRACES_JUDGED = "max_traces_judged"
+MAX_BYTES_JUDGED = "max_bytes_judged"
+VERDICT_LOST = frozenset({TTL_EXPIRED_UNJUDGED, MAX_TRACES, MAX_BYTES})
+# What arrived of a trace after it was evicted, leaving in turn (its verdict was counted lost already).
+ARRIVED_AFTER_EVICTION = "arrived_after_eviction"
 
 
 @dataclass(slots=True)
@@ -46,6 +74,8 @@ class _Trace:
     judged: bool = False
     events: dict[int, list[EventRecord]] | None = None  # by span id; most traces have none
     event_count: int = 0
+    bytes: int = TRACE_BYTES  # estimated: itself and every record and event record it holds
+    cut: bool = False  # made of what arrived after the trace was evicted: never judged
 
     def joined(self) -> list[SpanRecord]:
         """The span records, each with the requests and responses of its event records added."""
@@ -68,8 +98,7 @@ class DueTrace:
 
 @dataclass(slots=True)
 class CompletionStats:
-    traces_evicted: int = 0
-    traces_expired_unjudged: int = 0
+    traces_dropped: dict[str, int] = field(default_factory=dict)  # by reason: the constants above
     late_spans: int = 0
     spans_rejected: int = 0
     late_events: int = 0
@@ -94,9 +123,12 @@ class TraceBuffer:
         settings: EngineSettings | None = None,
         decision_wait: float = 2.0,
         on_leave: Callable[[int], None] | None = None,
+        held_elsewhere: Callable[[], int] = lambda: 0,
     ) -> None:
         settings = settings or EngineSettings()
         self._on_leave = on_leave  # told the id of every trace that leaves, however it leaves
+        self._held_elsewhere = held_elsewhere  # bytes the caller holds within the same budget
+        self.max_bytes = settings.max_buffered_bytes
         self.decision_wait = decision_wait
         self.late_window = settings.late_window
         self.ttl = settings.trace_ttl
@@ -107,8 +139,10 @@ class TraceBuffer:
         self._judged: OrderedDict[int, _Trace] = OrderedDict()  # leave after late_window
         self._waiting: OrderedDict[int, _Trace] = OrderedDict()  # have a run span and unjudged spans
         self._handed_out: set[int] = set()  # returned by the last ``due``: being judged, or just judged
+        self._evicted: OrderedDict[int, None] = OrderedDict()  # ids of the last max_traces traces evicted
         self.buffered_spans = 0
         self.buffered_events = 0
+        self.buffered_bytes = 0
 
     def __len__(self) -> int:
         return len(self._open) + len(self._judged)
@@ -128,7 +162,8 @@ class TraceBuffer:
         trace = self._judged.get(trace_id)
         if trace is not None:
             return trace, self._judged
-        trace = self._open[trace_id] = _Trace()
+        trace = self._open[trace_id] = _Trace(cut=trace_id in self._evicted)
+        self.buffered_bytes += trace.bytes
         return trace, self._open
 
     def add(self, records: list[SpanRecord], now: float) -> list[str]:
@@ -139,7 +174,7 @@ class TraceBuffer:
         for trace_id, group in groupby(records, key=_trace_id):
             trace, queue = self._trace_for(trace_id)
             held = trace.records
-            kept = 0
+            kept = added = 0
             for record in group:
                 if record.span_id in held:
                     continue  # a retried export: the span is already here
@@ -150,11 +185,14 @@ class TraceBuffer:
                     continue
                 held[record.span_id] = record
                 kept += 1
+                added += record_size(record)
                 if record.role is Role.AGENT_RUN:
                     trace.has_run = True
             if not kept:
                 continue
             self.buffered_spans += kept
+            trace.bytes += added
+            self.buffered_bytes += added
             if trace.judged:
                 late += kept
             self._arrived(trace_id, trace, queue, now)
@@ -172,7 +210,7 @@ class TraceBuffer:
             trace, queue = self._trace_for(trace_id)
             if trace.events is None:
                 trace.events = {}
-            kept = 0
+            kept = added = 0
             for event in group:
                 held = trace.events.setdefault(event.span_id, [])
                 if event in held:
@@ -185,9 +223,12 @@ class TraceBuffer:
                 held.append(event)
                 trace.event_count += 1
                 kept += 1
+                added += event_size(event)
             if not kept:
                 continue
             self.buffered_events += kept
+            trace.bytes += added
+            self.buffered_bytes += added
             if trace.judged:
                 late += kept
             self._arrived(trace_id, trace, queue, now)
@@ -199,7 +240,7 @@ class TraceBuffer:
     def _arrived(self, trace_id: int, trace: _Trace, queue: OrderedDict[int, _Trace], now: float) -> None:
         trace.last_arrival = now
         queue.move_to_end(trace_id)
-        if trace.has_run:
+        if trace.has_run and not trace.cut:
             self._waiting[trace_id] = trace
             self._waiting.move_to_end(trace_id)
 
@@ -236,14 +277,16 @@ class TraceBuffer:
     def expire(self, now: float) -> list[DueTrace]:
         """Drop traces past their window; returns those never judged (their spans are lost to judging)."""
         unjudged = []
-        for queue, horizon in ((self._open, self.ttl), (self._judged, self.late_window)):
+        for queue, horizon, reason in (
+            (self._open, self.ttl, TTL_EXPIRED_UNJUDGED), (self._judged, self.late_window, LATE_WINDOW_EXPIRED)
+        ):
             while queue:
                 trace_id, trace = next(iter(queue.items()))
                 if now - trace.last_arrival < horizon:
                     break
                 self._forget(trace_id, queue)
+                self._dropped(ARRIVED_AFTER_EVICTION if trace.cut else reason)
                 if not trace.judged:
-                    self.stats.traces_expired_unjudged += 1
                     unjudged.append(DueTrace(trace_id, trace.joined(), False))
         return unjudged
 
@@ -270,7 +313,7 @@ class TraceBuffer:
     def joined_records(self, trace_id: int) -> list[SpanRecord]:
         """The records of a trace as judged: each with its event records joined ([] when not buffered)."""
         trace = self._open.get(trace_id) or self._judged.get(trace_id)
-        return [] if trace is None else trace.joined()
+        return [] if trace is None or trace.cut else trace.joined()
 
     def forget(self, trace_id: int) -> None:
         """Take a trace out: nothing more of it will arrive (its local root ended)."""
@@ -284,6 +327,7 @@ class TraceBuffer:
         self._waiting.pop(trace_id, None)
         self.buffered_spans -= len(trace.records)
         self.buffered_events -= trace.event_count
+        self.buffered_bytes -= trace.bytes
         if self._on_leave is not None:
             self._on_leave(trace_id)
 
@@ -297,8 +341,33 @@ class TraceBuffer:
                 if judged_first is None or (open_first is not None and open_first.last_arrival <= judged_first.last_arrival)
                 else self._judged
             )
-            self._forget(next(iter(older)), older)
-            self.stats.traces_evicted += 1
+            trace_id, trace = next(iter(older.items()))
+            self._evict(trace_id, trace, older, MAX_TRACES_JUDGED if trace.judged else MAX_TRACES)
+        self.evict_over_budget()
+
+    def evict_over_budget(self) -> None:
+        """Evict whole traces until the buffered bytes and those held elsewhere fit
+        ``max_buffered_bytes``: judged traces first, then open ones, the least recently
+        arrived first in each (see the module's docstring)."""
+        excess = self.buffered_bytes + self._held_elsewhere() - self.max_bytes
+        while excess > 0 and len(self):
+            queue = self._judged or self._open
+            trace_id, trace = next(iter(queue.items()))
+            self._evict(trace_id, trace, queue, MAX_BYTES_JUDGED if trace.judged else MAX_BYTES)
+            excess -= trace.bytes
+
+    def _evict(self, trace_id: int, trace: _Trace, queue: OrderedDict[int, _Trace], reason: str) -> None:
+        self._forget(trace_id, queue)
+        self._dropped(ARRIVED_AFTER_EVICTION if trace.cut else reason)
+        evicted = self._evicted
+        evicted[trace_id] = None
+        evicted.move_to_end(trace_id)
+        if len(evicted) > self.max_traces:
+            evicted.popitem(last=False)
+
+    def _dropped(self, reason: str) -> None:
+        dropped = self.stats.traces_dropped
+        dropped[reason] = dropped.get(reason, 0) + 1
 
 
 def _join(record: SpanRecord, events: list[EventRecord]) -> SpanRecord:

@@ -16,6 +16,12 @@ from collections import OrderedDict
 from typing import Iterable, Protocol
 
 from ..model import PENDING, EventRecord, Role, Run, SpanRecord
+from .sizes import records_size
+
+# Why a paused run was let go before a run resumed it (``PausedRuns.dropped``).
+MAX_PAUSED_RUNS = "max_paused_runs"  # the least recent key made room for another
+CROWDED_KEY = "per_key"  # more paused runs waited under one key than ``PausedRuns.PER_KEY``
+MAX_BYTES = "max_bytes"  # they alone outgrew the byte budget
 
 
 def _call(call_id: str) -> str:
@@ -42,16 +48,25 @@ class PausedRuns:
     agents' runs can leave the same call id pending. Each is kept; assembly joins a resuming
     run only to a paused run of its own agent.
 
+    ``bytes`` is the estimated size of the records kept (each paused run once, under however
+    many keys); they count toward the engine's byte budget, and alone never exceed
+    ``max_bytes``. A paused run let go is counted in ``dropped`` by reason once it is under
+    no key any more.
+
     >>> PausedRuns().predecessors([], run_keys=[])
     []
     """
 
     PER_KEY = 16  # paused runs kept under one key, the most recent
 
-    def __init__(self, capacity: int = 1_000) -> None:
+    def __init__(self, capacity: int = 1_000, max_bytes: int | None = None) -> None:
         self._capacity = capacity
+        self._max_bytes = max_bytes
         # key → paused runs (by the identity of their records) → their records
         self._by_key: OrderedDict[str, dict[tuple[int, int, int], list[SpanRecord]]] = OrderedDict()
+        self._kept: dict[tuple[int, int, int], list[int]] = {}  # identity → [its bytes, keys holding it]
+        self.bytes = 0
+        self.dropped: dict[str, int] = {}
 
     def predecessors(self, records: Iterable[SpanRecord], run_keys: Iterable[str | None]) -> list[SpanRecord]:
         """Records of paused runs that ``records`` may resume: same run identity, or an answer to a pending call."""
@@ -82,15 +97,38 @@ class PausedRuns:
             return
         first = records[0]
         identity = (first.trace_id, first.span_id, len(records))  # the same in every process it is handed to
+        kept = self._kept.get(identity)
+        if kept is None:
+            kept = self._kept[identity] = [records_size(records), 0]
+            self.bytes += kept[0]
         for key in keys:
             paused = self._by_key.setdefault(key, {})
-            paused.pop(identity, None)
+            if paused.pop(identity, None) is None:
+                kept[1] += 1
             paused[identity] = records
             while len(paused) > self.PER_KEY:
-                del paused[next(iter(paused))]
+                oldest = next(iter(paused))
+                del paused[oldest]
+                self._let_go(oldest, CROWDED_KEY)
             self._by_key.move_to_end(key)
         while len(self._by_key) > self._capacity:
-            self._by_key.popitem(last=False)
+            self._drop_oldest_key(MAX_PAUSED_RUNS)
+        while self._max_bytes is not None and self.bytes > self._max_bytes and self._by_key:
+            self._drop_oldest_key(MAX_BYTES)
+
+    def _drop_oldest_key(self, reason: str) -> None:
+        _key, paused = self._by_key.popitem(last=False)
+        for identity in paused:
+            self._let_go(identity, reason)
+
+    def _let_go(self, identity: tuple[int, int, int], reason: str) -> None:
+        """One key less holds the paused run ``identity``; under none, it is dropped and counted."""
+        kept = self._kept[identity]
+        kept[1] -= 1
+        if kept[1] == 0:
+            del self._kept[identity]
+            self.bytes -= kept[0]
+            self.dropped[reason] = self.dropped.get(reason, 0) + 1
 
 
 class SharedPausedRuns(Protocol):

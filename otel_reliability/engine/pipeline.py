@@ -36,14 +36,16 @@ _AGENT_RUN = Role.AGENT_RUN
 logger = logging.getLogger(__name__)
 _UNBOUNDED = EngineSettings(
     max_traces=sys.maxsize, max_spans_per_trace=sys.maxsize, max_paused_runs=sys.maxsize,
-    max_sessions=sys.maxsize, max_runs_per_session=sys.maxsize,
+    max_sessions=sys.maxsize, max_runs_per_session=sys.maxsize, max_buffered_bytes=sys.maxsize,
 )
 
 
 class Observer(Protocol):
     """Self-observability: what the pipeline counts (``ReliabilityMetrics`` is one)."""
 
-    def traces_evicted(self, count: int = 1) -> None: ...
+    def traces_dropped(self, count: int, reason: str) -> None: ...
+
+    def paused_runs_dropped(self, count: int, reason: str) -> None: ...
 
     def late_evaluation(self, count: int = 1) -> None: ...
 
@@ -95,18 +97,21 @@ class Pipeline:
         self.settings = settings
         self.sinks = Sinks(sinks, on_failure=observer.sink_failed if observer is not None else None)
         self.resumers = Resumers()
-        self.buffer = TraceBuffer(settings, decision_wait, on_leave=self.resumers.drop)
-        self.paused = PausedRuns(settings.max_paused_runs)
+        # One byte budget for the buffer and the paused runs: the buffer evicts to make room for both.
+        self.paused = PausedRuns(settings.max_paused_runs, settings.max_buffered_bytes)
+        self.buffer = TraceBuffer(
+            settings, decision_wait, on_leave=self.resumers.drop, held_elsewhere=lambda: self.paused.bytes
+        )
         self.sessions = Sessions(engine.expectations, settings, shared_sessions, hand_on_turn)
         self._shared = paused
         self._observer = observer
         self._on_paused = on_paused
         self._on_unjudgeable = on_unjudgeable
         self._clock = clock
-        self._evicted_reported = 0
-        self._sessions_dropped_reported: dict[str, int] = {}
+        self._reported: dict[tuple[str, str], int] = {}  # (what, reason) → drops told the observer
         # Front doors add from their serving threads and judge from another.
         self.lock = threading.Lock()
+        self._report_lock = threading.Lock()
 
     # -- records in ----------------------------------------------------------------
 
@@ -115,7 +120,7 @@ class Pipeline:
         with self.lock:
             refused = self.buffer.add(records, now)
             self.resumers.index(records)
-        self._report_evictions()
+        self._report_drops()
         return refused
 
     def add_events(self, events: list[EventRecord], now: float) -> list[str]:
@@ -125,7 +130,7 @@ class Pipeline:
         with self.lock:
             refused = self.buffer.add_events(events, now)
             self.resumers.index_answers(events)
-        self._report_evictions()
+        self._report_drops()
         return refused
 
     @property
@@ -135,6 +140,11 @@ class Pipeline:
     @property
     def buffered_events(self) -> int:
         return self.buffer.buffered_events
+
+    @property
+    def buffered_bytes(self) -> int:
+        """Estimated bytes held: buffered traces and paused runs (``max_buffered_bytes`` bounds both)."""
+        return self.buffer.buffered_bytes + self.paused.bytes
 
     def __len__(self) -> int:
         return len(self.buffer)
@@ -159,14 +169,14 @@ class Pipeline:
         """Drop the traces past their window; returns those that were never judged."""
         with self.lock:
             expired = self.buffer.expire(now)
-        self._report_evictions()
+        self._report_drops()
         return expired
 
     @property
-    def traces_evicted(self) -> int:
-        """Traces that left the buffer unjudged: pushed out by ``max_traces`` or expired after ``trace_ttl``."""
-        stats = self.buffer.stats
-        return stats.traces_evicted + stats.traces_expired_unjudged
+    def traces_dropped(self) -> dict[str, int]:
+        """Traces that left the buffer other than by ``forget``, by reason (``buffer.VERDICT_LOST``
+        names those that left unjudged)."""
+        return dict(self.buffer.stats.traces_dropped)
 
     def drain(self) -> list[Judged]:
         """End of input: judge every trace that holds a run span as it stands, and publish."""
@@ -212,16 +222,7 @@ class Pipeline:
 
     def publish_sessions(self, results: Sequence[SessionResult]) -> None:
         self.sinks.publish_sessions(results)
-        self._report_session_drops()
-
-    def _report_session_drops(self) -> None:
-        if self._observer is None:
-            return
-        for reason, count in list(self.sessions.stats.dropped.items()):
-            reported = self._sessions_dropped_reported.get(reason, 0)
-            if count > reported:
-                self._observer.sessions_dropped(count - reported, reason)
-                self._sessions_dropped_reported[reason] = count
+        self._report_drops()
 
     def forget(self, trace_id: int) -> None:
         with self.lock:
@@ -231,7 +232,7 @@ class Pipeline:
         self.sinks.publish(judgements, extra_sinks)
         if judgements and self.sessions.active:
             self.sessions.note([j.run for j in judgements], self._clock())
-            self._report_session_drops()
+            self._report_drops()
         late = sum(j.late for j in judgements)
         if late and self._observer is not None:
             self._observer.late_evaluation(late)
@@ -244,6 +245,7 @@ class Pipeline:
     def keep_paused(self, keys: list[str], records: list[SpanRecord]) -> None:
         """Remember a run another process judged paused, for the trace that may resume it here."""
         self.paused.keep(keys, records)
+        self._make_room()
         self._reopen_resumers(keys, records)
 
     def _learn_shared(self) -> None:
@@ -309,6 +311,7 @@ class Pipeline:
                 continue
             kept = self.paused.remember(run, every)
             if kept:
+                self._make_room()
                 self._reopen_resumers(kept, every)
                 self._share(kept, every)
                 if self._on_paused is not None:
@@ -317,12 +320,27 @@ class Pipeline:
             judgements.append(Judgement(run, result, late, evaluations, denied))
         return judgements
 
-    def _report_evictions(self) -> None:
-        evicted = self.traces_evicted
-        if evicted > self._evicted_reported:
-            if self._observer is not None:
-                self._observer.traces_evicted(evicted - self._evicted_reported)
-            self._evicted_reported = evicted
+    def _make_room(self) -> None:
+        """A paused run was kept: the buffer evicts what no longer fits beside it."""
+        with self.lock:
+            self.buffer.evict_over_budget()
+        self._report_drops()
+
+    def _report_drops(self) -> None:
+        observer = self._observer
+        if observer is None:
+            return
+        with self._report_lock:  # serving threads and the judge report at once: each drop once
+            for what, dropped, tell in (
+                ("traces", self.buffer.stats.traces_dropped, observer.traces_dropped),
+                ("paused_runs", self.paused.dropped, observer.paused_runs_dropped),
+                ("sessions", self.sessions.stats.dropped, observer.sessions_dropped),
+            ):
+                for reason, count in list(dropped.items()):
+                    told = self._reported.get((what, reason), 0)
+                    if count > told:
+                        self._reported[what, reason] = count
+                        tell(count - told, reason)
 
 
 def judge_spans(engine: Engine, spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> list[RunResult]:

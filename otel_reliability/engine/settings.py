@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+MIB = 1024 * 1024
+
 
 class SettingsError(ValueError):
     """Engine settings that cannot be used; the message names each bad setting."""
@@ -21,6 +23,8 @@ class EngineSettings(BaseModel):
 
     >>> EngineSettings(max_traces=100).max_traces
     100
+    >>> EngineSettings(max_buffered_bytes=100 * MIB, soft_limit_ratio=0.5).soft_buffered_bytes // MIB
+    50
     >>> EngineSettings.checked({"max_traces": 0})
     Traceback (most recent call last):
     ...
@@ -41,6 +45,20 @@ class EngineSettings(BaseModel):
     )
     max_sessions: int = Field(10_000, ge=1, description="sessions gathered at most; the least recently active leave")
     max_runs_per_session: int = Field(1_000, ge=1, description="top-level runs kept per session; a longer one is not judged")
+    max_buffered_bytes: int = Field(
+        512 * MIB, ge=MIB,
+        description="estimated bytes of everything buffered (traces and paused runs); beyond it the oldest "
+        "traces are evicted, judged ones first",
+    )
+    soft_limit_ratio: float = Field(
+        0.8, gt=0, le=1,
+        description="share of max_buffered_bytes beyond which the receiver refuses new data with a retry delay",
+    )
+
+    @property
+    def soft_buffered_bytes(self) -> int:
+        """Buffered bytes at and beyond which the receiver refuses new data (the processor cannot refuse)."""
+        return int(self.max_buffered_bytes * self.soft_limit_ratio)
 
     @classmethod
     def checked(cls, values: dict[str, Any]) -> EngineSettings:

@@ -9,6 +9,9 @@ released and the client is told to retry — no worker keeps a part of a refused
 A reservation costs no decoding while a worker has ample room: it holds an upper bound
 of the spans a body can carry (``span_bound``: no span is smaller than its two ids).
 Only when that bound does not fit is the worker's share decoded and counted exactly.
+A worker at the soft limit of its byte budget refuses every reservation: bytes are not
+reserved (a body's retained size is known only once decoded), so a committed request may
+take a worker past the soft limit, never refused there, and its hard limit evicts.
 
 >>> span_bound(Body(b"x" * 300, "application/x-protobuf"))
 11
@@ -19,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .intake import Body, IntakeError, read_payload
-from .service import ReceiverService
+from .service import OVERLOADED, SOFT_BYTE_LIMIT, ReceiverService
 
 MIN_SPAN_BYTES = 28  # a serialized span holds at least its trace id and span id, tagged
 
@@ -44,19 +47,23 @@ class Reservations:
         self._held: dict[int, _Held] = {}
         self._spans = 0
 
-    def reserve(self, call_id: int, body: Body) -> bool:
-        """Hold room for this worker's share of ``body``; False (and counted) when it has none."""
+    def reserve(self, call_id: int, body: Body) -> str | None:
+        """Hold room for this worker's share of ``body``; the reason (its share counted as
+        dropped for it) when it has none."""
+        if self._service.at_soft_byte_limit():
+            self._service.metrics.spans_dropped(self._share(body), SOFT_BYTE_LIMIT)
+            return SOFT_BYTE_LIMIT
         room = self._room()
         bound = span_bound(body)
         if bound <= room:
             self._hold(call_id, _Held(bound, body, exact=False))
-            return True
+            return None
         share = self._share(body)
         if share <= room:
             self._hold(call_id, _Held(share, body, exact=True))
-            return True
-        self._service.metrics.spans_dropped(share, "overloaded")
-        return False
+            return None
+        self._service.metrics.spans_dropped(share, OVERLOADED)
+        return OVERLOADED
 
     def commit(self, call_id: int) -> Body:
         """The reserved body, to buffer now; its room is the service's to use."""
@@ -64,11 +71,12 @@ class Reservations:
         self._spans -= held.spans
         return held.body
 
-    def release(self, call_id: int) -> None:
-        """Another worker refused the request: drop the reservation and count the share as refused."""
+    def release(self, call_id: int, reason: str) -> None:
+        """Another worker refused the request: drop the reservation and count the share as
+        refused, for the other worker's ``reason``."""
         held = self._held.pop(call_id)
         self._spans -= held.spans
-        self._service.metrics.spans_dropped(held.spans if held.exact else self._share(held.body), "overloaded")
+        self._service.metrics.spans_dropped(held.spans if held.exact else self._share(held.body), reason)
 
     def _hold(self, call_id: int, held: _Held) -> None:
         self._held[call_id] = held

@@ -31,6 +31,7 @@ from .service import Overloaded
 from .shards import ShardedReceiver
 
 CONCURRENT_EXPORTS = 64  # calls handled at once; the next is asked to retry
+CONCURRENT_EXPORTS_REFUSAL = "concurrent_exports"  # its reason in agent.reliability.refusals
 # Threads beyond the handled calls, so that a refusal never waits behind calls that are
 # stuck (a worker not answering): it is answered at once, with its delay.
 REFUSING_THREADS = 8
@@ -50,6 +51,7 @@ class _Export:
 
     def __call__(self, request, context):
         if not self._slots.acquire(blocking=False):
+            self._service.metrics.refused(CONCURRENT_EXPORTS_REFUSAL)
             _abort_with_retry(
                 context, grpc.StatusCode.RESOURCE_EXHAUSTED,
                 f"receiver is handling {CONCURRENT_EXPORTS} export calls; retry after {self._retry_after} s",

@@ -41,12 +41,20 @@ from .intake import LOGS, Body, Payload, read_payload
 logger = logging.getLogger(__name__)
 
 
+# Why a request was refused with a retry delay (``agent.reliability.refusals``, and the
+# reason its spans count under in ``agent.reliability.spans.dropped``).
+OVERLOADED = "overloaded"  # max_buffered_spans
+SOFT_BYTE_LIMIT = "soft_byte_limit"  # the buffered bytes reached the soft limit of max_buffered_bytes
+_WHAT_IS_FULL = {OVERLOADED: "receiver buffer is full", SOFT_BYTE_LIMIT: "receiver buffer is at its byte limit"}
+
+
 class Overloaded(Exception):
     """The buffer is full: the client should retry after ``retry_after`` seconds."""
 
-    def __init__(self, retry_after: int) -> None:
-        super().__init__(f"receiver buffer is full; retry after {retry_after} s")
+    def __init__(self, retry_after: int, reason: str = OVERLOADED) -> None:
+        super().__init__(f"{_WHAT_IS_FULL[reason]}; retry after {retry_after} s")
         self.retry_after = retry_after
+        self.reason = reason
 
 
 @dataclass(slots=True)
@@ -85,6 +93,9 @@ class ReceiverService:
         self._max_buffered_spans = max(1, config.max_buffered_spans // shard.count)
         self.store = open_store(config.store)
         settings = config.engine_settings()
+        if shard.count > 1:  # each shard buffers its share of the traces: a share of the budget
+            settings = settings.model_copy(update={"max_buffered_bytes": settings.max_buffered_bytes // shard.count})
+        self._soft_buffered_bytes = settings.soft_buffered_bytes
         self.shared_paused = open_paused_runs(config.store, settings.max_paused_runs)
         self.registry = CollectorRegistry()
         readers = [PrometheusMetricReader(registry=self.registry)]
@@ -145,6 +156,7 @@ class ReceiverService:
         self._on_turn = on_turn
         self.metrics.register_buffered(lambda: len(self.pipeline))
         self.metrics.register_pending(lambda: self.pipeline.buffer.pending)
+        self.metrics.register_buffered_bytes(lambda: self.pipeline.buffered_bytes)
         self.forwarder = (
             Forwarder(config.forward_endpoint, config.forward_headers, config.forward_queue_size)
             if config.forward_endpoint
@@ -213,9 +225,11 @@ class ReceiverService:
         decoded = payload.decoded
         records = [to_record(span) for span in decoded.spans]
         with self._lock:  # one request at a time: the bound is checked against what it adds
-            if self._buffered() + len(records) > self._max_buffered_spans:
-                self.metrics.spans_dropped(len(records), "overloaded")
-                raise Overloaded(self.config.retry_after)
+            refusal = self._refusal(len(records))
+            if refusal is not None:
+                self.metrics.spans_dropped(len(records), refusal)
+                self.metrics.refused(refusal)
+                raise Overloaded(self.config.retry_after, refusal)
             refused = self.pipeline.add(records, time.monotonic())
             if self.forwarder is not None:
                 self._forward_holding_runs(payload, records)
@@ -233,9 +247,11 @@ class ReceiverService:
         decoded = payload.decoded
         events = [event for event in map(to_event_record, decoded.logs) if event is not None]
         with self._lock:
-            if events and self._buffered() + len(events) > self._max_buffered_spans:
-                self.metrics.log_records_dropped(len(events), "overloaded")
-                raise Overloaded(self.config.retry_after)
+            refusal = self._refusal(len(events)) if events else None
+            if refusal is not None:
+                self.metrics.log_records_dropped(len(events), refusal)
+                self.metrics.refused(refusal)
+                raise Overloaded(self.config.retry_after, refusal)
             refused = self.pipeline.add_events(events, time.monotonic()) if events else []
         if decoded.rejected:
             self.metrics.log_records_dropped(len(decoded.rejected), "invalid")
@@ -262,6 +278,21 @@ class ReceiverService:
     def keep_turn(self, session_id: str, turn: Turn) -> None:
         """Keep a turn of a session this shard gathers, judged by another shard."""
         self.pipeline.sessions.keep_turn(session_id, turn, time.monotonic())
+
+    def at_soft_byte_limit(self) -> bool:
+        """The buffered bytes reached the soft limit: new data is refused until judging or
+        expiry frees some (the hard limit, ``max_buffered_bytes``, evicts instead)."""
+        return self.pipeline.buffered_bytes >= self._soft_buffered_bytes
+
+    def _refusal(self, incoming: int) -> str | None:
+        """Why a request of ``incoming`` spans (or event records) is refused now, or None."""
+        if self._buffered() + incoming > self._max_buffered_spans:
+            return OVERLOADED
+        # With shards, ``admission`` asked this of every shard before committing the request:
+        # a shard refusing its share now would keep the others' (the hard limit bounds it).
+        if self.shard.count == 1 and self.at_soft_byte_limit():
+            return SOFT_BYTE_LIMIT
+        return None
 
     def keep_paused(self, keys: list[str], records: list[SpanRecord]) -> None:
         """Remember a run another shard judged paused, for the trace that may resume it here."""

@@ -43,14 +43,17 @@ from ..suppression import suppress_instrumentation_in_this_thread
 from .admission import Reservations
 from .config import ReceiverConfig
 from .intake import Body, IntakeError
-from .service import Accepted, Overloaded, ReceiverService
+from .service import OVERLOADED, Accepted, Overloaded, ReceiverService
 from .tuning import tune_garbage_collection
 
 logger = logging.getLogger(__name__)
 
+WORKER_DOWN = "worker_down"  # a refusal's reason: a worker did not answer (503 / UNAVAILABLE, retryable)
 REPLY_TIMEOUT_S = 120.0  # a shard answers once it has buffered a request's spans: longer means it is stuck
 # what each shard holds: the total is the sum
-SUMMED_GAUGES = ("agent_reliability_traces_buffered", "agent_reliability_traces_pending")
+SUMMED_GAUGES = (
+    "agent_reliability_traces_buffered", "agent_reliability_traces_pending", "agent_reliability_buffer_size_bytes"
+)
 
 
 class ShardedReceiver:
@@ -72,6 +75,7 @@ class ShardedReceiver:
         self.store = self._local.store
         self.reputation = self._local.reputation
         self.request_duration = self._local.request_duration
+        self.metrics = self._local.metrics  # what the serving process counts itself: refusals
         self._workers: list[_Worker] = []
         try:
             for index in range(count) if count > 1 else ():  # appended one by one: a failure stops those started
@@ -109,10 +113,13 @@ class ShardedReceiver:
             if answer is None:
                 reserved.append((worker, reply.call_id))
             else:
-                refusal = refusal or Overloaded(answer)
+                refusal = refusal or Overloaded(*answer)
         if refusal is not None:
+            reason = refusal.reason if isinstance(refusal, Overloaded) else OVERLOADED
             for worker, call_id in reserved:
-                worker.tell("release", call_id)
+                worker.tell("release", call_id, reason)
+            # once per request, here: each shard counts its own spans
+            self.metrics.refused(reason if isinstance(refusal, Overloaded) else WORKER_DOWN)
             raise refusal
         pending = [worker.call("commit", call_id) for worker, call_id in reserved]
         outcomes = [_outcome(worker.result(reply)) for worker, reply in zip(self._workers, pending)]
@@ -337,10 +344,10 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
                 service.keep_turn(*args)
             elif kind == "reserve":
                 body = Body(connection.recv_bytes(), args[0], args[1])
-                room = reservations.reserve(call_id, body)
-                connection.send(("reply", call_id, None if room else service.config.retry_after))
+                refusal = reservations.reserve(call_id, body)
+                connection.send(("reply", call_id, refusal and (service.config.retry_after, refusal)))
             elif kind == "release":
-                reservations.release(args[0])
+                reservations.release(args[0], args[1])
             elif kind == "commit":
                 try:
                     outcome: tuple = ("accepted", service.accept(reservations.commit(args[0])).reasons)
