@@ -33,8 +33,7 @@ def may_be_run(attributes: Mapping[str, Any]) -> bool | None:
 
 
 class GenAIAdapter:
-    def claims(self, span: SpanData) -> bool:
-        return "gen_ai.operation.name" in span.attributes or vertex.is_model_call(span.attributes)
+    markers = ("gen_ai.operation.name", vertex.RESPONSE)
 
     def adapt(self, span: SpanData) -> SpanRecord:
         attrs = span.attributes

@@ -45,8 +45,7 @@ def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool | None:
 
 
 class OpenInferenceAdapter:
-    def claims(self, span: SpanData) -> bool:
-        return "openinference.span.kind" in span.attributes
+    markers = ("openinference.span.kind",)
 
     def adapt(self, span: SpanData) -> SpanRecord:
         attrs = span.attributes
