@@ -160,6 +160,9 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._wake = threading.Event()
         self._hurry = threading.Event()  # cuts the batch window short
         self._open: dict[int, Span] = {}
+        # id() of each queued span on_end held back, added before the span is queued: the
+        # worker finds what on_end decided instead of asking the adapters again.
+        self._held: set[int] = set()
         self._watchers: dict[int, Any] = {}
         self._last_sweep = time.monotonic()
         self._metrics.register_buffered(lambda: self.buffered_traces)
@@ -190,10 +193,12 @@ class ReliabilitySpanProcessor(SpanProcessor):
             self._count_drop("queue_full")
             held = False
         else:
-            # The span alone, not a (span, held) pair: the worker asks _may_be_run again
-            # rather than the app thread allocating a tuple per span.
-            self._backlog.append(span)
+            # The span alone, not a (span, held) pair: a held span's id goes in a set
+            # (about one span in ten) rather than the app thread allocating a tuple per span.
             held = _may_be_run(span)
+            if held:
+                self._held.add(id(span))
+            self._backlog.append(span)
             if (held or backlog % _WAKE_EVERY == 0) and not self._wake.is_set():
                 self._wake.set()
         if not held and self._next is not None:
@@ -280,7 +285,9 @@ class ReliabilitySpanProcessor(SpanProcessor):
             self._ingest_logs(logs)
         if not spans:
             return
-        held = [span for span in spans if _may_be_run(span)]  # what on_end decided: an ended span no longer changes
+        held_ids = self._held
+        held = [span for span in spans if id(span) in held_ids] if held_ids else []
+        held_ids.difference_update([id(span) for span in held])
         forward: dict[int, ReadableSpan] = {id(span): span for span in held}
         try:
             self._ingest(spans, forward)
