@@ -62,15 +62,15 @@ def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool:
     >>> may_be_run({"gen_ai.operation.name": "invoke_agent"}, local_root=False)
     True
     """
-    # in ADAPTERS order: the first convention a span is of decides
-    answer = traceloop.may_be_run(attributes)
-    if answer is None:
-        answer = vercel_ai.may_be_run(attributes)
-    if answer is None:
-        answer = genai.may_be_run(attributes)
-    if answer is None:
-        answer = openinference.may_be_run(attributes, local_root)
-    return bool(answer)
+    # In ADAPTERS order: the first convention a span is of decides. Each reader answers None
+    # when its convention's key is absent; testing the key first spares the app thread the call.
+    if traceloop.KIND in attributes and (answer := traceloop.may_be_run(attributes)) is not None:
+        return bool(answer)
+    if vercel_ai.OPERATION in attributes and (answer := vercel_ai.may_be_run(attributes)) is not None:
+        return bool(answer)
+    if genai.OPERATION in attributes and (answer := genai.may_be_run(attributes)) is not None:
+        return bool(answer)
+    return openinference.KIND in attributes and bool(openinference.may_be_run(attributes, local_root))
 
 
 def to_record(span: SpanData) -> SpanRecord:
