@@ -30,7 +30,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .adapters import ADAPTERS, to_event_record, to_record
+from .adapters import adapter_for, to_event_record, to_record
 from .assembly import assemble
 from .assembly.ownership import enclosing_run
 from .jsontext import encode_document
@@ -105,11 +105,9 @@ class Inspection:
 
 
 def convention_of(span: SpanData) -> str:
-    """The convention whose adapter claims the span (the one ``to_record`` uses), or ``none``."""
-    for adapter in ADAPTERS:
-        if adapter.claims(span):
-            return type(adapter).__name__.removesuffix("Adapter")
-    return NO_CONVENTION
+    """The convention whose adapter reads the span (the one ``to_record`` uses), or ``none``."""
+    adapter = adapter_for(span.attributes)
+    return NO_CONVENTION if adapter is None else type(adapter).__name__.removesuffix("Adapter")
 
 
 def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> Inspection:

@@ -1,10 +1,11 @@
 """Convention adapters: one span in, one normalised ``SpanRecord`` out.
 
 Each module reads one span convention, detected by attributes (never by framework
-name). ``to_record`` tries them in order; a span no adapter claims still becomes a
-plain record, because its ids and times are needed to walk parent chains.
-A new convention is one new module that implements ``Adapter`` and one line in
-``ADAPTERS``.
+name). Each adapter names the attributes that mark its convention (``markers``); the
+first adapter in ``ADAPTERS`` order whose marker a span carries reads it. A span that
+carries none still becomes a plain record, because its ids and times are needed to walk
+parent chains. A new convention is one new module that implements ``Adapter`` and one
+line in ``ADAPTERS``.
 """
 
 from __future__ import annotations
@@ -23,12 +24,12 @@ from .vercel_ai import VercelAIAdapter
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ADAPTERS", "Adapter", "may_be_genai_event", "may_be_run", "to_event_record", "to_record"]
+__all__ = ["ADAPTERS", "Adapter", "adapter_for", "may_be_genai_event", "may_be_run", "to_event_record", "to_record"]
 
 
 class Adapter(Protocol):
-    def claims(self, span: SpanData) -> bool:
-        """Whether this convention describes the span."""
+    markers: tuple[str, ...]
+    """Attributes any one of which marks a span of this convention."""
 
     def adapt(self, span: SpanData) -> SpanRecord:
         """The normalised record of a span this adapter claims."""
@@ -36,6 +37,22 @@ class Adapter(Protocol):
 
 # The most specific convention first: traceloop's spans carry GenAI attributes too.
 ADAPTERS: tuple[Adapter, ...] = (TraceloopAdapter(), VercelAIAdapter(), GenAIAdapter(), OpenInferenceAdapter())
+# Every marker with its adapter, in ADAPTERS order: finding a span's adapter costs a few
+# dict lookups, not a call per adapter (this runs for every span).
+_BY_MARKER: tuple[tuple[str, Adapter], ...] = tuple((key, adapter) for adapter in ADAPTERS for key in adapter.markers)
+
+
+def adapter_for(attributes: Mapping[str, Any]) -> Adapter | None:
+    """The adapter that reads a span with these attributes (the first in ``ADAPTERS`` that
+    one of them marks), None when no convention marks it.
+
+    >>> type(adapter_for({"gen_ai.operation.name": "chat"})).__name__, adapter_for({})
+    ('GenAIAdapter', None)
+    """
+    for key, adapter in _BY_MARKER:
+        if key in attributes:
+            return adapter
+    return None
 
 
 def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool:
@@ -46,27 +63,28 @@ def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool:
     >>> may_be_run({"gen_ai.operation.name": "invoke_agent"}, local_root=False)
     True
     """
-    # in ADAPTERS order: the first convention a span is of decides
-    answer = traceloop.may_be_run(attributes)
-    if answer is None:
-        answer = vercel_ai.may_be_run(attributes)
-    if answer is None:
-        answer = genai.may_be_run(attributes)
-    if answer is None:
-        answer = openinference.may_be_run(attributes, local_root)
-    return bool(answer)
+    # In ADAPTERS order: the first convention a span is of decides. Each reader answers None
+    # when its convention's key is absent; testing the key first spares the app thread the call.
+    if traceloop.KIND in attributes and (answer := traceloop.may_be_run(attributes)) is not None:
+        return bool(answer)
+    if vercel_ai.OPERATION in attributes and (answer := vercel_ai.may_be_run(attributes)) is not None:
+        return bool(answer)
+    if genai.OPERATION in attributes and (answer := genai.may_be_run(attributes)) is not None:
+        return bool(answer)
+    return openinference.KIND in attributes and bool(openinference.may_be_run(attributes, local_root))
 
 
 def to_record(span: SpanData) -> SpanRecord:
-    """Normalise one span with the first adapter that claims it.
+    """Normalise one span with its convention's adapter (``adapter_for``).
 
     >>> from otel_reliability.model import SpanData
     >>> to_record(SpanData(1, 2, 0, "work", 0, 1, {})).role.value
     'other'
     """
+    attributes = span.attributes
     record = None
-    for adapter in ADAPTERS:
-        if adapter.claims(span):
+    for key, adapter in _BY_MARKER:  # adapter_for, inlined: this runs for every span
+        if key in attributes:
             try:
                 record = adapter.adapt(span)
             except Exception:  # a producer's odd shape must not stop the trace from being judged
@@ -76,7 +94,7 @@ def to_record(span: SpanData) -> SpanRecord:
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
     if span.events:
         record.evaluations = tuple([e.attributes for e in span.events if e.name == EVALUATION_EVENT])
-    if span.attributes.get(POLICY_DENIED) is True:
+    if POLICY_DENIED in attributes and attributes[POLICY_DENIED] is True:
         record.policy_denied = True
     record.session_id = session_of(span.attributes)
     return record

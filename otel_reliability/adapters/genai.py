@@ -19,6 +19,7 @@ from . import genai_tools, vertex
 from .common import error_text, loads, str_or_none, text_of
 from .history import newest_messages
 
+OPERATION = "gen_ai.operation.name"  # marks the convention
 RUN_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow", "invoke_swarm", "invoke_graph"})
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
@@ -26,19 +27,18 @@ _ASCII_ESCAPE = re.compile(r"\\u00[0-7]")  # a \u escape of an ASCII character
 
 def may_be_run(attributes: Mapping[str, Any]) -> bool | None:
     """Whether a span of this convention may be an agent run; None when it is not of this convention."""
-    operation = attributes.get("gen_ai.operation.name")
+    operation = attributes.get(OPERATION)
     if operation is None:
         return None
     return isinstance(operation, str) and operation in RUN_OPERATIONS
 
 
 class GenAIAdapter:
-    def claims(self, span: SpanData) -> bool:
-        return "gen_ai.operation.name" in span.attributes or vertex.is_model_call(span.attributes)
+    markers = (OPERATION, vertex.RESPONSE)
 
     def adapt(self, span: SpanData) -> SpanRecord:
         attrs = span.attributes
-        operation = attrs.get("gen_ai.operation.name")
+        operation = attrs.get(OPERATION)
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         error = record.error = error_text(span)
         if operation is None:

@@ -58,8 +58,8 @@ def result_error(attrs: Mapping[str, Any]) -> str | None:
     """The ``error`` text of a result that is an object with one (how ADK answers the model), else None."""
     for key in ("gen_ai.tool.call.result", "gcp.vertex.agent.tool_response"):
         value = attrs.get(key)
-        if isinstance(value, str) and '"error"' not in value:
-            continue  # most results hold no error: skip decoding them
+        if value is None or (isinstance(value, str) and '"error"' not in value):
+            continue  # absent, or (as most results) holding no error: nothing to decode
         value = loads(value)
         if isinstance(value, dict) and isinstance(value.get("error"), str):
             return value["error"]

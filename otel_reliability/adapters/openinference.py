@@ -20,6 +20,7 @@ from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from . import crewai, langchain_agents, llama_index, openai_agents, smolagents
 from .common import error_text, loads, str_or_none, text_of
 
+KIND = "openinference.span.kind"  # marks the convention
 _INPUT_MESSAGE = "llm.input_messages."
 _OUTPUT_MESSAGE = "llm.output_messages."
 # The keys one of which every message (and every tool call) of a flattened list sets, the most common first.
@@ -38,19 +39,18 @@ _RAN_BUT_REJECTED = ("Function call was rejected by the user",)
 def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool | None:
     """Whether a span of this convention may be an agent run (a graph's root ``CHAIN`` only at the
     process's local root, where it is cheap to tell); None when it is not of this convention."""
-    kind = attributes.get("openinference.span.kind")
+    kind = attributes.get(KIND)
     if kind is None:
         return None
     return kind == "AGENT" or (kind == "CHAIN" and local_root)
 
 
 class OpenInferenceAdapter:
-    def claims(self, span: SpanData) -> bool:
-        return "openinference.span.kind" in span.attributes
+    markers = (KIND,)
 
     def adapt(self, span: SpanData) -> SpanRecord:
         attrs = span.attributes
-        kind = attrs.get("openinference.span.kind")
+        kind = attrs.get(KIND)
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         record.error = error_text(span)
         if kind == "TOOL" and openai_agents.awaiting_approval(span.status_code, attrs):

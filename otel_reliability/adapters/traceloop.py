@@ -58,9 +58,7 @@ def _is_run(kind: Any, attrs: Mapping[str, Any]) -> bool:
 
 
 class TraceloopAdapter:
-    def claims(self, span: SpanData) -> bool:
-        attrs = span.attributes
-        return KIND in attrs or _GRAPH_WRAPPER in attrs
+    markers = (KIND, _GRAPH_WRAPPER)
 
     def adapt(self, span: SpanData) -> SpanRecord:
         attrs = span.attributes

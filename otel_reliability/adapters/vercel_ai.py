@@ -42,8 +42,7 @@ def may_be_run(attributes: Mapping[str, Any]) -> bool | None:
 
 
 class VercelAIAdapter:
-    def claims(self, span: SpanData) -> bool:
-        return OPERATION in span.attributes
+    markers = (OPERATION,)
 
     def adapt(self, span: SpanData) -> SpanRecord:
         attrs = span.attributes

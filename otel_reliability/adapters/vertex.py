@@ -9,17 +9,13 @@ model asked for.
 
 from __future__ import annotations
 
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from .common import loads, str_or_none, text_of
 
 REQUEST = "gcp.vertex.agent.llm_request"
 RESPONSE = "gcp.vertex.agent.llm_response"
-
-
-def is_model_call(attrs: Mapping[str, Any]) -> bool:
-    return RESPONSE in attrs
 
 
 def model_call(span: SpanData, record: SpanRecord) -> SpanRecord:
