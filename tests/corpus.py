@@ -19,15 +19,16 @@ AGNO_FIELDS = (
 )
 
 
-# The frameworks the adapters were built on: their traces reconstruct to the truth
-# (test_corpus_truth.py), and the receiver's interoperability tests replay them. The other
-# captured frameworks (tests/capture/) are read by the tests that hold for every trace.
+# The frameworks the adapters were built on: their traces (with their log records, where the
+# capture wrote a .logs.json) reconstruct to the truth (test_corpus_truth.py), and the
+# receiver's interoperability tests replay them. Every folder of the corpus is one of them.
 ADAPTED = (
     "agno",
     "autogen",
     "crewai",
     "crewai_event_listener",
     "google_adk",
+    "google_adk_event_only",
     "google_adk_experimental",
     "google_adk_legacy",
     "google_adk_legacy_latest",
@@ -37,6 +38,7 @@ ADAPTED = (
     "llama_index",
     "openai_agents",
     "openai_agents_guardrails",
+    "openai_v2",
     "openai_v2_latest",
     "pydantic_ai",
     "smolagents",
@@ -83,6 +85,26 @@ LIMITS = {
         "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
         "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
         "(google_adk_experimental)"
+    ),
+    "google_adk_event_only/blocked_before_tool_callback": (
+        "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
+        "(google_adk_experimental)"
+    ),
+    "google_adk_event_only/blocked_confirmation_denied": (
+        "content only in log records: the tool spans carry no result, so the rejection is a TOOL_ERROR "
+        "span like a failed run; its text ('This tool call is rejected.') is only the answer in the "
+        "next model call's input record, and an answer to an executed call is not read as a refusal"
+    ),
+    "google_adk_event_only/blocked_plugin": (
+        "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
+        "(google_adk_experimental)"
+    ),
+    "google_adk_event_only/invalid_arguments": (
+        "content only in log records: the tool span is TOOL_ERROR like a tool that returned an error "
+        "dict; the missing-parameter text is only the answer in the next model call's input record, "
+        "and an answer to an executed call is not read as a refusal"
     ),
     "google_adk_legacy/blocked_before_tool_callback": (
         "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
@@ -193,6 +215,21 @@ AS_RECORDED = {
         ('call_del_1', 'delete_file', 'janitor', 'ok'),
         ('call_del_2', 'delete_file', 'janitor', 'ok'),
     ],
+    "google_adk_event_only/blocked_before_tool_callback": [
+        ('call_del_1', 'delete_file', 'janitor', 'error'),
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "google_adk_event_only/blocked_confirmation_denied": [
+        ('call_del_1', 'delete_file', 'janitor', 'error'),
+    ],
+    "google_adk_event_only/blocked_plugin": [
+        ('call_del_1', 'delete_file', 'janitor', 'ok'),
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "google_adk_event_only/invalid_arguments": [
+        ('call_mul_missing_b', 'multiply', 'calculator', 'error'),
+        ('call_mul_good', 'multiply', 'calculator', 'ok'),
+    ],
     "google_adk_legacy/blocked_before_tool_callback": [
         ('call_del_1', 'delete_file', 'janitor', 'error'),
         ('call_del_2', 'delete_file', 'janitor', 'ok'),
@@ -293,6 +330,12 @@ def trace_files(framework: str | None = None) -> list[Path]:
         # a capture's .logs.json holds its OTLP log records, beside the trace file
         if not p.name.endswith((".truth.json", ".verdict.json", ".runoutput.json", ".logs.json"))
     )
+
+
+def logs_of(trace: Path) -> Path | None:
+    """The capture's OTLP log records beside a trace file (``<scenario>.logs.json``), if any."""
+    logs = trace.with_name(trace.stem + ".logs.json")
+    return logs if logs.exists() else None
 
 
 def companion(trace: Path, kind: str) -> dict:

@@ -7,9 +7,10 @@ pairs with an execution, in this order of preference (SPEC §3, §4):
 2. ``name+arguments`` — same tool name and equal arguments (one of them carrying no
    call id), in start order, the first unused execution winning;
 3. ``relaxed`` — same tool name, one of them carrying no call id, the execution
-   started within the request's window: at or after the end of the model call that
-   asked for it and before the start of the run's next model call (no bound when
-   there is none). Requests take the first such unused execution, in request order.
+   started within the request's window: at or after the start of the model call that
+   asked for it (a streaming model call, ADK's, stays open while the calls it asked for
+   run; an earlier turn's window closed when this call started) and before the start of
+   the run's next model call (no bound when there is none). Requests take the first such unused execution, in request order.
    When one model call asked for the same tool more than once, which request an
    execution carried out is a guess: such an execution does not borrow the request's
    arguments (with none of its own, they count as not captured). This is what pairs a call whose execution recorded its arguments wrapped
@@ -57,6 +58,7 @@ _MODEL = Role.MODEL
 class _Request:
     request: ToolRequest
     issued_ns: int  # the end of the model call that asked for it
+    opened_ns: int  # its start: the request may have been streamed out before the call ended
     window_end_ns: int  # the start of the run's next model call: an execution after it answers a later request
     _arguments: dict[str, Any] | None = None
     paired_by: str | None = None  # how an execution was found for it (``PAIRED_BY``); None: no execution
@@ -160,7 +162,7 @@ def _requests(models: list[SpanRecord]) -> list[_Request]:
                 if request.call_id in seen_ids:
                     continue
                 seen_ids.add(request.call_id)
-            out.append(_Request(request, record.end_ns, window_end))
+            out.append(_Request(request, record.end_ns, record.start_ns, window_end))
     return out
 
 
@@ -212,7 +214,7 @@ def _pair_relaxed(requests: list[_Request], executions: list[SpanRecord], pairs:
     asked = Counter((r.request.name, r.issued_ns) for r in requests)
     for request in requests:
         wanted = request.request
-        for index in range(bisect_left(starts, request.issued_ns), len(executions)):
+        for index in range(bisect_left(starts, request.opened_ns), len(executions)):
             execution = executions[index]
             start = execution.start_ns
             if start >= request.window_end_ns:
