@@ -1,0 +1,40 @@
+"""Live runs of the frameworks whose pins conflict with the main environment, each judged in
+process by ``ReliabilitySpanProcessor`` in its own venv (``.venv-live-<framework>``, made by
+``.ci/setup`` from ``tests/capture/<framework>/requirements.txt`` plus this package).
+
+Each framework's ``tests/live/live_<framework>.py`` runs its agents with the capture script's
+scripted model, traced by the framework's own instrumentation, and holds every run to the
+captured scenario's truth (tests/live/harness.py). Without the venv the test is skipped
+locally and fails in CI (``CI=true``): a missing install step must not pass as green.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LIVE_FRAMEWORKS = sorted(p.stem.removeprefix("live_") for p in (ROOT / "tests" / "live").glob("live_*.py"))
+
+
+def test_every_live_framework_has_its_venv_made_by_setup():
+    setup = (ROOT / ".ci" / "setup").read_text()
+    assert LIVE_FRAMEWORKS and all(f in setup for f in LIVE_FRAMEWORKS), LIVE_FRAMEWORKS
+
+
+@pytest.mark.parametrize("framework", LIVE_FRAMEWORKS)
+def test_the_framework_s_live_runs_are_judged_as_their_captured_scenarios(framework):
+    python = ROOT / f".venv-live-{framework}" / "bin" / "python"
+    if not python.exists():
+        reason = f"{python.parent.parent.name} is absent: bash .ci/setup makes it"
+        if os.environ.get("CI") == "true":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    run = subprocess.run(
+        [str(python), "-m", "pytest", "-c", "tests/live/pytest.ini", f"tests/live/live_{framework}.py"],
+        cwd=ROOT, capture_output=True, text=True, timeout=900,
+    )
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
