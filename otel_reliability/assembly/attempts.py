@@ -7,10 +7,10 @@ pairs with an execution, in this order of preference (SPEC §3, §4):
 2. ``name+arguments`` — same tool name and equal arguments (one of them carrying no
    call id), in start order, the first unused execution winning;
 3. ``relaxed`` — same tool name, one of them carrying no call id, the execution
-   started within the request's window: at or after the start of the model call that
-   asked for it (a streaming model call, ADK's, stays open while the calls it asked for
-   run; an earlier turn's window closed when this call started) and before the start of
-   the run's next model call (no bound when there is none). Requests take the first such unused execution, in request order.
+   started within the request's window: at or after the end of the model call that
+   asked for it, or wholly inside it (a streaming model call, ADK's, stays open while the
+   calls it asked for run; an earlier turn's window closed when this call started), and
+   before the start of the run's next model call (no bound when there is none). Requests take the first such unused execution, in request order.
    When one model call asked for the same tool more than once, which request an
    execution carried out is a guess: such an execution does not borrow the request's
    arguments (with none of its own, they count as not captured). This is what pairs a call whose execution recorded its arguments wrapped
@@ -223,6 +223,7 @@ def _pair_relaxed(requests: list[_Request], executions: list[SpanRecord], pairs:
                 id(execution) not in pairs
                 and execution.tool_name == wanted.name
                 and (execution.call_id is None or wanted.call_id is None)
+                and (start >= request.issued_ns or execution.end_ns <= request.issued_ns)
             ):
                 pairs[id(execution)] = request
                 request.paired_by = RELAXED
