@@ -5,12 +5,15 @@ A live test runs the framework with the scripted model of its capture script
 (``tests/capture/capture_common.py``'s ``ScriptedOpenAI`` on 127.0.0.1), traced by the
 framework's own instrumentation into ``Harness.provider``; it then holds the run to the
 captured scenario: the chain the truth records (agent, tool, outcome in start order) and
-the status ``eval`` gives the captured trace, on the exported run span.
+the status ``eval`` gives the captured trace, on the exported run span. A page's snippet
+(docs/frameworks/) runs as written, in a process of its own (``live_<framework>_docs.py``).
 """
 
 from __future__ import annotations
 
 import json
+import re
+import socket
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +27,7 @@ from otel_reliability.engine import Engine
 from otel_reliability.engine.pipeline import judge_spans
 from otel_reliability.results import RunResult
 from otel_reliability.sources import read_spans
+from otel_reliability.stores import open_store
 
 TESTS = Path(__file__).resolve().parents[1]
 CORPUS = TESTS / "fixtures" / "corpus"
@@ -78,3 +82,36 @@ def assert_judged_as_captured(harness: Harness, framework: str, scenario: str) -
     statuses = captured_statuses(framework, scenario)
     assert [r.verdict.eval_status for r in results] == statuses
     assert sorted(s.attributes["reliability.status"] for s in carriers) == sorted(statuses)
+
+
+# -- the docs pages' snippets, run as a user pastes them -------------------------------------
+
+PAGES = TESTS.parent / "docs" / "frameworks"
+
+
+def page_snippet(framework: str) -> str:
+    """The Python block of docs/frameworks/<framework>.md: the lines that wire the instrumentation."""
+    [code] = re.findall(r"^```python\n(.*?)^```", (PAGES / f"{framework}.md").read_text(), re.S | re.M)
+    return code
+
+
+def run_page_snippet(framework: str, store: Path, monkeypatch) -> dict:
+    """Run the page's snippet as it stands: its processor keeps verdicts in ``store``
+    (``OTEL_RELIABILITY_STORE``) and its OTLP exporter points at a closed port on 127.0.0.1."""
+    with socket.socket() as probe:  # a port nothing listens on: the export fails fast, locally
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("OTEL_RELIABILITY_STORE", str(store))
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+    namespace: dict = {}
+    exec(compile(page_snippet(framework), f"docs/frameworks/{framework}.md", "exec"), namespace)
+    return namespace
+
+
+def stored_statuses(store: Path) -> list[str]:
+    results = open_store(str(store))
+    try:
+        return sorted(row.verdict.eval_status for row in results.query())
+    finally:
+        results.close()
