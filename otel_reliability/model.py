@@ -126,6 +126,9 @@ class SpanRecord:
     requests: tuple[ToolRequest, ...] = ()
     responses: tuple[ToolResponse, ...] = ()  # only the answers a model input adds, not those it replays
     dispatched: ToolRequest | None = None
+    # a record no run span encloses that names the agent it speaks for (autogen's runtime
+    # message spans): owned by that agent's run whose interval holds it
+    sent_by: str | None = None
     # any span: what evaluators and access policies said about it, for reputation
     evaluations: tuple[Mapping[str, Any], ...] = ()  # attributes of its gen_ai.evaluation.result events
     policy_denied: bool = False

@@ -53,20 +53,12 @@ ADAPTED = (
 # held to what the spans record (AS_RECORDED), never to a guess.
 LIMITS = {
     "autogen/blocked_workbench": (
-        "no tool span and no model spans; a team run records the call only in runtime spans' "
-        "message JSON, outside the run"
-    ),
-    "autogen/blocked_workbench_team": (
-        "no tool span and no model spans; a team run records the call only in runtime spans' "
-        "message JSON, outside the run"
+        "no tool span and no model spans; run alone (agent.run) no runtime message span records the "
+        "call either: only a team run's do (blocked_workbench_team)"
     ),
     "autogen/unknown_tool": (
-        "no tool span and no model spans; a team run records the call only in runtime spans' "
-        "message JSON, outside the run"
-    ),
-    "autogen/unknown_tool_team": (
-        "no tool span and no model spans; a team run records the call only in runtime spans' "
-        "message JSON, outside the run"
+        "no tool span and no model spans; run alone (agent.run) no runtime message span records the "
+        "call either: only a team run's do (unknown_tool_team)"
     ),
     "crewai/blocked_hook": "default mode: the hook-blocked call has no span; it is only in the run span's output JSON",
     "crewai/blocked_usage_limit": "default mode: the limit-refused call has no span; it is only in the run span's output JSON",
@@ -178,13 +170,7 @@ AS_RECORDED = {
     "autogen/blocked_workbench": [
         ('call_del_2', 'delete_file', 'janitor', 'ok'),
     ],
-    "autogen/blocked_workbench_team": [
-        ('call_del_2', 'delete_file', 'janitor', 'ok'),
-    ],
     "autogen/unknown_tool": [
-        ('call_mul_after_unknown', 'multiply', 'calculator', 'ok'),
-    ],
-    "autogen/unknown_tool_team": [
         ('call_mul_after_unknown', 'multiply', 'calculator', 'ok'),
     ],
     "crewai/blocked_hook": [],

@@ -14,6 +14,7 @@ from typing import Any, Mapping, Protocol
 
 from ..model import EVALUATION_EVENT, POLICY_DENIED, SpanData, SpanRecord
 from . import genai, openinference, traceloop, vercel_ai
+from .autogen_runtime import AutogenRuntimeAdapter
 from .genai import GenAIAdapter
 from .genai_events import may_be_genai_event, to_event_record
 from .openinference import OpenInferenceAdapter
@@ -34,7 +35,9 @@ class Adapter(Protocol):
 
 
 # The most specific convention first: traceloop's spans carry GenAI attributes too.
-ADAPTERS: tuple[Adapter, ...] = (TraceloopAdapter(), VercelAIAdapter(), GenAIAdapter(), OpenInferenceAdapter())
+ADAPTERS: tuple[Adapter, ...] = (
+    TraceloopAdapter(), VercelAIAdapter(), GenAIAdapter(), OpenInferenceAdapter(), AutogenRuntimeAdapter()
+)
 
 
 def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool:

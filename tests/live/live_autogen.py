@@ -18,6 +18,8 @@ HARNESS = Harness()
 trace.set_tracer_provider(HARNESS.provider)
 
 from autogen_agentchat.agents import AssistantAgent  # noqa: E402
+from autogen_agentchat.conditions import SourceMatchTermination  # noqa: E402
+from autogen_agentchat.teams import RoundRobinGroupChat  # noqa: E402
 from autogen_agentchat.tools import AgentTool  # noqa: E402
 from autogen_core import FunctionCall  # noqa: E402
 from autogen_core.models import CreateResult, ModelFamily, ModelInfo, RequestUsage  # noqa: E402
@@ -100,7 +102,19 @@ async def delegation_agent_tool() -> None:
     await router.run(task="Tell me about OCaml")
 
 
-@pytest.mark.parametrize("scenario", [single_tool, tool_error, invalid_arguments, delegation_agent_tool],
+async def unknown_tool_team() -> None:
+    # a one-agent team inside an application span: the runtime's message spans record the call
+    agent = AssistantAgent("calculator", tools=tools(multiply, add), max_tool_iterations=3, model_client=model(
+        calls(("format_disk", '{"drive": "C:"}', "call_unknown_1")),
+        calls(("multiply", '{"a": 6, "b": 7}', "call_mul_after_unknown")),
+        say("42")))
+    with trace.get_tracer("app").start_as_current_span("handle request"):
+        team = RoundRobinGroupChat([agent], termination_condition=SourceMatchTermination(["calculator"]))
+        await team.run(task="Format the disk, then multiply 6 by 7")
+
+
+@pytest.mark.parametrize("scenario", [single_tool, tool_error, invalid_arguments, delegation_agent_tool,
+                                      unknown_tool_team],
                          ids=lambda s: s.__name__)
 def test_a_live_run_is_judged_as_its_captured_scenario(scenario):
     HARNESS.clear()
