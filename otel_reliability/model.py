@@ -95,6 +95,9 @@ class ToolResponse:
     # tool never ran (refused), False when the producer counts it as a failed run.
     refusal: bool = True
     error: bool = False  # the producer flagged the result as an error
+    # The refusal the framework's own answer names (ADK's "This tool call is rejected."): the
+    # call never ran even where a failed tool span records it without its result.
+    names_refusal: str | None = None
 
 
 @dataclass(slots=True)

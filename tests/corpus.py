@@ -83,20 +83,10 @@ LIMITS = {
         "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
         "(google_adk_experimental)"
     ),
-    "google_adk_event_only/blocked_confirmation_denied": (
-        "content only in log records: the tool spans carry no result, so the rejection is a TOOL_ERROR "
-        "span like a failed run; its text ('This tool call is rejected.') is only the answer in the "
-        "next model call's input record, and an answer to an executed call is not read as a refusal"
-    ),
     "google_adk_event_only/blocked_plugin": (
         "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
         "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
         "(google_adk_experimental)"
-    ),
-    "google_adk_event_only/invalid_arguments": (
-        "content only in log records: the tool span is TOOL_ERROR like a tool that returned an error "
-        "dict; the missing-parameter text is only the answer in the next model call's input record, "
-        "and an answer to an executed call is not read as a refusal"
     ),
     "google_adk_legacy/blocked_before_tool_callback": (
         "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
@@ -205,16 +195,9 @@ AS_RECORDED = {
         ('call_del_1', 'delete_file', 'janitor', 'error'),
         ('call_del_2', 'delete_file', 'janitor', 'ok'),
     ],
-    "google_adk_event_only/blocked_confirmation_denied": [
-        ('call_del_1', 'delete_file', 'janitor', 'error'),
-    ],
     "google_adk_event_only/blocked_plugin": [
         ('call_del_1', 'delete_file', 'janitor', 'ok'),
         ('call_del_2', 'delete_file', 'janitor', 'ok'),
-    ],
-    "google_adk_event_only/invalid_arguments": [
-        ('call_mul_missing_b', 'multiply', 'calculator', 'error'),
-        ('call_mul_good', 'multiply', 'calculator', 'ok'),
     ],
     "google_adk_legacy/blocked_before_tool_callback": [
         ('call_del_1', 'delete_file', 'janitor', 'error'),

@@ -105,8 +105,9 @@ def attempts_of(
     pairs = _pair(requests, executions, arguments)
     if any(a.start_ns == b.start_ns for a, b in zip(executions, executions[1:])):
         executions, arguments = _ties_in_request_order(executions, arguments, requests, pairs)
+    refused_by_answer = {r.call_id: r.names_refusal for m in models for r in m.responses if r.names_refusal}
     attempts = [
-        _executed(execution, parsed, pairs.get(id(execution)), agent, path)
+        _executed(execution, parsed, pairs.get(id(execution)), agent, path, refused_by_answer)
         for execution, parsed in zip(executions, arguments)
     ]
     if pairing is not None:
@@ -235,13 +236,23 @@ def _pair_relaxed(requests: list[_Request], executions: list[SpanRecord], pairs:
 
 
 def _executed(
-    execution: SpanRecord, arguments: dict[str, Any], request: _Request | None, agent: str, path: tuple[str, ...]
+    execution: SpanRecord,
+    arguments: dict[str, Any],
+    request: _Request | None,
+    agent: str,
+    path: tuple[str, ...],
+    refused_by_answer: dict[str, str],
 ) -> Attempt:
     lends = request is not None and not request.ambiguous
     if lends and (execution.arguments is None or is_raw(arguments)) and request.arguments:
         arguments = request.arguments
+    # a failed span whose call the framework answered with its own refusal (the span itself
+    # records no result: ADK's content only in log records) never ran
+    answer_refusal = refused_by_answer.get(execution.call_id) if execution.error is not None else None
     if execution.refusal is not None:
         outcome, error = REFUSED, execution.error or execution.refusal
+    elif answer_refusal is not None:
+        outcome, error = REFUSED, execution.error or answer_refusal
     elif execution.error is not None:
         outcome, error = ERROR, execution.error
     else:
