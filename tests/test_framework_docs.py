@@ -1,7 +1,11 @@
 """Every captured framework has a page in docs/frameworks/, and its wiring snippet is code a
 user can paste: the Python blocks parse, and every name they import from ``otel_reliability``
-exists. These pages are checked, not run: the frameworks' own packages are not in this
-environment (the live runs of tests/test_live_frameworks.py wire the same processor).
+exists.
+
+The snippets of smolagents.md, autogen.md and openai_agents_guardrails.md also run as written,
+with a live scripted run through them, in their frameworks' venvs
+(tests/live/live_<framework>_docs.py, run by tests/test_live_frameworks.py). The other pages
+are only checked here: their frameworks are not installed in CI.
 """
 
 from __future__ import annotations
