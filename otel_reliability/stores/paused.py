@@ -111,9 +111,9 @@ def _encode(r: SpanRecord) -> list[Any]:
         r.agent_name, r.run_key, None if r.attributes is None else dict(r.attributes), r.output,
         r.tool_name, r.arguments, r.call_id, r.refusal, r.handoff_to,
         [[q.name, q.arguments, q.call_id] for q in r.requests],
-        [[a.call_id, a.content, a.refusal, a.error] for a in r.responses],
+        [[a.call_id, a.content, a.refusal, a.error, a.names_refusal] for a in r.responses],
         None if r.dispatched is None else [r.dispatched.name, r.dispatched.arguments, r.dispatched.call_id],
-        [dict(e) for e in r.evaluations], r.policy_denied,
+        [dict(e) for e in r.evaluations], r.policy_denied, r.sent_by,
     ]  # fmt: skip
 
 
@@ -121,6 +121,7 @@ def _decode(item: list[Any]) -> SpanRecord:
     (
         trace_id, span_id, parent_id, name, start_ns, end_ns, role, error, agent_name, run_key, attributes, output,
         tool_name, arguments, call_id, refusal, handoff_to, requests, responses, dispatched, evaluations, denied,
+        *newer,  # fields added since: records an older writer stored lack them
     ) = item  # fmt: skip
     return SpanRecord(
         trace_id, span_id, parent_id, name, start_ns, end_ns, _ROLES[role], error,
@@ -130,6 +131,7 @@ def _decode(item: list[Any]) -> SpanRecord:
         responses=tuple(ToolResponse(*a) for a in responses),
         dispatched=None if dispatched is None else ToolRequest(*dispatched),
         evaluations=tuple(_attributes(e) for e in evaluations), policy_denied=denied,
+        sent_by=newer[0] if newer else None,
     )  # fmt: skip
 
 
