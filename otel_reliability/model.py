@@ -95,6 +95,9 @@ class ToolResponse:
     # tool never ran (refused), False when the producer counts it as a failed run.
     refusal: bool = True
     error: bool = False  # the producer flagged the result as an error
+    # The refusal the framework's own answer names (ADK's "This tool call is rejected."): the
+    # call never ran even where a failed tool span records it without its result.
+    names_refusal: str | None = None
 
 
 @dataclass(slots=True)
@@ -126,6 +129,9 @@ class SpanRecord:
     requests: tuple[ToolRequest, ...] = ()
     responses: tuple[ToolResponse, ...] = ()  # only the answers a model input adds, not those it replays
     dispatched: ToolRequest | None = None
+    # a record no run span encloses that names the agent it speaks for (autogen's runtime
+    # message spans): owned by that agent's run whose interval holds it
+    sent_by: str | None = None
     # any span: what evaluators and access policies said about it, for reputation
     evaluations: tuple[Mapping[str, Any], ...] = ()  # attributes of its gen_ai.evaluation.result events
     policy_denied: bool = False

@@ -19,15 +19,16 @@ AGNO_FIELDS = (
 )
 
 
-# The frameworks the adapters were built on: their traces reconstruct to the truth
-# (test_corpus_truth.py), and the receiver's interoperability tests replay them. The other
-# captured frameworks (tests/capture/) are read by the tests that hold for every trace.
+# The frameworks the adapters were built on: their traces (with their log records, where the
+# capture wrote a .logs.json) reconstruct to the truth (test_corpus_truth.py), and the
+# receiver's interoperability tests replay them. Every folder of the corpus is one of them.
 ADAPTED = (
     "agno",
     "autogen",
     "crewai",
     "crewai_event_listener",
     "google_adk",
+    "google_adk_event_only",
     "google_adk_experimental",
     "google_adk_legacy",
     "google_adk_legacy_latest",
@@ -37,6 +38,7 @@ ADAPTED = (
     "llama_index",
     "openai_agents",
     "openai_agents_guardrails",
+    "openai_v2",
     "openai_v2_latest",
     "pydantic_ai",
     "smolagents",
@@ -51,20 +53,12 @@ ADAPTED = (
 # held to what the spans record (AS_RECORDED), never to a guess.
 LIMITS = {
     "autogen/blocked_workbench": (
-        "no tool span and no model spans; a team run records the call only in runtime spans' "
-        "message JSON, outside the run"
-    ),
-    "autogen/blocked_workbench_team": (
-        "no tool span and no model spans; a team run records the call only in runtime spans' "
-        "message JSON, outside the run"
+        "no tool span and no model spans; run alone (agent.run) no runtime message span records the "
+        "call either: only a team run's do (blocked_workbench_team)"
     ),
     "autogen/unknown_tool": (
-        "no tool span and no model spans; a team run records the call only in runtime spans' "
-        "message JSON, outside the run"
-    ),
-    "autogen/unknown_tool_team": (
-        "no tool span and no model spans; a team run records the call only in runtime spans' "
-        "message JSON, outside the run"
+        "no tool span and no model spans; run alone (agent.run) no runtime message span records the "
+        "call either: only a team run's do (unknown_tool_team)"
     ),
     "crewai/blocked_hook": "default mode: the hook-blocked call has no span; it is only in the run span's output JSON",
     "crewai/blocked_usage_limit": "default mode: the limit-refused call has no span; it is only in the run span's output JSON",
@@ -80,6 +74,16 @@ LIMITS = {
         "(google_adk_experimental)"
     ),
     "google_adk/blocked_plugin": (
+        "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
+        "(google_adk_experimental)"
+    ),
+    "google_adk_event_only/blocked_before_tool_callback": (
+        "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
+        "(google_adk_experimental)"
+    ),
+    "google_adk_event_only/blocked_plugin": (
         "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
         "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
         "(google_adk_experimental)"
@@ -156,13 +160,7 @@ AS_RECORDED = {
     "autogen/blocked_workbench": [
         ('call_del_2', 'delete_file', 'janitor', 'ok'),
     ],
-    "autogen/blocked_workbench_team": [
-        ('call_del_2', 'delete_file', 'janitor', 'ok'),
-    ],
     "autogen/unknown_tool": [
-        ('call_mul_after_unknown', 'multiply', 'calculator', 'ok'),
-    ],
-    "autogen/unknown_tool_team": [
         ('call_mul_after_unknown', 'multiply', 'calculator', 'ok'),
     ],
     "crewai/blocked_hook": [],
@@ -190,6 +188,14 @@ AS_RECORDED = {
         ('call_del_2', 'delete_file', 'janitor', 'ok'),
     ],
     "google_adk/blocked_plugin": [
+        ('call_del_1', 'delete_file', 'janitor', 'ok'),
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "google_adk_event_only/blocked_before_tool_callback": [
+        ('call_del_1', 'delete_file', 'janitor', 'error'),
+        ('call_del_2', 'delete_file', 'janitor', 'ok'),
+    ],
+    "google_adk_event_only/blocked_plugin": [
         ('call_del_1', 'delete_file', 'janitor', 'ok'),
         ('call_del_2', 'delete_file', 'janitor', 'ok'),
     ],
@@ -293,6 +299,12 @@ def trace_files(framework: str | None = None) -> list[Path]:
         # a capture's .logs.json holds its OTLP log records, beside the trace file
         if not p.name.endswith((".truth.json", ".verdict.json", ".runoutput.json", ".logs.json"))
     )
+
+
+def logs_of(trace: Path) -> Path | None:
+    """The capture's OTLP log records beside a trace file (``<scenario>.logs.json``), if any."""
+    logs = trace.with_name(trace.stem + ".logs.json")
+    return logs if logs.exists() else None
 
 
 def companion(trace: Path, kind: str) -> dict:

@@ -77,6 +77,11 @@ SCENARIOS = {
         [run_span(), model(2, 10, 20, ASK_MUL), tool(3, 19, "multiply", WRAPPED)],
         [("multiply", "ok", "unpaired"), ("multiply", "pending", "unpaired")],
     ),
+    "execution_run_wholly_inside_a_streaming_model_call_is_in_the_window": (
+        # ADK's generate_content stays open while the calls it asked for run
+        [run_span(), model(2, 10, 30, ASK_MUL), tool(3, 19, "multiply", WRAPPED), model(4, 50, 60)],
+        [("multiply", "ok", "relaxed")],
+    ),
     "execution_starting_with_the_next_model_call_belongs_to_the_next_turn": (
         [run_span(), model(2, 10, 20, ASK_MUL), model(4, 50, 60), tool(3, 50, "multiply", WRAPPED)],
         [("multiply", "pending", "unpaired"), ("multiply", "ok", "unpaired")],

@@ -1,4 +1,5 @@
-"""Every real trace reconstructs to what really ran (``.truth.json``): tool, agent, outcome.
+"""Every real trace reconstructs to what really ran (``.truth.json``): tool, agent, outcome,
+judged with the capture's log records where it wrote them (``.logs.json``).
 
 What spans cannot tell is documented in docs/conventions.md ("What spans cannot tell") and,
 for the scenarios of this sample, in ``tests/corpus.py`` ``LIMITS``: those are held to what
@@ -12,13 +13,27 @@ import itertools
 
 import pytest
 
-from otel_reliability.adapters import to_record
+from otel_reliability.adapters import to_event_record, to_record
 from otel_reliability.assembly import assemble
-from otel_reliability.sources import read_spans
+from otel_reliability.engine.buffer import TraceBuffer
+from otel_reliability.sources import read_spans, read_telemetry
 
-from .corpus import AS_RECORDED, LIMITS, adapted_files, companion, scenario_id, trace_files
+from .corpus import ADAPTED, AS_RECORDED, LIMITS, adapted_files, companion, logs_of, scenario_id, trace_files
 
 TRUTH_FILES = [p for p in adapted_files() if p.with_name(p.stem + ".truth.json").exists()]
+
+
+def joined_records(path):
+    """The trace's records as the engine judges them: with the GenAI event log records of the
+    capture's ``.logs.json`` (openai-v2's default mode, ADK's event-only content) joined to their spans."""
+    spans = read_spans(path)
+    logs = logs_of(path)
+    if logs is None:
+        return [to_record(s) for s in spans]
+    buffer = TraceBuffer()
+    buffer.add([to_record(s) for s in spans], 0.0)
+    buffer.add_events([e for e in map(to_event_record, read_telemetry(logs).logs) if e is not None], 0.0)
+    return [r for trace_id in dict.fromkeys(s.trace_id for s in spans) for r in buffer.joined_records(trace_id)]
 
 
 def _script_id(truth, attempt):
@@ -38,7 +53,7 @@ def reconstructed(path, truth):
     known = {entry.get("tool_call_id") for entry in truth["tool_executions"]} - {None}
     attempts = {}
     unnamed = itertools.count()
-    for run in assemble(to_record(s) for s in read_spans(path)):
+    for run in assemble(joined_records(path)):
         for attempt in run.chain():
             call_id = attempt.call_id or _script_id(truth, attempt)
             call_id = call_id if call_id in known else None
@@ -66,6 +81,10 @@ def test_attempts_follow_the_real_start_order(path):
     assert reconstructed(path, truth) == expected(path, truth)
 
 
+def test_every_captured_framework_is_held_to_its_truth():
+    assert sorted({p.parent.name for p in trace_files()} - set(ADAPTED)) == []
+
+
 def test_every_limit_is_a_scenario_the_spans_get_wrong_and_is_listed_once():
     # A limit that a fix lifted must leave LIMITS: its scenario is then held to its truth.
     assert list(LIMITS) == sorted(LIMITS) and LIMITS.keys() == AS_RECORDED.keys()
@@ -79,8 +98,7 @@ def test_every_limit_is_a_scenario_the_spans_get_wrong_and_is_listed_once():
 @pytest.mark.parametrize("path", trace_files(), ids=scenario_id)
 def test_no_chain_holds_one_execution_twice(path):
     """Neither one execution span in two attempts, nor a request beside the execution that carried it out."""
-    records = [to_record(s) for s in read_spans(path)]
-    for run in assemble(records):
+    for run in assemble(joined_records(path)):
         chain = run.chain()
         spans = [a.span_id for a in chain if a.span_id is not None]
         assert len(spans) == len(set(spans)), [(a.tool, a.outcome) for a in chain]

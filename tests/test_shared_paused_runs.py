@@ -35,12 +35,23 @@ def test_every_corpus_record_reads_back_as_it_was_written():
         assert decode_records(encode_records(records)) == records, path.name
 
 
+def test_records_an_older_writer_stored_still_read_without_the_fields_added_since():
+    record = SpanRecord(1, 2, 0, "autogen process m", 10, 20, Role.MODEL, sent_by="calc",
+                        responses=(ToolResponse("c1", "no", names_refusal="unknown tool"),))
+    [older] = json.loads(encode_records([record]))
+    older = older[:-1]  # before sent_by
+    older[18] = [answer[:-1] for answer in older[18]]  # before names_refusal
+    [read] = decode_records(json.dumps([older]))
+    assert (read.sent_by, read.responses) == (None, (ToolResponse("c1", "no"),))
+
+
 def test_records_keep_array_attributes_as_tuples_and_every_field():
     record = SpanRecord(
         2**127 + 5, 7, 3, "chat", 10, 20, Role.MODEL, "", agent_name="a", run_key="r", output="out",
         attributes={"tags": ("x", "y"), "n": 2**70, "x": float("inf")}, tool_name="t", arguments={"a": [1, None]},
         call_id="c", refusal="no", handoff_to="b", requests=(ToolRequest("t", '{"a": 1}', "c1"),),
-        responses=(ToolResponse("c1", "done", refusal=False, error=True),), dispatched=ToolRequest("t", None),
+        responses=(ToolResponse("c1", "done", refusal=False, error=True, names_refusal="approval denied"),),
+        dispatched=ToolRequest("t", None), sent_by="calc",
         evaluations=({"gen_ai.evaluation.name": "judge", "labels": ("ok",)},), policy_denied=True,
     )
     assert decode_records(encode_records([record])) == [record]

@@ -15,6 +15,7 @@ from typing import Any, Mapping, Protocol
 
 from ..model import EVALUATION_EVENT, POLICY_DENIED, SpanData, SpanRecord
 from . import genai, openinference, traceloop, vercel_ai
+from .autogen_runtime import AutogenRuntimeAdapter
 from .common import session_of
 from .genai import GenAIAdapter
 from .genai_events import may_be_genai_event, to_event_record
@@ -36,7 +37,9 @@ class Adapter(Protocol):
 
 
 # The most specific convention first: traceloop's spans carry GenAI attributes too.
-ADAPTERS: tuple[Adapter, ...] = (TraceloopAdapter(), VercelAIAdapter(), GenAIAdapter(), OpenInferenceAdapter())
+ADAPTERS: tuple[Adapter, ...] = (
+    TraceloopAdapter(), VercelAIAdapter(), GenAIAdapter(), OpenInferenceAdapter(), AutogenRuntimeAdapter()
+)
 # Every marker with its adapter, in ADAPTERS order: finding a span's adapter costs a few
 # dict lookups, not a call per adapter (this runs for every span).
 _BY_MARKER: tuple[tuple[str, Adapter], ...] = tuple((key, adapter) for adapter in ADAPTERS for key in adapter.markers)

@@ -161,7 +161,8 @@ def _responses(span: SpanData) -> tuple[ToolResponse, ...]:
     for part in _parts(span, "gen_ai.input.messages", "tool_call_response", newest_messages):
         if part.get("id") is not None:
             content = part["response"] if "response" in part else part.get("result")
-            responses.append(ToolResponse(str(part["id"]), text_of(content), refusal=True))
+            refused = genai_tools.answer_refusal(content)
+            responses.append(ToolResponse(str(part["id"]), text_of(content), refusal=True, names_refusal=refused))
     for event in _newest_tool_messages(span.events):
         responses.extend(_legacy_tool_message(event.attributes))
     return tuple(responses)

@@ -66,6 +66,16 @@ def result_error(attrs: Mapping[str, Any]) -> str | None:
     return None
 
 
+def answer_refusal(content: Any) -> str | None:
+    """The refusal a framework's answer to the model names (ADK's ``{"error": ...}`` texts), else None."""
+    error = content.get("error") if isinstance(content, Mapping) else None
+    if isinstance(error, str):
+        for prefix, marker, reason in _REFUSAL_ANSWERS:
+            if error.startswith(prefix) and marker in error:
+                return reason
+    return None
+
+
 def awaits_confirmation(error: str | None, result_error: str | None) -> bool:
     """ADK's tool span of a call held for confirmation: the tool did not run, the span did not fail."""
     return error is None and result_error == _AWAITING_CONFIRMATION

@@ -15,7 +15,7 @@ from typing import Iterable
 
 from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
 from .attempts import attempts_of
-from .ownership import enclosing_run, inherit_dispatched_call_id
+from .ownership import enclosing_run, inherit_dispatched_call_id, run_of_sender
 
 _Key = tuple[int, int]
 _start = attrgetter("start_ns")
@@ -50,6 +50,8 @@ def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = 
         if role is _TOOL and record.call_id is None:
             inherit_dispatched_call_id(record, spans)
         owner = enclosing_run(record, spans)
+        if owner is None and record.sent_by is not None and role is not _AGENT_RUN:
+            owner = run_of_sender(record, spans)
         if role is _AGENT_RUN:
             if owner is None and record.session_id is None:
                 record.session_id = _ancestor_session(record, spans)

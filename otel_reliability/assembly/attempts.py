@@ -8,8 +8,9 @@ pairs with an execution, in this order of preference (SPEC §3, §4):
    call id), in start order, the first unused execution winning;
 3. ``relaxed`` — same tool name, one of them carrying no call id, the execution
    started within the request's window: at or after the end of the model call that
-   asked for it and before the start of the run's next model call (no bound when
-   there is none). Requests take the first such unused execution, in request order.
+   asked for it, or wholly inside it (a streaming model call, ADK's, stays open while the
+   calls it asked for run; an earlier turn's window closed when this call started), and
+   before the start of the run's next model call (no bound when there is none). Requests take the first such unused execution, in request order.
    When one model call asked for the same tool more than once, which request an
    execution carried out is a guess: such an execution does not borrow the request's
    arguments (with none of its own, they count as not captured). This is what pairs a call whose execution recorded its arguments wrapped
@@ -57,6 +58,7 @@ _MODEL = Role.MODEL
 class _Request:
     request: ToolRequest
     issued_ns: int  # the end of the model call that asked for it
+    opened_ns: int  # its start: the request may have been streamed out before the call ended
     window_end_ns: int  # the start of the run's next model call: an execution after it answers a later request
     _arguments: dict[str, Any] | None = None
     paired_by: str | None = None  # how an execution was found for it (``PAIRED_BY``); None: no execution
@@ -103,8 +105,9 @@ def attempts_of(
     pairs = _pair(requests, executions, arguments)
     if any(a.start_ns == b.start_ns for a, b in zip(executions, executions[1:])):
         executions, arguments = _ties_in_request_order(executions, arguments, requests, pairs)
+    refused_by_answer = {r.call_id: r.names_refusal for m in models for r in m.responses if r.names_refusal}
     attempts = [
-        _executed(execution, parsed, pairs.get(id(execution)), agent, path)
+        _executed(execution, parsed, pairs.get(id(execution)), agent, path, refused_by_answer)
         for execution, parsed in zip(executions, arguments)
     ]
     if pairing is not None:
@@ -160,7 +163,7 @@ def _requests(models: list[SpanRecord]) -> list[_Request]:
                 if request.call_id in seen_ids:
                     continue
                 seen_ids.add(request.call_id)
-            out.append(_Request(request, record.end_ns, window_end))
+            out.append(_Request(request, record.end_ns, record.start_ns, window_end))
     return out
 
 
@@ -212,7 +215,7 @@ def _pair_relaxed(requests: list[_Request], executions: list[SpanRecord], pairs:
     asked = Counter((r.request.name, r.issued_ns) for r in requests)
     for request in requests:
         wanted = request.request
-        for index in range(bisect_left(starts, request.issued_ns), len(executions)):
+        for index in range(bisect_left(starts, request.opened_ns), len(executions)):
             execution = executions[index]
             start = execution.start_ns
             if start >= request.window_end_ns:
@@ -221,6 +224,7 @@ def _pair_relaxed(requests: list[_Request], executions: list[SpanRecord], pairs:
                 id(execution) not in pairs
                 and execution.tool_name == wanted.name
                 and (execution.call_id is None or wanted.call_id is None)
+                and (start >= request.issued_ns or execution.end_ns <= request.issued_ns)
             ):
                 pairs[id(execution)] = request
                 request.paired_by = RELAXED
@@ -232,13 +236,23 @@ def _pair_relaxed(requests: list[_Request], executions: list[SpanRecord], pairs:
 
 
 def _executed(
-    execution: SpanRecord, arguments: dict[str, Any], request: _Request | None, agent: str, path: tuple[str, ...]
+    execution: SpanRecord,
+    arguments: dict[str, Any],
+    request: _Request | None,
+    agent: str,
+    path: tuple[str, ...],
+    refused_by_answer: dict[str, str],
 ) -> Attempt:
     lends = request is not None and not request.ambiguous
     if lends and (execution.arguments is None or is_raw(arguments)) and request.arguments:
         arguments = request.arguments
+    # a failed span whose call the framework answered with its own refusal (the span itself
+    # records no result: ADK's content only in log records) never ran
+    answer_refusal = refused_by_answer.get(execution.call_id) if execution.error is not None else None
     if execution.refusal is not None:
         outcome, error = REFUSED, execution.error or execution.refusal
+    elif answer_refusal is not None:
+        outcome, error = REFUSED, execution.error or answer_refusal
     elif execution.error is not None:
         outcome, error = ERROR, execution.error
     else:

@@ -41,6 +41,17 @@ def enclosing_run(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> SpanRe
     return None
 
 
+def run_of_sender(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> SpanRecord | None:
+    """For a record outside every run that names the agent it speaks for (``sent_by``): the
+    innermost run of that agent in its trace whose interval holds it; None when there is none
+    (a message processed after the run ended stays unowned rather than guessed)."""
+    holders = [
+        run for run in by_id.values()
+        if run.role is _AGENT_RUN and run.agent_name == record.sent_by and run.contains(record)
+    ]
+    return max(holders, key=lambda run: run.start_ns) if holders else None
+
+
 def _within_millisecond_rounding(parent: SpanRecord, start: int, end: int) -> bool:
     """A child that ends under 1 ms after ``parent``, both started on whole milliseconds, started before it ended."""
     return (

@@ -111,9 +111,9 @@ def _encode(r: SpanRecord) -> list[Any]:
         r.agent_name, r.run_key, None if r.attributes is None else dict(r.attributes), r.output,
         r.tool_name, r.arguments, r.call_id, r.refusal, r.handoff_to,
         [[q.name, q.arguments, q.call_id] for q in r.requests],
-        [[a.call_id, a.content, a.refusal, a.error] for a in r.responses],
+        [[a.call_id, a.content, a.refusal, a.error, a.names_refusal] for a in r.responses],
         None if r.dispatched is None else [r.dispatched.name, r.dispatched.arguments, r.dispatched.call_id],
-        [dict(e) for e in r.evaluations], r.policy_denied, r.session_id,
+        [dict(e) for e in r.evaluations], r.policy_denied, r.session_id, r.sent_by,
     ]  # fmt: skip
 
 
@@ -121,8 +121,8 @@ def _decode(item: list[Any]) -> SpanRecord:
     (
         trace_id, span_id, parent_id, name, start_ns, end_ns, role, error, agent_name, run_key, attributes, output,
         tool_name, arguments, call_id, refusal, handoff_to, requests, responses, dispatched, evaluations, denied,
-    ) = item[:22]  # fmt: skip
-    session_id = item[22] if len(item) > 22 else None  # rows written before sessions carry none
+        *newer,  # fields added since: records an older writer stored lack them
+    ) = item  # fmt: skip
     return SpanRecord(
         trace_id, span_id, parent_id, name, start_ns, end_ns, _ROLES[role], error,
         agent_name=agent_name, run_key=run_key, attributes=None if attributes is None else _attributes(attributes), output=output,
@@ -130,7 +130,8 @@ def _decode(item: list[Any]) -> SpanRecord:
         requests=tuple(ToolRequest(*q) for q in requests),
         responses=tuple(ToolResponse(*a) for a in responses),
         dispatched=None if dispatched is None else ToolRequest(*dispatched),
-        evaluations=tuple(_attributes(e) for e in evaluations), policy_denied=denied, session_id=session_id,
+        evaluations=tuple(_attributes(e) for e in evaluations), policy_denied=denied,
+        session_id=newer[0] if newer else None, sent_by=newer[1] if len(newer) > 1 else None,
     )  # fmt: skip
 
 
