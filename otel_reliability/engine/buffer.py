@@ -94,9 +94,11 @@ class TraceBuffer:
         settings: EngineSettings | None = None,
         decision_wait: float = 2.0,
         on_leave: Callable[[int], None] | None = None,
+        on_enter: Callable[[int], None] | None = None,
     ) -> None:
         settings = settings or EngineSettings()
         self._on_leave = on_leave  # told the id of every trace that leaves, however it leaves
+        self._on_enter = on_enter  # told the id of every trace that enters (a durable intake log's bookkeeping)
         self.decision_wait = decision_wait
         self.late_window = settings.late_window
         self.ttl = settings.trace_ttl
@@ -129,6 +131,8 @@ class TraceBuffer:
         if trace is not None:
             return trace, self._judged
         trace = self._open[trace_id] = _Trace()
+        if self._on_enter is not None:
+            self._on_enter(trace_id)
         return trace, self._open
 
     def add(self, records: list[SpanRecord], now: float) -> list[str]:
@@ -260,6 +264,10 @@ class TraceBuffer:
                 self._judged[trace_id] = trace
         self._waiting.clear()
         return pending
+
+    def unjudged(self) -> list[int]:
+        """Ids of the buffered traces never judged (no run span yet, or not quiet yet)."""
+        return list(self._open)
 
     def records_of(self, trace_id: int) -> dict[int, SpanRecord] | None:
         """The buffered records of a trace by span id (read only, as they arrived: without their

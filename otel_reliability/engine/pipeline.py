@@ -58,6 +58,8 @@ class Pipeline:
 
     ``paused`` shares paused runs with other processes judging the same traffic (the
     receiver passes its PostgreSQL store's); without it they stay in this process.
+    ``on_trace_enter`` and ``on_trace_leave`` are told the id of every trace that enters the
+    buffer and leaves it, however it leaves (the receiver's intake log releases what it holds).
 
     >>> pipeline = Pipeline(Engine())
     >>> pipeline.add([], now=0.0)
@@ -78,13 +80,22 @@ class Pipeline:
         paused: SharedPausedRuns | None = None,
         on_unjudgeable: Callable[[str, Exception], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        on_trace_enter: Callable[[int], None] | None = None,
+        on_trace_leave: Callable[[int], None] | None = None,
     ) -> None:
         settings = settings or EngineSettings()
         self.engine = engine
         self.settings = settings
         self.sinks = Sinks(sinks, on_failure=observer.sink_failed if observer is not None else None)
         self.resumers = Resumers()
-        self.buffer = TraceBuffer(settings, decision_wait, on_leave=self.resumers.drop)
+        drop = self.resumers.drop
+        if on_trace_leave is not None:
+            def left(trace_id: int) -> None:
+                drop(trace_id)
+                on_trace_leave(trace_id)
+        self.buffer = TraceBuffer(
+            settings, decision_wait, on_leave=drop if on_trace_leave is None else left, on_enter=on_trace_enter
+        )
         self.paused = PausedRuns(settings.max_paused_runs)
         self._shared = paused
         self._observer = observer

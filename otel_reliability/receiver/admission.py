@@ -43,9 +43,14 @@ class Reservations:
         self._service = service
         self._held: dict[int, _Held] = {}
         self._spans = 0
+        self._bytes = 0  # of the bodies held: the intake log must have room for them too
 
     def reserve(self, call_id: int, body: Body) -> bool:
-        """Hold room for this worker's share of ``body``; False (and counted) when it has none."""
+        """Hold room for this worker's share of ``body``, in the buffer and in the intake log;
+        False (and counted) when it has none."""
+        if not self._service.log_has_room(self._bytes + len(body.data)):
+            self._service.metrics.spans_dropped(self._share(body), "intake_log_full")
+            return False
         room = self._room()
         bound = span_bound(body)
         if bound <= room:
@@ -62,17 +67,20 @@ class Reservations:
         """The reserved body, to buffer now; its room is the service's to use."""
         held = self._held.pop(call_id)
         self._spans -= held.spans
+        self._bytes -= len(held.body.data)
         return held.body
 
     def release(self, call_id: int) -> None:
         """Another worker refused the request: drop the reservation and count the share as refused."""
         held = self._held.pop(call_id)
         self._spans -= held.spans
+        self._bytes -= len(held.body.data)
         self._service.metrics.spans_dropped(held.spans if held.exact else self._share(held.body), "overloaded")
 
     def _hold(self, call_id: int, held: _Held) -> None:
         self._held[call_id] = held
         self._spans += held.spans
+        self._bytes += len(held.body.data)
 
     def _room(self) -> int:
         return self._service.room() - self._spans

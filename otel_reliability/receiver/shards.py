@@ -45,9 +45,10 @@ from .tuning import tune_garbage_collection
 
 logger = logging.getLogger(__name__)
 
+GROUP_COMMIT_MAX = 64  # commits held for one flush at most, however busy the pipe
 REPLY_TIMEOUT_S = 120.0  # a shard answers once it has buffered a request's spans: longer means it is stuck
 # what each shard holds: the total is the sum
-SUMMED_GAUGES = ("agent_reliability_traces_buffered", "agent_reliability_traces_pending")
+SUMMED_GAUGES = ("agent_reliability_traces_buffered", "agent_reliability_traces_pending", "agent_reliability_intake_log_size_bytes")
 
 
 class ShardedReceiver:
@@ -65,7 +66,7 @@ class ShardedReceiver:
         # With workers, this service judges nothing (no request reaches its ``accept``): it
         # holds the store and reputation the API reads, and the instruments only the
         # serving process records (request latency) or reads from the shared stores.
-        self._local = ReceiverService(config)
+        self._local = ReceiverService(config, log_intake=count == 1)  # each worker logs its own share
         self.store = self._local.store
         self.reputation = self._local.reputation
         self.request_duration = self._local.request_duration
@@ -303,12 +304,21 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     connection.send(("ready", None, ""))
     tick = service.judge_interval
     next_tick = time.monotonic() + tick
+    # Commits answered once the intake log has them on disk: one flush for all the commits
+    # that came in while the pipe had more to read (group commit without another thread).
+    unflushed: list[tuple[int, tuple]] = []
+    log = service.intake_log
     try:
         while True:
             now = time.monotonic()
             if now >= next_tick:
                 service.judge_tick()
                 next_tick = now + tick
+            if unflushed and (len(unflushed) >= GROUP_COMMIT_MAX or not connection.poll(0)):
+                log.sync()  # type: ignore[union-attr] - only a log's commits wait
+                for call_id, outcome in unflushed:
+                    connection.send(("reply", call_id, outcome))
+                unflushed.clear()
             if not connection.poll(max(0.0, next_tick - time.monotonic())):
                 continue
             try:
@@ -326,14 +336,21 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
             elif kind == "release":
                 reservations.release(args[0])
             elif kind == "commit":
+                ticket = 0
                 try:
-                    outcome: tuple = ("accepted", service.accept(reservations.commit(args[0])).reasons)
+                    accepted, ticket = service.take(reservations.commit(args[0]))
+                    outcome: tuple = ("accepted", accepted.reasons)
                 except IntakeError as exc:
                     outcome = ("invalid", exc.status, exc.grpc_code, exc.message)
                 except Overloaded as exc:  # the service refusing what its reservation allowed: a bug, said as such
                     outcome = ("overloaded", exc.retry_after)
-                connection.send(("reply", call_id, outcome))
+                if ticket and log is not None and not log.durable(ticket):
+                    unflushed.append((call_id, outcome))
+                else:
+                    connection.send(("reply", call_id, outcome))
             elif kind == "metrics":
                 connection.send(("reply", call_id, list(service.registry.collect())))
     finally:
+        if unflushed:  # the serving process is gone: nobody waits for these answers, the log keeps them
+            log.sync()  # type: ignore[union-attr]
         service.stop()
