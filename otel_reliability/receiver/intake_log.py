@@ -89,7 +89,8 @@ class IntakeLog:
         self.directory = directory
         self.always = durability == "always"
         self.max_bytes = max_bytes
-        self.segment_bytes = segment_bytes
+        # several segments fit in the bound, or a full log could not release any
+        self.segment_bytes = max(64 * 1024, min(segment_bytes, max_bytes // 8))
         self.torn_records = 0  # records cut off as torn by the last ``recover``
         try:
             directory.mkdir(parents=True, exist_ok=True)
