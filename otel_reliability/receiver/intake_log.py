@@ -45,6 +45,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator
 
+from ..sources import Shard
+from ..stores.spec import parse_store_spec
+from .config import ReceiverConfig
+
 logger = logging.getLogger(__name__)
 
 DURABILITIES = ("none", "batch", "always")
@@ -283,6 +287,20 @@ class IntakeLog:
                     self._segments.clear()
                 _sync_directory(self.directory)
             self._lock_file.close()
+
+
+def open_intake_log(config: ReceiverConfig, shard: Shard) -> IntakeLog | None:
+    """The intake log ``config`` asks for, the shard's own (``worker-<i>/`` under the
+    directory with workers); None when there is none (``ReceiverConfig.intake_directory``)."""
+    directory = config.intake_directory()
+    if directory is None:
+        if config.durability != "none" and parse_store_spec(config.store).shared:
+            logger.warning("otel-reliability receiver: no intake_dir for a postgresql:// store, so no intake log: "
+                           "requests are acknowledged from memory (durability none)")
+        return None
+    if shard.count > 1:
+        directory = directory / f"worker-{shard.index}"
+    return IntakeLog(directory, config.durability, max(1, config.max_intake_log_bytes // shard.count))
 
 
 def _encode(logged: Logged) -> bytes:

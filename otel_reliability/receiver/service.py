@@ -37,12 +37,11 @@ from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
 from ..sources import WHOLE, Shard
 from ..stores import open_paused_runs, open_store
-from ..stores.spec import parse_store_spec
 from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
 from .forwarding import Forwarder, enrich, evaluation_carrier, owned_request, request_of, split_run_spans
 from .intake import LOGS, Body, IntakeError, Payload, read_payload
-from .intake_log import IntakeLog, Logged
+from .intake_log import IntakeLog, Logged, open_intake_log
 
 logger = logging.getLogger(__name__)
 
@@ -121,7 +120,7 @@ class ReceiverService:
             description="Time to handle one OTLP request",
             explicit_bucket_boundaries_advisory=[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
         )
-        self.intake_log = _open_intake_log(config, shard) if log_intake else None
+        self.intake_log = open_intake_log(config, shard) if log_intake else None
         if self.intake_log is not None:
             log = self.intake_log
             meter.create_observable_gauge(
@@ -402,15 +401,3 @@ def _digest(verdict_attributes: dict) -> int:
     return hash(tuple(sorted(verdict_attributes.items())))
 
 
-
-def _open_intake_log(config: ReceiverConfig, shard: Shard) -> IntakeLog | None:
-    """The shard's own intake log (``worker-<i>/`` under the directory with workers), or None."""
-    directory = config.intake_directory()
-    if directory is None:
-        if config.durability != "none" and parse_store_spec(config.store).shared:
-            logger.warning("otel-reliability receiver: no intake_dir for a postgresql:// store, so no intake log: "
-                           "requests are acknowledged from memory (durability none)")
-        return None
-    if shard.count > 1:
-        directory = directory / f"worker-{shard.index}"
-    return IntakeLog(directory, config.durability, max(1, config.max_intake_log_bytes // shard.count))

@@ -48,7 +48,9 @@ logger = logging.getLogger(__name__)
 GROUP_COMMIT_MAX = 64  # commits held for one flush at most, however busy the pipe
 REPLY_TIMEOUT_S = 120.0  # a shard answers once it has buffered a request's spans: longer means it is stuck
 # what each shard holds: the total is the sum
-SUMMED_GAUGES = ("agent_reliability_traces_buffered", "agent_reliability_traces_pending", "agent_reliability_intake_log_size_bytes")
+SUMMED_GAUGES = (
+    "agent_reliability_traces_buffered", "agent_reliability_traces_pending", "agent_reliability_intake_log_size_bytes"
+)
 
 
 class ShardedReceiver:
