@@ -222,7 +222,11 @@ class ReceiverService:
         when the buffer or the intake log is full."""
         accepted, ticket = self.take(body)
         if ticket:
-            self.intake_log.wait_durable(ticket)  # type: ignore[union-attr] - a ticket comes from the log
+            try:
+                self.intake_log.wait_durable(ticket)  # type: ignore[union-attr] - a ticket comes from the log
+            except OSError as exc:  # not on disk, so not acknowledged: the client retries
+                logger.error("otel-reliability could not flush the intake log: %s", exc)
+                raise IntakeError(503, "UNAVAILABLE", f"receiver could not write its intake log ({exc}); retry later") from exc
         return accepted
 
     def take(self, body: Body, replaying: set[int] | None = None) -> tuple[Accepted, int]:
@@ -289,9 +293,13 @@ class ReceiverService:
         is replayed with it), so what replays is what was accepted."""
         if self.intake_log is None or not records:
             return 0
-        return self.intake_log.append(
-            Logged(body.signal, body.media_type, body.data), {record.trace_id for record in records}
-        )
+        try:
+            return self.intake_log.append(
+                Logged(body.signal, body.media_type, body.data), {record.trace_id for record in records}
+            )
+        except OSError as exc:  # e.g. the disk is full: not logged, so not acknowledged (the retry is deduplicated)
+            logger.error("otel-reliability could not append to the intake log: %s", exc)
+            raise IntakeError(503, "UNAVAILABLE", f"receiver could not write its intake log ({exc}); retry later") from exc
 
     def _replay(self, log: IntakeLog) -> None:
         """Take again what the log holds from before this start, through ``take``, then let
