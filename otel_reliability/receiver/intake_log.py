@@ -298,8 +298,17 @@ def open_intake_log(config: ReceiverConfig, shard: Shard) -> IntakeLog | None:
             logger.warning("otel-reliability receiver: no intake_dir for a postgresql:// store, so no intake log: "
                            "requests are acknowledged from memory (durability none)")
         return None
-    if shard.count > 1:
-        directory = directory / f"worker-{shard.index}"
+    own = directory / f"worker-{shard.index}" if shard.count > 1 else directory
+    if shard.index == 0:  # said once: segments that no one of this configuration replays
+        others = [d for d in [directory, *directory.glob("worker-*")] if d != own and any(d.glob("*" + _SUFFIX))]
+        others = [
+            d for d in others
+            if shard.count == 1 or d == directory or not d.name[7:].isdigit() or int(d.name[7:]) >= shard.count
+        ]
+        for other in others:
+            logger.warning("otel-reliability receiver: %s holds intake log segments of a receiver with another "
+                           "workers setting; they are not replayed (start it with that setting to replay them)", other)
+    directory = own
     return IntakeLog(directory, config.durability, max(1, config.max_intake_log_bytes // shard.count))
 
 
