@@ -183,3 +183,20 @@ def test_a_full_intake_log_refuses_for_a_while_and_the_real_exporter_retries(rec
     wait_until(lambda: receiver.settled() and {r["trace_id"] for r in receiver.results_for(judged)} == judged,
                60, f"verdicts for all {len(judged)} traces")
     wait_until(lambda: receiver.metric("agent_reliability_intake_log_size_bytes") < 1024 * 1024, 30, "the log to shrink")
+
+
+def test_a_trace_still_waiting_for_its_run_span_at_sigterm_is_judged_whole_after_the_restart(receivers, tmp_path):  # noqa: F811
+    store = tmp_path / "verdicts.db"
+    first = receivers.start("rolling", store=store, decision_wait=0.2)
+    judged = agent_spans(new_trace_id(), "judged-before-the-stop", failed=["get_news"])
+    split = agent_spans(new_trace_id(), "split-by-the-restart", failed=["get_weather"])
+    first.send(judged)
+    first.send(split[1:])  # everything but its run span
+    first.wait_verdicts(expected_results(judged))
+    assert first.stop() == 0
+
+    second = receivers.start("rolling-after", store=store, decision_wait=0.2)
+    assert second.metric("agent_reliability_intake_log_replayed_total") == 1  # the judged trace is not replayed
+    second.send(split[:1])  # the run span comes to the new receiver
+
+    second.wait_verdicts(expected_results(split) + expected_results(judged))

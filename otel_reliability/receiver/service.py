@@ -129,7 +129,8 @@ class ReceiverService:
             )
         self._replayed = meter.create_counter(
             "agent.reliability.intake_log.replayed", unit="{request}",
-            description="Requests replayed from the intake log at start (acknowledged before a crash or stop, not yet judged)",
+            description="Requests replayed from the intake log at start: acknowledged before a crash or stop, "
+            "and holding spans of traces not yet judged",
         )
         self._torn = meter.create_counter(
             "agent.reliability.intake_log.torn_records", unit="{record}",
@@ -311,11 +312,11 @@ class ReceiverService:
             if checkpoint is None:
                 alive.update(logged.births)  # a trace's spans from the record it entered the buffer with on
             try:
-                self.take(Body(logged.data, logged.media_type, logged.signal), replaying=alive)
+                _, ticket = self.take(Body(logged.data, logged.media_type, logged.signal), replaying=alive)
             except IntakeError as exc:  # it was accepted once: only a change of version could do this
                 logger.warning("otel-reliability could not replay a logged request: %s", exc)
                 continue
-            replayed += 1
+            replayed += bool(ticket)  # it held spans of a trace not judged yet (logged again, so: a ticket)
         if log.torn_records:
             self._torn.add(log.torn_records)
         if replayed:
