@@ -2,7 +2,7 @@
 protobuf, against the ceiling of a bare gRPC server on the same machine with the same clients.
 
 Run: ``python benchmarks/receiver_throughput.py [--clients N] [--inflight N] [--requests N]
-[--traces-per-request N] [--buffered-spans N] [--workers N] [--rounds N]``
+[--traces-per-request N] [--buffered-spans N] [--workers N] [--rounds N] [--durability LIST]``
 
 Traces are agent-shaped, in the OTel GenAI conventions: one ``invoke_agent`` run span, 4
 ``chat`` spans (the first three request two tool calls each in ``gen_ai.output.messages``)
@@ -22,7 +22,10 @@ clock starts, then sends raw bytes through a generic channel call to
    requests as OTLP/HTTP protobuf (``POST /v1/traces``, a keep-alive connection per request
    in flight) to a fresh receiver. The ratio of each to the ceiling is the figure of merit
    (goal >= 60%). Both servers' CPU time a span is printed too: it tells work the
-   receiver does from time it spends waiting.
+   receiver does from time it spends waiting. Over gRPC the receiver runs once per
+   ``--durability`` setting (default ``none,batch``: the intake log's cost, side by side,
+   goal: ``batch`` within 15% of ``none``); OTLP/HTTP, and the figures against the ceiling,
+   are those of the last setting listed (by default ``batch``, the receiver's default).
 3. **Memory**: a receiver whose ``decision_wait`` never ends takes ``--buffered-spans``
    spans; (peak RSS after - RSS before) / spans buffered is the memory a buffered span costs.
 
@@ -51,6 +54,7 @@ EXPORT = "/opentelemetry.proto.collector.trace.v1.TraceService/Export"
 SPANS_PER_TRACE = 11
 MAX_MESSAGE = 16 * 1024 * 1024
 GOAL = 0.60  # issue 11: evaluated end to end, gRPC and HTTP alike, against the bare gRPC ceiling
+DURABLE_GOAL = 0.85  # issue 13: the intake log (durability batch) costs at most 15% of the throughput without it
 
 
 # -- the trace -----------------------------------------------------------------------------
@@ -399,11 +403,13 @@ def wait_for(probe, timeout: float, interval: float = 0.05) -> float:
     return time.monotonic()
 
 
-def measure_receiver(args, workdir: Path, first_trace: int, transport: str = "grpc") -> tuple[float, float, float, float]:
+def measure_receiver(
+    args, workdir: Path, first_trace: int, transport: str = "grpc", durability: str = "batch"
+) -> tuple[float, float, float, float]:
     """(evaluated spans/s end to end, intake spans/s, seconds from last response to last verdict,
     receiver CPU microseconds per span, its worker processes included), the clients sending
-    over ``transport`` (``grpc`` or ``http``: OTLP/HTTP protobuf)."""
-    receiver = Receiver(workdir, args.decision_wait, config={"workers": args.workers})
+    over ``transport`` (``grpc`` or ``http``: OTLP/HTTP protobuf) to a receiver with ``durability``."""
+    receiver = Receiver(workdir, args.decision_wait, config={"workers": args.workers, "durability": durability})
     traces = args.clients * args.requests * args.traces_per_request
     target = receiver.target if transport == "grpc" else f"127.0.0.1:{receiver.http_port}"
     try:
@@ -464,7 +470,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=os.cpu_count(),
                         help="the receiver's workers setting (default: the CPU count)")
     parser.add_argument("--rounds", type=int, default=2, help="rounds of ceiling + receiver (default 2)")
+    parser.add_argument("--durability", default="none,batch",
+                        help="comma-separated durability settings the gRPC receiver runs with, each in every round "
+                        "(default none,batch)")
     args = parser.parse_args(argv)
+    durabilities = [d.strip() for d in args.durability.split(",") if d.strip()]
+    if not durabilities or any(d not in ("none", "batch", "always") for d in durabilities):
+        parser.error("--durability: a comma-separated list of none, batch, always")
 
     import grpc
     import google.protobuf
@@ -479,32 +491,42 @@ def main(argv: list[str] | None = None) -> int:
     )
     ceilings, ends, intakes, tails, ceiling_cpus, receiver_cpus = [], [], [], [], [], []
     http_ends, http_cpus = [], []
+    by_durability: dict[str, list[float]] = {d: [] for d in durabilities}
     per_run = args.clients * args.requests * args.traces_per_request
+    runs_a_round = 2 + len(durabilities)  # ceiling, HTTP and one gRPC run per durability: fresh trace ids each
     with tempfile.TemporaryDirectory(prefix="receiver-bench-") as tmp:
         workdir = Path(tmp)
         for round_ in range(args.rounds):
-            ceiling, ceiling_cpu = measure_ceiling(args, first_trace=1 + 3 * round_ * per_run)
-            end_to_end, intake, tail, receiver_cpu = measure_receiver(
-                args, workdir, first_trace=1 + (3 * round_ + 1) * per_run
-            )
+            first = 1 + runs_a_round * round_ * per_run
+            ceiling, ceiling_cpu = measure_ceiling(args, first_trace=first)
+            for n, durability in enumerate(durabilities):
+                end_to_end, intake, tail, receiver_cpu = measure_receiver(
+                    args, workdir, first_trace=first + (1 + n) * per_run, durability=durability
+                )
+                by_durability[durability].append(end_to_end)
+                print(
+                    f"  round {round_ + 1}, durability {durability}: receiver {end_to_end:,.0f} evaluated spans/s "
+                    f"end to end ({receiver_cpu:.1f} us CPU a span; intake {intake:,.0f} spans/s, last verdict "
+                    f"{tail:.2f} s after the last response)"
+                )
             http_end, _, _, http_cpu = measure_receiver(
-                args, workdir, first_trace=1 + (3 * round_ + 2) * per_run, transport="http"
+                args, workdir, first_trace=first + (1 + len(durabilities)) * per_run, transport="http",
+                durability=durabilities[-1],
             )
             http_ends.append(http_end)
             http_cpus.append(http_cpu)
             print(
                 f"  round {round_ + 1}: bare gRPC ceiling {ceiling:,.0f} spans/s ({ceiling_cpu:.1f} us CPU a span); "
-                f"receiver {end_to_end:,.0f} evaluated spans/s end to end ({receiver_cpu:.1f} us CPU a span; "
-                f"intake {intake:,.0f} spans/s, last verdict {tail:.2f} s after the last response); "
-                f"over OTLP/HTTP protobuf {http_end:,.0f} evaluated spans/s ({http_cpu:.1f} us CPU a span)"
+                f"over OTLP/HTTP protobuf (durability {durabilities[-1]}) {http_end:,.0f} evaluated spans/s "
+                f"({http_cpu:.1f} us CPU a span)"
             )
             ceiling_cpus.append(ceiling_cpu)
-            receiver_cpus.append(receiver_cpu)
+            receiver_cpus.append(receiver_cpu)  # of the last durability listed
             ceilings.append(ceiling)
             ends.append(end_to_end)
             intakes.append(intake)
             tails.append(tail)
-        peak, steady, buffered = measure_memory(args, workdir, first_trace=1 + 3 * args.rounds * per_run)
+        peak, steady, buffered = measure_memory(args, workdir, first_trace=1 + runs_a_round * args.rounds * per_run)
 
     best_ceiling, best_end = max(ceilings), max(ends)
     ratio = best_end / best_ceiling
@@ -517,6 +539,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{'met' if min(ratio, http_ratio) >= GOAL else 'NOT met'}")
     print(f"server CPU a span (median of rounds): ceiling {statistics.median(ceiling_cpus):.1f} us, "
           f"receiver {statistics.median(receiver_cpus):.1f} us (gRPC), {statistics.median(http_cpus):.1f} us (HTTP)")
+    side_by_side = ", ".join(f"{d} {max(by_durability[d]):,.0f}" for d in durabilities)
+    print(f"durability, gRPC evaluated end to end (best round): {side_by_side} spans/s", end="")
+    if "none" in by_durability and "batch" in by_durability:
+        kept = max(by_durability["batch"]) / max(by_durability["none"])
+        print(f"; batch is {kept:.0%} of none (goal >= {DURABLE_GOAL:.0%}): {'met' if kept >= DURABLE_GOAL else 'NOT met'}")
+    else:
+        print()
     print(f"memory: {peak:,.0f} B per buffered span at peak RSS ({steady:,.0f} B steady), "
           f"{buffered:,} spans buffered ({buffered // SPANS_PER_TRACE:,} traces)")
     return 0

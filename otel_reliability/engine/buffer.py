@@ -124,9 +124,11 @@ class TraceBuffer:
         decision_wait: float = 2.0,
         on_leave: Callable[[int], None] | None = None,
         held_elsewhere: Callable[[], int] = lambda: 0,
+        on_enter: Callable[[int], None] | None = None,
     ) -> None:
         settings = settings or EngineSettings()
         self._on_leave = on_leave  # told the id of every trace that leaves, however it leaves
+        self._on_enter = on_enter  # told the id of every trace that enters (a durable intake log's bookkeeping)
         self._held_elsewhere = held_elsewhere  # bytes the caller holds within the same budget
         self.max_bytes = settings.max_buffered_bytes
         self.decision_wait = decision_wait
@@ -164,6 +166,8 @@ class TraceBuffer:
             return trace, self._judged
         trace = self._open[trace_id] = _Trace(cut=trace_id in self._evicted)
         self.buffered_bytes += trace.bytes
+        if self._on_enter is not None:
+            self._on_enter(trace_id)
         return trace, self._open
 
     def add(self, records: list[SpanRecord], now: float) -> list[str]:
@@ -303,6 +307,10 @@ class TraceBuffer:
                 self._judged[trace_id] = trace
         self._waiting.clear()
         return pending
+
+    def unjudged(self) -> list[int]:
+        """Ids of the buffered traces never judged (no run span yet, or not quiet yet)."""
+        return list(self._open)
 
     def records_of(self, trace_id: int) -> dict[int, SpanRecord] | None:
         """The buffered records of a trace by span id (read only, as they arrived: without their

@@ -69,6 +69,8 @@ class Pipeline:
     receiver passes its PostgreSQL store's), ``shared_sessions`` the turns of sessions;
     without them they stay in this process. ``hand_on_turn`` gives a session's turns to the
     process that gathers that session (a receiver's shards without a shared store).
+    ``on_trace_enter`` and ``on_trace_leave`` are told the id of every trace that enters the
+    buffer and leaves it, however it leaves (the receiver's intake log releases what it holds).
 
     >>> pipeline = Pipeline(Engine())
     >>> pipeline.add([], now=0.0)
@@ -91,16 +93,24 @@ class Pipeline:
         hand_on_turn: HandOn | None = None,
         on_unjudgeable: Callable[[str, Exception], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        on_trace_enter: Callable[[int], None] | None = None,
+        on_trace_leave: Callable[[int], None] | None = None,
     ) -> None:
         settings = settings or EngineSettings()
         self.engine = engine
         self.settings = settings
         self.sinks = Sinks(sinks, on_failure=observer.sink_failed if observer is not None else None)
         self.resumers = Resumers()
+        drop = self.resumers.drop
+        if on_trace_leave is not None:
+            def left(trace_id: int) -> None:
+                drop(trace_id)
+                on_trace_leave(trace_id)
         # One byte budget for the buffer and the paused runs: the buffer evicts to make room for both.
         self.paused = PausedRuns(settings.max_paused_runs, settings.max_buffered_bytes)
         self.buffer = TraceBuffer(
-            settings, decision_wait, on_leave=self.resumers.drop, held_elsewhere=lambda: self.paused.bytes
+            settings, decision_wait, on_leave=drop if on_trace_leave is None else left,
+            held_elsewhere=lambda: self.paused.bytes, on_enter=on_trace_enter,
         )
         self.sessions = Sessions(engine.expectations, settings, shared_sessions, hand_on_turn)
         self._shared = paused

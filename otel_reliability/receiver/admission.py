@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .intake import Body, IntakeError, read_payload
-from .service import OVERLOADED, SOFT_BYTE_LIMIT, ReceiverService
+from .service import INTAKE_LOG_FULL, OVERLOADED, SOFT_BYTE_LIMIT, ReceiverService
 
 MIN_SPAN_BYTES = 28  # a serialized span holds at least its trace id and span id, tagged
 
@@ -46,13 +46,17 @@ class Reservations:
         self._service = service
         self._held: dict[int, _Held] = {}
         self._spans = 0
+        self._bytes = 0  # of the bodies held: the intake log must have room for them too
 
     def reserve(self, call_id: int, body: Body) -> str | None:
-        """Hold room for this worker's share of ``body``; the reason (its share counted as
-        dropped for it) when it has none."""
+        """Hold room for this worker's share of ``body``, in the buffer and in the intake log;
+        the reason (its share counted as dropped for it) when it has none."""
         if self._service.at_soft_byte_limit():
             self._service.metrics.spans_dropped(self._share(body), SOFT_BYTE_LIMIT)
             return SOFT_BYTE_LIMIT
+        if not self._service.log_has_room(self._bytes + len(body.data)):
+            self._service.metrics.spans_dropped(self._share(body), INTAKE_LOG_FULL)
+            return INTAKE_LOG_FULL
         room = self._room()
         bound = span_bound(body)
         if bound <= room:
@@ -69,6 +73,7 @@ class Reservations:
         """The reserved body, to buffer now; its room is the service's to use."""
         held = self._held.pop(call_id)
         self._spans -= held.spans
+        self._bytes -= len(held.body.data)
         return held.body
 
     def release(self, call_id: int, reason: str) -> None:
@@ -76,11 +81,13 @@ class Reservations:
         refused, for the other worker's ``reason``."""
         held = self._held.pop(call_id)
         self._spans -= held.spans
+        self._bytes -= len(held.body.data)
         self._service.metrics.spans_dropped(held.spans if held.exact else self._share(held.body), reason)
 
     def _hold(self, call_id: int, held: _Held) -> None:
         self._held[call_id] = held
         self._spans += held.spans
+        self._bytes += len(held.body.data)
 
     def _room(self) -> int:
         return self._service.room() - self._spans

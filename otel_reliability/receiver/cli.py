@@ -38,6 +38,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--expectations", action="append", metavar="FILE", help=fields["expectations"].description + "; repeatable")
     serve.add_argument("--decision-wait", type=float, metavar="SECONDS", help=fields["decision_wait"].description + " (default 2)")
     serve.add_argument("--workers", type=int, metavar="N", help=fields["workers"].description + " (default 1)")
+    serve.add_argument("--durability", choices=("none", "batch", "always"), help=fields["durability"].description + " (default batch)")
     serve.add_argument("--auth-token", metavar="TOKEN", help=fields["auth_token"].description)
     serve.add_argument("--tls-cert", metavar="FILE", help=fields["tls_cert"].description)
     serve.add_argument("--tls-key", metavar="FILE", help=fields["tls_key"].description)
@@ -66,6 +67,7 @@ def _serve(args: argparse.Namespace) -> int:
         "expectations": args.expectations,
         "decision_wait": args.decision_wait,
         "workers": args.workers,
+        "durability": args.durability,
         "auth_token": args.auth_token,
         "tls_cert": args.tls_cert,
         "tls_key": args.tls_key,

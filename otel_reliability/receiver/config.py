@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 import yaml
 from pydantic import ConfigDict, Field, ValidationError, field_validator
@@ -48,6 +48,21 @@ class ReceiverConfig(EngineSettings):
     decision_wait: float = Field(2.0, gt=0, description="seconds a trace must be quiet before it is judged")
     max_buffered_spans: int = Field(
         1_000_000, ge=1, description="spans buffered in all; beyond it requests get RESOURCE_EXHAUSTED / HTTP 503"
+    )
+    durability: Literal["none", "batch", "always"] = Field(
+        "batch",
+        description="when an acknowledged request is on disk (the intake log, replayed after a crash): batch — before "
+        "its answer, one fsync for every request that arrived meanwhile; always — one fsync per request; none — "
+        "kept in memory only, lost on a crash",
+    )
+    intake_dir: str | None = Field(
+        None,
+        description="directory of the intake log: beside the store by default (STORE.intake/); a postgresql:// "
+        "store has no local directory: without intake_dir its receiver keeps no log (durability none, logged at start)",
+    )
+    max_intake_log_bytes: int = Field(
+        256 * 1024 * 1024, ge=1024 * 1024,
+        description="intake log size at most (across workers); when full, requests get RESOURCE_EXHAUSTED / HTTP 503",
     )
     workers: int = Field(
         1, ge=1, le=64, description="processes that judge traces, each taking a share by trace id: one per CPU core to give the receiver"
@@ -116,6 +131,19 @@ class ReceiverConfig(EngineSettings):
         if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
             raise ValueError(f"expected HOST:PORT, got {value!r}")
         return value
+
+    def intake_directory(self) -> Path | None:
+        """Where the intake log lives; None when there is none (``durability: none``, a store
+        in memory — its verdicts do not outlive the process either — or a PostgreSQL store
+        without ``intake_dir``)."""
+        if self.durability == "none":
+            return None
+        if self.intake_dir:
+            return Path(self.intake_dir)
+        spec = parse_store_spec(self.store, "results")
+        if spec.in_memory or spec.path is None:
+            return None
+        return spec.path.with_name(spec.path.name + ".intake")
 
     def engine_settings(self) -> EngineSettings:
         return EngineSettings(**{name: getattr(self, name) for name in EngineSettings.model_fields})

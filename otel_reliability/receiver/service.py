@@ -5,6 +5,10 @@ engine's event records, joined to their spans when judged; logs are not forwarde
 thread ticks the engine's quiet rule (a trace is due once its run span has arrived and it
 has been quiet for ``decision_wait``). Judging,
 paused runs, and the verdicts' sinks (store, metrics, reputation) are the engine's.
+
+Unless ``durability`` is ``none``, every accepted request is in the intake log
+(``intake_log``) before ``accept`` returns, and a new service replays the log it finds
+before it takes requests: what was acknowledged and not yet judged is judged after a crash.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
+from opentelemetry.metrics import Observation
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.resources import Resource
 from prometheus_client import CollectorRegistry, generate_latest
@@ -36,7 +41,8 @@ from ..stores import open_paused_runs, open_shared_sessions, open_store
 from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
 from .forwarding import Forwarder, enrich, evaluation_carrier, owned_request, request_of, split_run_spans
-from .intake import LOGS, Body, Payload, read_payload
+from .intake import LOGS, Body, IntakeError, Payload, read_payload
+from .intake_log import IntakeLog, Logged, open_intake_log
 
 logger = logging.getLogger(__name__)
 
@@ -45,11 +51,16 @@ logger = logging.getLogger(__name__)
 # reason its spans count under in ``agent.reliability.spans.dropped``).
 OVERLOADED = "overloaded"  # max_buffered_spans
 SOFT_BYTE_LIMIT = "soft_byte_limit"  # the buffered bytes reached the soft limit of max_buffered_bytes
-_WHAT_IS_FULL = {OVERLOADED: "receiver buffer is full", SOFT_BYTE_LIMIT: "receiver buffer is at its byte limit"}
+INTAKE_LOG_FULL = "intake_log_full"  # the durable intake log reached max_intake_log_bytes
+_WHAT_IS_FULL = {
+    OVERLOADED: "receiver buffer is full",
+    SOFT_BYTE_LIMIT: "receiver buffer is at its byte limit",
+    INTAKE_LOG_FULL: "receiver intake log is full",
+}
 
 
 class Overloaded(Exception):
-    """The buffer is full: the client should retry after ``retry_after`` seconds."""
+    """The buffer (or the intake log) is full: the client should retry after ``retry_after`` seconds."""
 
     def __init__(self, retry_after: int, reason: str = OVERLOADED) -> None:
         super().__init__(f"{_WHAT_IS_FULL[reason]}; retry after {retry_after} s")
@@ -86,7 +97,7 @@ class ReceiverService:
 
     def __init__(
         self, config: ReceiverConfig, shard: Shard = WHOLE, on_paused: PausedHook | None = None,
-        on_turn: Callable[[int, str, Turn], None] | None = None,
+        on_turn: Callable[[int, str, Turn], None] | None = None, *, log_intake: bool = True,
     ) -> None:
         self.config = config
         self.shard = shard
@@ -127,6 +138,22 @@ class ReceiverService:
             description="Time to handle one OTLP request",
             explicit_bucket_boundaries_advisory=[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
         )
+        self.intake_log = open_intake_log(config, shard) if log_intake else None
+        if self.intake_log is not None:
+            log = self.intake_log
+            meter.create_observable_gauge(
+                "agent.reliability.intake_log.size", callbacks=[lambda _: [Observation(log.size)]], unit="By",
+                description="Bytes of acknowledged requests in the intake log, not yet released by a checkpoint",
+            )
+        self._replayed = meter.create_counter(
+            "agent.reliability.intake_log.replayed", unit="{request}",
+            description="Requests replayed from the intake log at start: acknowledged before a crash or stop, "
+            "and holding spans of traces not yet judged",
+        )
+        self._torn = meter.create_counter(
+            "agent.reliability.intake_log.torn_records", unit="{record}",
+            description="Records found torn (cut short by a crash mid-write) in the intake log at start, and cut off",
+        )
         engine = Engine(config.expectations)
         self.engine = engine
         # Only when something judges sessions: otherwise no turn is kept, so none is shared.
@@ -152,6 +179,8 @@ class ReceiverService:
             shared_sessions=self.shared_sessions,
             # Without a shared store, each session is gathered by one shard: the others hand it their turns.
             hand_on_turn=self._hand_on_turn if on_turn is not None and self.shared_sessions is None else None,
+            on_trace_enter=self.intake_log.trace_entered if self.intake_log is not None else None,
+            on_trace_leave=self.intake_log.trace_left if self.intake_log is not None else None,
         )
         self._on_turn = on_turn
         self.metrics.register_buffered(lambda: len(self.pipeline))
@@ -168,6 +197,8 @@ class ReceiverService:
         self._lock = threading.Lock()  # the held run spans and what was forwarded
         self._stop = threading.Event()
         self._judge_thread = threading.Thread(target=self._judge_loop, name="otel-reliability-judge", daemon=True)
+        if self.intake_log is not None:
+            self._replay(self.intake_log)
 
     @property
     def judge_interval(self) -> float:
@@ -197,6 +228,8 @@ class ReceiverService:
             self.forwarder.submit(request_of(unjudged))
             self.forwarder.stop()
         self.pipeline.close()
+        if self.intake_log is not None:  # after the store closed: what was judged is stored
+            self.intake_log.close(unjudged=self.pipeline.buffer.unjudged())
         if self.shared_paused is not None:
             self.shared_paused.close()
         if self.shared_sessions is not None:
@@ -217,21 +250,37 @@ class ReceiverService:
         self.failed += not result.passed
 
     def accept(self, body: Body) -> Accepted:
-        """Buffer the spans of one request that this shard owns; raises ``IntakeError`` when
-        the body is not OTLP and ``Overloaded`` when the buffer is full."""
+        """Buffer the spans of one request that this shard owns, logged durably first (see
+        ``durability``); raises ``IntakeError`` when the body is not OTLP and ``Overloaded``
+        when the buffer or the intake log is full."""
+        accepted, ticket = self.take(body)
+        if ticket:
+            try:
+                self.intake_log.wait_durable(ticket)  # type: ignore[union-attr] - a ticket comes from the log
+            except OSError as exc:  # not on disk, so not acknowledged: the client retries
+                logger.error("otel-reliability could not flush the intake log: %s", exc)
+                raise IntakeError(503, "UNAVAILABLE", f"receiver could not write its intake log ({exc}); retry later") from exc
+        return accepted
+
+    def take(self, body: Body, replaying: set[int] | None = None) -> tuple[Accepted, int]:
+        """``accept`` without waiting for the intake log: also returns the ticket to pass to
+        ``intake_log.wait_durable`` before answering (0 when nothing was logged). ``replaying``:
+        the traces whose spans a replayed request may add; the bounds do not refuse a replay."""
         payload = read_payload(body, self.shard)
+        if replaying is not None:
+            decoded = payload.decoded
+            decoded.spans = [span for span in decoded.spans if span.trace_id in replaying]
+            decoded.logs = [log for log in decoded.logs if log.trace_id in replaying]
         if body.signal == LOGS:
-            return self._accept_logs(payload)
+            return self._accept_logs(payload, body, replaying is None)
         decoded = payload.decoded
         records = [to_record(span) for span in decoded.spans]
         with self._lock:  # one request at a time: the bound is checked against what it adds
-            refusal = self._refusal(len(records))
-            if refusal is not None:
-                self.metrics.spans_dropped(len(records), refusal)
-                self.metrics.refused(refusal)
-                raise Overloaded(self.config.retry_after, refusal)
+            if replaying is None:
+                self._refuse_when_full(len(records), len(body.data), self.metrics.spans_dropped)
             refused = self.pipeline.add(records, time.monotonic())
-            if self.forwarder is not None:
+            ticket = self._log(body, records)
+            if self.forwarder is not None and replaying is None:  # a replayed span was forwarded when it came
                 self._forward_holding_runs(payload, records)
         reasons = decoded.rejected + refused
         if decoded.rejected:
@@ -239,26 +288,75 @@ class ReceiverService:
         if refused:
             self.metrics.spans_dropped(len(refused), "trace_full")
         self._received.add(len(records) - len(refused))
-        return Accepted(reasons)
+        return Accepted(reasons), ticket
 
-    def _accept_logs(self, payload: Payload) -> Accepted:
+    def _accept_logs(self, payload: Payload, body: Body, bounded: bool) -> tuple[Accepted, int]:
         """Buffer the GenAI event records of one logs request; other log records are accepted
         and dropped (nothing judges them). The same bound as spans: a full buffer refuses."""
         decoded = payload.decoded
         events = [event for event in map(to_event_record, decoded.logs) if event is not None]
         with self._lock:
-            refusal = self._refusal(len(events)) if events else None
-            if refusal is not None:
-                self.metrics.log_records_dropped(len(events), refusal)
-                self.metrics.refused(refusal)
-                raise Overloaded(self.config.retry_after, refusal)
+            if events and bounded:
+                self._refuse_when_full(len(events), len(body.data), self.metrics.log_records_dropped)
             refused = self.pipeline.add_events(events, time.monotonic()) if events else []
+            ticket = self._log(body, events)
         if decoded.rejected:
             self.metrics.log_records_dropped(len(decoded.rejected), "invalid")
         if refused:
             self.metrics.log_records_dropped(len(refused), "trace_full")
         self._logs_received.add(len(decoded.logs) - len(refused))
-        return Accepted(decoded.rejected + refused)
+        return Accepted(decoded.rejected + refused), ticket
+
+    def _refuse_when_full(self, count: int, body_bytes: int, dropped: Callable[[int, str], None]) -> None:
+        refusal = self._refusal(count, body_bytes)
+        if refusal is not None:
+            dropped(count, refusal)
+            self.metrics.refused(refusal)
+            raise Overloaded(self.config.retry_after, refusal)
+
+    def log_has_room(self, body_bytes: int) -> bool:
+        """Whether the intake log can take a request of ``body_bytes`` (always, without a log)."""
+        return self.intake_log is None or self.intake_log.has_room(body_bytes)
+
+    def _log(self, body: Body, records: list) -> int:
+        """Append the request to the intake log when this shard kept something of it. The body
+        goes as received: replaying it rejects the same spans again (decoding and the bounds
+        per trace are deterministic, and a trace's every request since it entered the buffer
+        is replayed with it), so what replays is what was accepted."""
+        if self.intake_log is None or not records:
+            return 0
+        try:
+            return self.intake_log.append(
+                Logged(body.signal, body.media_type, body.data), {record.trace_id for record in records}
+            )
+        except OSError as exc:  # e.g. the disk is full: not logged, so not acknowledged (the retry is deduplicated)
+            logger.error("otel-reliability could not append to the intake log: %s", exc)
+            raise IntakeError(503, "UNAVAILABLE", f"receiver could not write its intake log ({exc}); retry later") from exc
+
+    def _replay(self, log: IntakeLog) -> None:
+        """Take again what the log holds from before this start, through ``take``, then let
+        the old segments go (the replayed requests are in the new ones, flushed)."""
+        checkpoint = log.checkpoint
+        alive: set[int] = set(checkpoint or ())
+        replayed = 0
+        for logged in log.recover():
+            if checkpoint is None:
+                alive.update(logged.births)  # a trace's spans from the record it entered the buffer with on
+            try:
+                _, ticket = self.take(Body(logged.data, logged.media_type, logged.signal), replaying=alive)
+            except IntakeError as exc:  # it was accepted once: only a change of version could do this
+                logger.warning("otel-reliability could not replay a logged request: %s", exc)
+                continue
+            replayed += bool(ticket)  # it held spans of a trace not judged yet (logged again, so: a ticket)
+        if log.torn_records:
+            self._torn.add(log.torn_records)
+        if replayed:
+            self._replayed.add(replayed)
+            logger.info(
+                "otel-reliability receiver%s replayed %d acknowledged request(s) from %s (%d torn record(s) cut off)",
+                "" if self.shard.count == 1 else f" shard {self.shard.index}", replayed, log.directory, log.torn_records,
+            )
+        log.drop_recovered()
 
     def _buffered(self) -> int:
         """Spans and event records held: ``max_buffered_spans`` bounds both together."""
@@ -284,14 +382,16 @@ class ReceiverService:
         expiry frees some (the hard limit, ``max_buffered_bytes``, evicts instead)."""
         return self.pipeline.buffered_bytes >= self._soft_buffered_bytes
 
-    def _refusal(self, incoming: int) -> str | None:
-        """Why a request of ``incoming`` spans (or event records) is refused now, or None."""
+    def _refusal(self, incoming: int, body_bytes: int) -> str | None:
+        """Why a request of ``incoming`` spans (or event records) and ``body_bytes`` is refused now, or None."""
         if self._buffered() + incoming > self._max_buffered_spans:
             return OVERLOADED
         # With shards, ``admission`` asked this of every shard before committing the request:
         # a shard refusing its share now would keep the others' (the hard limit bounds it).
         if self.shard.count == 1 and self.at_soft_byte_limit():
             return SOFT_BYTE_LIMIT
+        if incoming and not self.log_has_room(body_bytes):
+            return INTAKE_LOG_FULL
         return None
 
     def keep_paused(self, keys: list[str], records: list[SpanRecord]) -> None:
@@ -376,4 +476,5 @@ def session_shard(session_id: str, count: int) -> int:
 def _digest(verdict_attributes: dict) -> int:
     """What downstream sees of a verdict, condensed: a superseding verdict equal to it is not re-sent."""
     return hash(tuple(sorted(verdict_attributes.items())))
+
 

@@ -31,7 +31,7 @@ import threading
 import time
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from prometheus_client import generate_latest
 from prometheus_client.metrics_core import Metric
@@ -43,6 +43,7 @@ from ..suppression import suppress_instrumentation_in_this_thread
 from .admission import Reservations
 from .config import ReceiverConfig
 from .intake import Body, IntakeError
+from .intake_log import IntakeLog
 from .service import OVERLOADED, Accepted, Overloaded, ReceiverService
 from .tuning import tune_garbage_collection
 
@@ -52,7 +53,8 @@ WORKER_DOWN = "worker_down"  # a refusal's reason: a worker did not answer (503 
 REPLY_TIMEOUT_S = 120.0  # a shard answers once it has buffered a request's spans: longer means it is stuck
 # what each shard holds: the total is the sum
 SUMMED_GAUGES = (
-    "agent_reliability_traces_buffered", "agent_reliability_traces_pending", "agent_reliability_buffer_size_bytes"
+    "agent_reliability_traces_buffered", "agent_reliability_traces_pending", "agent_reliability_buffer_size_bytes",
+    "agent_reliability_intake_log_size_bytes",
 )
 
 
@@ -71,7 +73,7 @@ class ShardedReceiver:
         # With workers, this service judges nothing (no request reaches its ``accept``): it
         # holds the store and reputation the API reads, and the instruments only the
         # serving process records (request latency) or reads from the shared stores.
-        self._local = ReceiverService(config)
+        self._local = ReceiverService(config, log_intake=count == 1)  # each worker logs its own share
         self.store = self._local.store
         self.reputation = self._local.reputation
         self.request_duration = self._local.request_duration
@@ -301,18 +303,24 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s shard {index} %(name)s: %(message)s")
 
+    send_lock = threading.Lock()  # the loop and the thread answering durable commits share the pipe
+
+    def send(message: tuple) -> None:
+        with send_lock:
+            connection.send(message)
+
     def hand_on(keys: list[str], records: list[SpanRecord]) -> None:
-        connection.send(("paused", None, keys, records))
+        send(("paused", None, keys, records))
 
     def hand_on_turn(owner: int, session_id: str, turn: Turn) -> None:
-        connection.send(("turn", None, owner, session_id, turn))
+        send(("turn", None, owner, session_id, turn))
 
     try:
         service = ReceiverService(
             ReceiverConfig.model_validate(config_data), Shard(index, count), on_paused=hand_on, on_turn=hand_on_turn
         )
     except Exception as exc:  # the serving process built the same service first: this is rare
-        connection.send(("ready", None, str(exc) or type(exc).__name__))
+        send(("ready", None, str(exc) or type(exc).__name__))
         return
 
     tune_garbage_collection()
@@ -321,7 +329,8 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     # trade the GIL back and forth with it (and every message goes out from this thread).
     service.start(judge_thread=False)
     reservations = Reservations(service)
-    connection.send(("ready", None, ""))
+    durable = _DurableReplies(service.intake_log, send) if service.intake_log is not None else None
+    send(("ready", None, ""))
     tick = service.judge_interval
     next_tick = time.monotonic() + tick
     try:
@@ -345,18 +354,72 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
             elif kind == "reserve":
                 body = Body(connection.recv_bytes(), args[0], args[1])
                 refusal = reservations.reserve(call_id, body)
-                connection.send(("reply", call_id, refusal and (service.config.retry_after, refusal)))
+                send(("reply", call_id, refusal and (service.config.retry_after, refusal)))
             elif kind == "release":
                 reservations.release(args[0], args[1])
             elif kind == "commit":
+                ticket = 0
                 try:
-                    outcome: tuple = ("accepted", service.accept(reservations.commit(args[0])).reasons)
+                    accepted, ticket = service.take(reservations.commit(args[0]))
+                    outcome: tuple = ("accepted", accepted.reasons)
                 except IntakeError as exc:
                     outcome = ("invalid", exc.status, exc.grpc_code, exc.message)
                 except Overloaded as exc:  # the service refusing what its reservation allowed: a bug, said as such
                     outcome = ("overloaded", exc.retry_after)
-                connection.send(("reply", call_id, outcome))
+                if ticket and durable is not None:
+                    durable.answer(ticket, call_id, outcome)
+                else:
+                    send(("reply", call_id, outcome))
             elif kind == "metrics":
-                connection.send(("reply", call_id, list(service.registry.collect())))
+                send(("reply", call_id, list(service.registry.collect())))
     finally:
+        if durable is not None:
+            durable.close()
         service.stop()
+
+
+class _DurableReplies:
+    """A shard's answers to commits, each sent once the intake log has the request on disk,
+    from a thread of their own: the shard goes on reading and judging while the disk
+    flushes, and one flush covers every commit that came in meanwhile (group commit)."""
+
+    def __init__(self, log: IntakeLog, send: Callable[[tuple], None]) -> None:
+        self._log = log
+        self._send = send
+        self._waiting: list[tuple[int, int, tuple]] = []  # (ticket, call id, outcome)
+        self._changed = threading.Condition()
+        self._closed = False
+        self._thread = threading.Thread(target=self._run, name="otel-reliability-shard-flush", daemon=True)
+        self._thread.start()
+
+    def answer(self, ticket: int, call_id: int, outcome: tuple) -> None:
+        with self._changed:
+            self._waiting.append((ticket, call_id, outcome))
+            self._changed.notify()
+
+    def close(self) -> None:
+        """Send what is waiting (flushed first), then stop."""
+        with self._changed:
+            self._closed = True
+            self._changed.notify()
+        self._thread.join(timeout=60)
+
+    def _run(self) -> None:
+        while True:
+            with self._changed:
+                while not self._waiting and not self._closed:
+                    self._changed.wait()
+                if not self._waiting:
+                    return
+                batch, self._waiting = self._waiting, []
+            try:
+                self._log.wait_durable(max(ticket for ticket, _, _ in batch))
+            except OSError as exc:  # not on disk: not acknowledged either; the client retries
+                logger.error("the intake log could not be flushed: %s", exc)
+                failed = ("invalid", 503, "UNAVAILABLE", f"receiver could not write its intake log ({exc}); retry later")
+                batch = [(ticket, call_id, failed) for ticket, call_id, _ in batch]
+            for _, call_id, outcome in batch:
+                try:
+                    self._send(("reply", call_id, outcome))
+                except (OSError, ValueError):  # the serving process is gone: the log keeps the requests
+                    return
