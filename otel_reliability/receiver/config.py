@@ -61,8 +61,10 @@ class ReceiverConfig(EngineSettings):
         "store has no local directory: without intake_dir its receiver keeps no log (durability none, logged at start)",
     )
     max_intake_log_bytes: int = Field(
-        256 * 1024 * 1024, ge=1024 * 1024,
-        description="intake log size at most (across workers); when full, requests get RESOURCE_EXHAUSTED / HTTP 503",
+        1024 * 1024 * 1024, ge=1024 * 1024,
+        description="intake log size at most (across workers; on disk, twice the default max_buffered_bytes: "
+        "segments leave oldest first, so the log holds more than the buffer); when full, requests get "
+        "RESOURCE_EXHAUSTED / HTTP 503",
     )
     workers: int = Field(
         1, ge=1, le=64, description="processes that judge traces, each taking a share by trace id: one per CPU core to give the receiver"
