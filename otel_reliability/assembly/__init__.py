@@ -16,6 +16,7 @@ from typing import Iterable
 from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
 from .attempts import attempts_of
 from .ownership import enclosing_run, inherit_dispatched_call_id
+from .usage import model_usage
 
 _Key = tuple[int, int]
 _start = attrgetter("start_ns")
@@ -120,6 +121,7 @@ def _build(
         error=run_error,
         own_attempts=attempts_of(owned_records, name, path, run_error, pairing),
     )
+    run.model_calls, run.tokens, run.untokened_model_calls = model_usage(owned_records)
     if len({r.agent_name for r in acting}) > 1:
         _hand_over(run.own_attempts, acting, parent_path)
     if member_records:

@@ -1,0 +1,144 @@
+"""Budgets (SPEC §5.2): what a run may consume, measured from its spans.
+
+``measure`` gives every verdict its ``usage`` (the values a dashboard shows with no
+budget set); ``check`` judges the budgets an expectation sets, one check each, and
+writes a broken one into ``policy_violations`` ("used 12,400 tokens; the budget
+(max_total_tokens) is 10,000"). Everything covers the run and its member runs.
+
+- ``max_model_calls``: model calls (a model-call span inside another is the same call).
+  A run whose spans record no model call is not evaluated: the model spans are likely
+  not instrumented, and 0 would be a guess.
+- ``max_total_tokens``: input plus output tokens of those calls, as each convention
+  records them (the adapters read them; agent-run spans that repeat the total are not
+  counted again). Over budget on the calls that carry usage is a failure whatever the
+  others used; within budget while some calls carry none, not evaluated.
+- ``max_duration_ms``: the run span's duration (from the first run span of a continued
+  run to the last).
+- ``max_repeated_calls``: the most attempts, whatever their outcome, of one tool with
+  equal arguments (Python ``==``: ``10 == 10.0``). Attempts whose arguments were not
+  captured are not compared; when they might hide a repeat, not evaluated.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, Hashable, Sequence
+
+from otel_reliability.expectations import Expectation
+from otel_reliability.matcher.checks import Attempts, CheckResult
+from otel_reliability.model import Attempt, Run, Usage
+
+
+def measure(run: Run, named: Sequence[Attempt]) -> Usage:
+    """The run's usage, members included; ``named`` are its attempts that have a tool name.
+
+    >>> measure(Run(1, 2, "a", "run", 1_000_000, 3_500_000, model_calls=2, tokens=40), []).duration_ms
+    2.5
+    """
+    calls = tokens = untokened = 0
+    for part in run.walk():
+        calls += part.model_calls
+        tokens += part.tokens
+        untokened += part.untokened_model_calls
+    known = run.start_ns > 0 and run.end_ns >= run.start_ns
+    repeats = Counter((a.tool, _frozen(a.arguments)) for a in named if a.arguments_captured)
+    return Usage(
+        model_calls=calls,
+        total_tokens=tokens if calls > untokened else None,
+        duration_ms=(run.end_ns - run.start_ns) / 1e6 if known else None,
+        max_repeated_calls=max(repeats.values(), default=0),
+        untokened_model_calls=untokened,
+    )
+
+
+def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
+    """One check per budget the expectation sets."""
+    usage = attempts.usage
+    result = CheckResult(lists={"policy_violations": []})
+    violations = result.lists["policy_violations"]
+
+    def judged(broken: str | None) -> None:
+        result.checks += 1
+        if broken is not None:
+            result.failed += 1
+            violations.append(broken)
+
+    limit = expectation.max_model_calls
+    if limit is not None:
+        if usage.model_calls == 0:
+            result.unevaluated.append("max_model_calls not evaluated: the spans record no model calls")
+        else:
+            over = usage.model_calls > limit
+            judged(f"made {_calls(usage.model_calls)}; the budget (max_model_calls) is {limit:,}" if over else None)
+    limit = expectation.max_total_tokens
+    if limit is not None:
+        used = usage.total_tokens
+        if used is not None and used > limit:
+            judged(f"used {used:,} tokens; the budget (max_total_tokens) is {limit:,}")
+        elif usage.untokened_model_calls or usage.model_calls == 0:
+            result.unevaluated.append(_untokened(usage))
+        else:
+            judged(None)
+    duration_limit = expectation.max_duration_ms
+    if duration_limit is not None:
+        if usage.duration_ms is None:
+            result.unevaluated.append("max_duration_ms not evaluated: the run span carries no times")
+        else:
+            over = usage.duration_ms > duration_limit
+            judged(f"ran for {_ms(usage.duration_ms)} ms; the budget (max_duration_ms) is {_ms(duration_limit)} ms" if over else None)
+    limit = expectation.max_repeated_calls
+    if limit is not None:
+        _repeated(attempts.named, usage, limit, judged, result)
+    return result
+
+
+def _repeated(named: Sequence[Attempt], usage: Usage, limit: int, judged: Any, result: CheckResult) -> None:
+    if usage.max_repeated_calls > limit:
+        counts = Counter((a.tool, _frozen(a.arguments)) for a in named if a.arguments_captured)
+        worst = [tool for (tool, _), n in counts.items() if n == usage.max_repeated_calls]
+        judged(
+            f"called {worst[0]} {usage.max_repeated_calls} times with the same arguments; "
+            f"the budget (max_repeated_calls) is {limit:,}"
+        )
+        return
+    blind = Counter(a.tool for a in named if not a.arguments_captured)
+    whole = Counter(a.tool for a in named)
+    hidden = [tool for tool, n in blind.items() if n and whole[tool] > limit]
+    if hidden:
+        result.unevaluated.append(
+            f"max_repeated_calls not evaluated: arguments of {', '.join(hidden)} not captured: enable content capture"
+        )
+    else:
+        judged(None)
+
+
+def _untokened(usage: Usage) -> str:
+    if usage.model_calls == 0:
+        return "max_total_tokens not evaluated: the spans record no model calls"
+    return (
+        f"max_total_tokens not evaluated: {usage.untokened_model_calls} of {_calls(usage.model_calls)} "
+        "carry no token usage"
+    )
+
+
+def _calls(count: int) -> str:
+    return f"{count:,} model call" + ("" if count == 1 else "s")
+
+
+def _ms(value: float) -> str:
+    """Milliseconds as written: thousands separated, one decimal only when there is one."""
+    text = f"{value:,.1f}"
+    return text[:-2] if text.endswith(".0") else text
+
+
+def _frozen(value: Any) -> Hashable:
+    """A hashable stand-in equal exactly when the values are (``==``, so 10 and 10.0 alike)."""
+    if isinstance(value, dict):
+        return frozenset((key, _frozen(item)) for key, item in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(item) for item in value)
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
