@@ -11,9 +11,11 @@ A file holds ``{"expectations": [...]}`` in YAML, TOML or JSON::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tomllib
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence, Union
 
@@ -149,6 +151,26 @@ class Expectation(BaseModel):
 
     def applies_to(self, agent: str, span_name: str, attributes: Mapping[str, Any]) -> bool:
         return self.match is None or self.match.matches(agent, span_name, attributes)
+
+    @cached_property
+    def digest(self) -> str:
+        """sha256 (hex) of the expectation's canonical JSON: the validated model's JSON dump
+        without the fields left at their defaults, keys sorted, no whitespace, UTF-8.
+
+        Spelling a default out, reordering keys or reformatting the file keeps the digest;
+        a release that adds a field with a default keeps every digest of today.
+
+        >>> Expectation(name="calc", expected_tool_calls=["multiply"]).digest == Expectation(
+        ...     name="calc", order="any", expected_tool_calls=["multiply"]).digest
+        True
+        """
+        canonical = json.dumps(
+            self.model_dump(mode="json", exclude_defaults=True),
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
 def _has_empty_group(step: ChainStep) -> bool:

@@ -252,7 +252,8 @@ class Usage:
     total_tokens: int | None = None
     duration_ms: float | None = None
     max_repeated_calls: int = 0  # the most attempts of one tool with equal arguments
-    untokened_model_calls: int = 0  # not published: why a token budget may not be judgeable
+    # not published (nor compared): why a token budget may not be judgeable
+    untokened_model_calls: int = field(default=0, compare=False)
 
 
 @dataclass(slots=True)
