@@ -17,8 +17,8 @@ hold ``one_of`` items.
 Only the first divergence is reported: once a step is off, the positions of the
 steps after it mean nothing. With alternatives, the way through the chain that got
 furthest is reported, and a ``one_of`` step names the alternative that came closest:
-the one with the most of its calls where the step was due, else anywhere in the run
-("step 2: expected one of search_web or search_docs (closest: search_docs), got summarize").
+the one with the most of its calls where the step was due, else attempted anywhere in
+the run ("step 2: expected one of search_web or search_docs (closest: search_docs), got summarize").
 
 When two or more named attempts have no start time (``start_ns`` 0: spans or records
 that carry none), their order is unknown and the check is not evaluated (SPEC §5.2).
@@ -57,7 +57,7 @@ def order_violations(chain: Sequence[Attempt], expectation: Expectation) -> list
         return []
     if expectation.order == "exact":
         return _exact([a.tool for a in chain if a.tool], expectation.expected_chain)
-    return _in_order([a.tool for a in chain if a.clean], expectation.expected_chain)
+    return _in_order([a.tool for a in chain if a.clean], expectation.expected_chain, [a.tool for a in chain if a.tool])
 
 
 def _exact(names: list[str], steps: Sequence[ChainStep]) -> list[str]:
@@ -98,8 +98,9 @@ def _exact(names: list[str], steps: Sequence[ChainStep]) -> list[str]:
     return [f"step {index + 1}: expected {describe(step)}{hint}, got {got}"]
 
 
-def _in_order(clean_names: list[str], steps: Sequence[ChainStep]) -> list[str]:
-    """Each step at its earliest end: a later start never lets a later step match more."""
+def _in_order(clean_names: list[str], steps: Sequence[ChainStep], attempted: list[str]) -> list[str]:
+    """Each step at its earliest end: a later start never lets a later step match more.
+    ``attempted`` (every named attempt) only tells which alternative came closest."""
     start = 0
     for number, step in enumerate(steps, start=1):
         ends = [end for end in (_end(clean_names, start, e) for e in expansions(step)) if end is not None]
@@ -107,7 +108,7 @@ def _in_order(clean_names: list[str], steps: Sequence[ChainStep]) -> list[str]:
             start = min(ends) + 1
             continue
         later = clean_names[start:]
-        hint, expansion = _closest(step, lambda e: (overlap(later, e), overlap(clean_names, e)))
+        hint, expansion = _closest(step, lambda e: (overlap(later, e), overlap(attempted, e)))
         left = Counter(later)
         not_found = [tool for tool in expansion if not _take(left, tool)]
         where = f" after step {number - 1}" if number > 1 else ""
