@@ -251,7 +251,7 @@ class Usage:
     model_calls: int = 0
     total_tokens: int | None = None
     duration_ms: float | None = None
-    max_repeated_calls: int = 0  # the most attempts of one tool with equal arguments
+    max_repeated_calls: int | None = 0  # the most attempts of one tool with equal arguments; None: none captured
     # not published (nor compared): why a token budget may not be judgeable
     untokened_model_calls: int = field(default=0, compare=False)
 

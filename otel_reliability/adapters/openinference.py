@@ -62,8 +62,9 @@ class OpenInferenceAdapter:
             _read_tool(span, record)
         elif kind == "LLM":
             record.role = Role.MODEL
-            record.model_call = True
-            record.tokens = openinference_tokens(attrs)
+            if not llama_index.prepares_a_call(span.name):
+                record.model_call = True
+                record.tokens = openinference_tokens(attrs)
             _read_messages(attrs, record)
         elif kind in _GRAPH_KINDS:
             _read_graph_span(span, record, kind, _metadata(attrs))

@@ -16,7 +16,8 @@ writes a broken one into ``policy_violations`` ("used 12,400 tokens; the budget
   run to the last).
 - ``max_repeated_calls``: the most attempts, whatever their outcome, of one tool with
   equal arguments (Python ``==``: ``10 == 10.0``). Attempts whose arguments were not
-  captured are not compared; when they might hide a repeat, not evaluated.
+  captured are not compared (the measure is None when no attempt's were); when they
+  might hide a repeat, not evaluated.
 """
 
 from __future__ import annotations
@@ -46,7 +47,8 @@ def measure(run: Run, named: Sequence[Attempt]) -> Usage:
         model_calls=calls,
         total_tokens=tokens if calls > untokened else None,
         duration_ms=(run.end_ns - run.start_ns) / 1e6 if known else None,
-        max_repeated_calls=max(repeats.values(), default=0),
+        # unknown when calls were made but none recorded its arguments
+        max_repeated_calls=max(repeats.values()) if repeats else (None if named else 0),
         untokened_model_calls=untokened,
     )
 
@@ -93,7 +95,7 @@ def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
 
 
 def _repeated(named: Sequence[Attempt], usage: Usage, limit: int, judged: Any, result: CheckResult) -> None:
-    if usage.max_repeated_calls > limit:
+    if usage.max_repeated_calls is not None and usage.max_repeated_calls > limit:
         counts = Counter((a.tool, _frozen(a.arguments)) for a in named if a.arguments_captured)
         worst = [tool for (tool, _), n in counts.items() if n == usage.max_repeated_calls]
         judged(
