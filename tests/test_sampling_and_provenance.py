@@ -177,3 +177,24 @@ def test_runs_without_expected_calls_record_no_trajectory_point():
     metrics.record(result)
     assert result.verdict.trajectory is None
     assert points(reader, "agent.reliability.trajectory.f1") == {}
+
+
+@pytest.mark.parametrize("store_name", ["results.db", "results.jsonl"])
+def test_stores_give_back_trajectory_usage_and_evaluator(store_name, tmp_path, capsys):
+    from otel_reliability.results import RunResult
+    from otel_reliability.stores import open_store
+
+    path = tmp_path / "calc.json"
+    path.write_text(json.dumps({"expectations": [{"name": "calc", "expected_tool_calls": ["multiply", "add"],
+                                                  "expected_chain": ["multiply"]}]}))
+    [result] = eval_json(SINGLE_TOOL, "--expectations", path, capsys=capsys)["results"]
+    store = open_store(tmp_path / store_name)
+    try:
+        store.add_many([RunResult.from_json(result)])
+        [stored] = store.query(limit=None)
+    finally:
+        store.close()
+    assert {k: stored.to_json()[k] for k in ("trajectory", "usage", "evaluator")} == {
+        k: result[k] for k in ("trajectory", "usage", "evaluator")
+    }
+    assert result["trajectory"]["lcs_f1"] == 1.0
