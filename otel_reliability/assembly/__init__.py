@@ -121,7 +121,7 @@ def _build(
         error=run_error,
         own_attempts=attempts_of(owned_records, name, path, run_error, pairing),
     )
-    run.model_calls, run.tokens, run.untokened_model_calls = model_usage(owned_records)
+    run.model_calls, run.tokens, run.untokened_model_calls = model_usage(owned_records, group)
     if len({r.agent_name for r in acting}) > 1:
         _hand_over(run.own_attempts, acting, parent_path)
     if member_records:

@@ -18,8 +18,9 @@ from .ownership import MAX_DEPTH
 _Key = tuple[int, int]
 
 
-def model_usage(owned: Sequence[SpanRecord]) -> tuple[int, int, int]:
-    """(model calls, their tokens, calls with no token count) among a run's own records.
+def model_usage(owned: Sequence[SpanRecord], run_spans: Sequence[SpanRecord] = ()) -> tuple[int, int, int]:
+    """(model calls, their tokens, calls with no token count) among a run's own records;
+    ``run_spans`` (the run's own spans) only spare the parent walk of calls made right under them.
 
     >>> outer = SpanRecord(1, 2, 1, "call_llm", 0, 9, model_call=True)
     >>> inner = SpanRecord(1, 3, 2, "generate_content", 1, 8, model_call=True, tokens=18)
@@ -29,6 +30,10 @@ def model_usage(owned: Sequence[SpanRecord]) -> tuple[int, int, int]:
     calls = [r for r in owned if r.model_call]
     if not calls:
         return 0, 0, 0
+    runs = {(r.trace_id, r.span_id) for r in run_spans}
+    if all((r.trace_id, r.parent_id) in runs for r in calls):  # the common shape: no call inside another
+        tokens = [r.tokens for r in calls if r.tokens is not None]
+        return len(calls), sum(tokens), len(calls) - len(tokens)
     by_id: dict[_Key, SpanRecord] = {(r.trace_id, r.span_id): r for r in owned}
     nests: dict[_Key, list[SpanRecord]] = {}
     for record in calls:

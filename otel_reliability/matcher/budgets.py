@@ -42,7 +42,7 @@ def measure(run: Run, named: Sequence[Attempt]) -> Usage:
         tokens += part.tokens
         untokened += part.untokened_model_calls
     known = run.start_ns > 0 and run.end_ns >= run.start_ns
-    repeats = Counter((a.tool, _frozen(a.arguments)) for a in named if a.arguments_captured)
+    repeats = _repeats(named)
     return Usage(
         model_calls=calls,
         total_tokens=tokens if calls > untokened else None,
@@ -96,8 +96,7 @@ def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
 
 def _repeated(named: Sequence[Attempt], usage: Usage, limit: int, judged: Any, result: CheckResult) -> None:
     if usage.max_repeated_calls is not None and usage.max_repeated_calls > limit:
-        counts = Counter((a.tool, _frozen(a.arguments)) for a in named if a.arguments_captured)
-        worst = [tool for (tool, _), n in counts.items() if n == usage.max_repeated_calls]
+        worst = [tool for (tool, _), n in _repeats(named).items() if n == usage.max_repeated_calls]
         judged(
             f"called {worst[0]} {usage.max_repeated_calls} times with the same arguments; "
             f"the budget (max_repeated_calls) is {limit:,}"
@@ -112,6 +111,16 @@ def _repeated(named: Sequence[Attempt], usage: Usage, limit: int, judged: Any, r
         )
     else:
         judged(None)
+
+
+def _repeats(named: Sequence[Attempt]) -> dict[tuple[str, Hashable], int]:
+    """Attempts by (tool, arguments), those whose arguments were captured; a plain dict: this runs for every verdict."""
+    counts: dict[tuple[str, Hashable], int] = {}
+    for attempt in named:
+        if attempt.arguments_captured:
+            key = (attempt.tool, _frozen(attempt.arguments))
+            counts[key] = counts.get(key, 0) + 1
+    return counts
 
 
 def _untokened(usage: Usage) -> str:
@@ -136,7 +145,10 @@ def _ms(value: float) -> str:
 def _frozen(value: Any) -> Hashable:
     """A hashable stand-in equal exactly when the values are (``==``, so 10 and 10.0 alike)."""
     if isinstance(value, dict):
-        return frozenset((key, _frozen(item)) for key, item in value.items())
+        try:
+            return frozenset(value.items())  # flat arguments, the common case: hashing them is the test
+        except TypeError:
+            return frozenset((key, _frozen(item)) for key, item in value.items())
     if isinstance(value, (list, tuple)):
         return tuple(_frozen(item) for item in value)
     try:
