@@ -53,64 +53,83 @@ def measure(run: Run, named: Sequence[Attempt]) -> Usage:
     )
 
 
+# What judging one budget gives: ("broken", sentence), ("held", None) or ("unevaluated", reason).
+Judged = tuple[str, str | None]
+_HELD: Judged = ("held", None)
+
+
 def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
     """One check per budget the expectation sets."""
+    judged = [
+        judge(attempts, limit)
+        for judge, limit in (
+            (_model_calls, expectation.max_model_calls),
+            (_total_tokens, expectation.max_total_tokens),
+            (_duration, expectation.max_duration_ms),
+            (_repeated, expectation.max_repeated_calls),
+        )
+        if limit is not None
+    ]
+    if not judged:
+        return CheckResult()
+    broken = [text for state, text in judged if state == "broken" and text is not None]
+    return CheckResult(
+        checks=sum(state != "unevaluated" for state, _ in judged),
+        failed=len(broken),
+        lists={"policy_violations": broken},
+        unevaluated=[text for state, text in judged if state == "unevaluated" and text is not None],
+    )
+
+
+def _model_calls(attempts: Attempts, limit: float) -> Judged:
+    calls = attempts.usage.model_calls
+    if calls == 0:
+        return ("unevaluated", "max_model_calls not evaluated: the spans record no model calls")
+    if calls > limit:
+        return ("broken", f"made {_calls(calls)}; the budget (max_model_calls) is {limit:,}")
+    return _HELD
+
+
+def _total_tokens(attempts: Attempts, limit: float) -> Judged:
     usage = attempts.usage
-    result = CheckResult(lists={"policy_violations": []})
-    violations = result.lists["policy_violations"]
-
-    def judged(broken: str | None) -> None:
-        result.checks += 1
-        if broken is not None:
-            result.failed += 1
-            violations.append(broken)
-
-    limit = expectation.max_model_calls
-    if limit is not None:
-        if usage.model_calls == 0:
-            result.unevaluated.append("max_model_calls not evaluated: the spans record no model calls")
-        else:
-            over = usage.model_calls > limit
-            judged(f"made {_calls(usage.model_calls)}; the budget (max_model_calls) is {limit:,}" if over else None)
-    limit = expectation.max_total_tokens
-    if limit is not None:
-        used = usage.total_tokens
-        if used is not None and used > limit:
-            judged(f"used {used:,} tokens; the budget (max_total_tokens) is {limit:,}")
-        elif usage.untokened_model_calls or usage.model_calls == 0:
-            result.unevaluated.append(_untokened(usage))
-        else:
-            judged(None)
-    duration_limit = expectation.max_duration_ms
-    if duration_limit is not None:
-        if usage.duration_ms is None:
-            result.unevaluated.append("max_duration_ms not evaluated: the run span carries no times")
-        else:
-            over = usage.duration_ms > duration_limit
-            judged(f"ran for {_ms(usage.duration_ms)} ms; the budget (max_duration_ms) is {_ms(duration_limit)} ms" if over else None)
-    limit = expectation.max_repeated_calls
-    if limit is not None:
-        _repeated(attempts.named, usage, limit, judged, result)
-    return result
-
-
-def _repeated(named: Sequence[Attempt], usage: Usage, limit: int, judged: Any, result: CheckResult) -> None:
-    if usage.max_repeated_calls is not None and usage.max_repeated_calls > limit:
-        worst = [tool for (tool, _), n in _repeats(named).items() if n == usage.max_repeated_calls]
-        judged(
-            f"called {worst[0]} {usage.max_repeated_calls} times with the same arguments; "
-            f"the budget (max_repeated_calls) is {limit:,}"
+    used = usage.total_tokens
+    if used is not None and used > limit:  # over on the calls that carry usage: over, whatever the others used
+        return ("broken", f"used {used:,} tokens; the budget (max_total_tokens) is {limit:,}")
+    if usage.model_calls == 0:
+        return ("unevaluated", "max_total_tokens not evaluated: the spans record no model calls")
+    if usage.untokened_model_calls:
+        return (
+            "unevaluated",
+            f"max_total_tokens not evaluated: {usage.untokened_model_calls} of {_calls(usage.model_calls)} "
+            "carry no token usage",
         )
-        return
-    blind = Counter(a.tool for a in named if not a.arguments_captured)
-    whole = Counter(a.tool for a in named)
-    hidden = [tool for tool, n in blind.items() if n and whole[tool] > limit]
+    return _HELD
+
+
+def _duration(attempts: Attempts, limit: float) -> Judged:
+    duration = attempts.usage.duration_ms
+    if duration is None:
+        return ("unevaluated", "max_duration_ms not evaluated: the run span carries no times")
+    if duration > limit:
+        return ("broken", f"ran for {_ms(duration)} ms; the budget (max_duration_ms) is {_ms(limit)} ms")
+    return _HELD
+
+
+def _repeated(attempts: Attempts, limit: float) -> Judged:
+    most = attempts.usage.max_repeated_calls
+    if most is not None and most > limit:
+        worst = next(tool for (tool, _), n in _repeats(attempts.named).items() if n == most)
+        return ("broken", f"called {worst} {most} times with the same arguments; the budget (max_repeated_calls) is {limit:,}")
+    # attempts that recorded no arguments may repeat one another, or the others
+    blind = Counter(a.tool for a in attempts.named if not a.arguments_captured)
+    whole = Counter(a.tool for a in attempts.named)
+    hidden = [tool for tool in blind if whole[tool] > limit]
     if hidden:
-        result.unevaluated.append(
-            f"max_repeated_calls not evaluated: arguments of {', '.join(hidden)} not captured: enable content capture"
+        return (
+            "unevaluated",
+            f"max_repeated_calls not evaluated: arguments of {', '.join(hidden)} not captured: enable content capture",
         )
-    else:
-        judged(None)
+    return _HELD
 
 
 def _repeats(named: Sequence[Attempt]) -> dict[tuple[str, Hashable], int]:
@@ -121,15 +140,6 @@ def _repeats(named: Sequence[Attempt]) -> dict[tuple[str, Hashable], int]:
             key = (attempt.tool, _frozen(attempt.arguments))
             counts[key] = counts.get(key, 0) + 1
     return counts
-
-
-def _untokened(usage: Usage) -> str:
-    if usage.model_calls == 0:
-        return "max_total_tokens not evaluated: the spans record no model calls"
-    return (
-        f"max_total_tokens not evaluated: {usage.untokened_model_calls} of {_calls(usage.model_calls)} "
-        "carry no token usage"
-    )
 
 
 def _calls(count: int) -> str:
