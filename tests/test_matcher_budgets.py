@@ -171,3 +171,15 @@ def test_a_model_call_span_inside_another_is_one_call():
 def test_repeats_are_unknown_when_no_call_captured_its_arguments():
     # openai-v2 without content capture records no arguments: equal or not, nobody can say.
     assert first_run("openai_v2/single_tool.json").verdict.usage.max_repeated_calls is None
+
+
+@pytest.mark.parametrize("trace", ["vercel_ai/blocked_approval_denied.json", "vercel_ai/approval_approved.json"])
+def test_a_resumed_run_counts_only_its_own_model_calls(trace):
+    # The approval pauses the run; the resumed run (a new ai.generateText span) continues it.
+    # Each result counts the calls under its own run span, so their sum is every call once.
+    telemetry = read_telemetry(CORPUS / trace)
+    results = judge_spans(Engine(), telemetry.spans, telemetry.logs)
+    calls = [s for s in telemetry.spans if s.name == "ai.generateText.doGenerate"]
+    assert len(results) == 2
+    assert sum(r.verdict.usage.model_calls for r in results) == len(calls) == 2
+    assert sum(r.verdict.usage.total_tokens for r in results) == sum(s.attributes["ai.usage.totalTokens"] for s in calls)

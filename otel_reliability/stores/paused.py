@@ -113,7 +113,7 @@ def _encode(r: SpanRecord) -> list[Any]:
         [[q.name, q.arguments, q.call_id] for q in r.requests],
         [[a.call_id, a.content, a.refusal, a.error] for a in r.responses],
         None if r.dispatched is None else [r.dispatched.name, r.dispatched.arguments, r.dispatched.call_id],
-        [dict(e) for e in r.evaluations], r.policy_denied,
+        [dict(e) for e in r.evaluations], r.policy_denied, r.model_call, r.tokens,
     ]  # fmt: skip
 
 
@@ -121,7 +121,9 @@ def _decode(item: list[Any]) -> SpanRecord:
     (
         trace_id, span_id, parent_id, name, start_ns, end_ns, role, error, agent_name, run_key, attributes, output,
         tool_name, arguments, call_id, refusal, handoff_to, requests, responses, dispatched, evaluations, denied,
+        *usage,
     ) = item  # fmt: skip
+    model_call, tokens = usage if usage else (False, None)  # rows shared before model calls were kept
     return SpanRecord(
         trace_id, span_id, parent_id, name, start_ns, end_ns, _ROLES[role], error,
         agent_name=agent_name, run_key=run_key, attributes=None if attributes is None else _attributes(attributes), output=output,
@@ -130,6 +132,7 @@ def _decode(item: list[Any]) -> SpanRecord:
         responses=tuple(ToolResponse(*a) for a in responses),
         dispatched=None if dispatched is None else ToolRequest(*dispatched),
         evaluations=tuple(_attributes(e) for e in evaluations), policy_denied=denied,
+        model_call=model_call, tokens=tokens,
     )  # fmt: skip
 
 
