@@ -13,13 +13,9 @@ The names below are imported when first used, so that the pure parts (``matcher`
 from __future__ import annotations
 
 from importlib import import_module
-from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-try:
-    __version__ = version("otel-reliability")
-except PackageNotFoundError:  # a source tree that was never installed
-    __version__ = "0+unknown"
+from .version import VERSION as __version__
 
 _EXPORTS = {
     "Attempt": "model",

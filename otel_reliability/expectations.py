@@ -11,9 +11,11 @@ A file holds ``{"expectations": [...]}`` in YAML, TOML or JSON::
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import tomllib
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal, Mapping, Sequence, Union
 
@@ -21,9 +23,27 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 ArgumentMode = Literal["subset", "exact", "bfcl", "ignore"]
-ChainStep = Union[str, list[str]]
 FailOn = Literal["error", "refused", "pending"]
 Scope = Literal["run", "session"]
+
+
+class OneOf(BaseModel):
+    """A step of ``expected_chain`` that any one of its alternatives satisfies; an
+    alternative is a tool name, a group (a list: parallel calls) or another ``one_of``.
+
+    >>> OneOf(one_of=["search_web", ["fetch", "parse"]]).one_of[1]
+    ['fetch', 'parse']
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    one_of: list["ChainStep"] = Field(min_length=1)
+
+
+GroupItem = Union[str, OneOf]
+ChainStep = Union[str, OneOf, list[GroupItem]]
+"""A tool name, a group of calls made in any order (a list, which may hold ``one_of`` items), or ``one_of``."""
+OneOf.model_rebuild()
 
 
 class Match(BaseModel):
@@ -110,14 +130,21 @@ class Expectation(BaseModel):
     max_tool_calls: int | None = Field(default=None, ge=0)
     max_errors: int | None = Field(default=None, ge=0)
     fail_on: list[FailOn] = Field(default_factory=list)
+    # budgets, measured from the spans (SPEC §5.2); the measured values are in every verdict's usage
+    max_model_calls: int | None = Field(default=None, ge=0)
+    max_total_tokens: int | None = Field(default=None, ge=0)
+    max_duration_ms: float | None = Field(default=None, ge=0)
+    max_repeated_calls: int | None = Field(default=None, ge=1)
+    # the fraction of runs this expectation judges, chosen by trace id (engine.sampling)
+    sample_rate: float = Field(default=1.0, gt=0, le=1)
     expected_output: ExpectedOutput | None = None  # reputation evidence only (SPEC §7)
 
     @field_validator("expected_chain")
     @classmethod
     def _steps_not_empty(cls, chain: list[ChainStep] | None) -> list[ChainStep] | None:
         for index, step in enumerate(chain or (), start=1):
-            if isinstance(step, list) and not step:
-                raise ValueError(f"step {index} is an empty group")
+            if _has_empty_group(step):
+                raise ValueError(f"step {index} is or holds an empty group")
         return chain
 
     @model_validator(mode="after")
@@ -128,6 +155,34 @@ class Expectation(BaseModel):
 
     def applies_to(self, agent: str, span_name: str, attributes: Mapping[str, Any]) -> bool:
         return self.match is None or self.match.matches(agent, span_name, attributes)
+
+    @cached_property
+    def digest(self) -> str:
+        """sha256 (hex) of the expectation's canonical JSON: the validated model's JSON dump
+        without the fields left at their defaults, keys sorted, no whitespace, UTF-8.
+
+        Spelling a default out, reordering keys or reformatting the file keeps the digest;
+        a release that adds a field with a default keeps every digest of today.
+
+        >>> Expectation(name="calc", expected_tool_calls=["multiply"]).digest == Expectation(
+        ...     name="calc", order="any", expected_tool_calls=["multiply"]).digest
+        True
+        """
+        canonical = json.dumps(
+            self.model_dump(mode="json", exclude_defaults=True),
+            sort_keys=True,
+            separators=(",", ":"),
+            ensure_ascii=False,
+        )
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _has_empty_group(step: ChainStep) -> bool:
+    if isinstance(step, OneOf):
+        return any(_has_empty_group(alternative) for alternative in step.one_of)
+    if isinstance(step, list):
+        return not step or any(_has_empty_group(item) for item in step)
+    return False
 
 
 DEFAULT_EXPECTATION = Expectation(name="default", fail_on=["error", "refused"])

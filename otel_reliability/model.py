@@ -132,6 +132,10 @@ class SpanRecord:
     # a record no run span encloses that names the agent it speaks for (autogen's runtime
     # message spans): owned by that agent's run whose interval holds it
     sent_by: str | None = None
+    # model calls only: a real call to a model (not a request record such as a held confirmation)
+    # and its input plus output tokens, None when the span carries no usage
+    model_call: bool = False
+    tokens: int | None = None
     # any span: what evaluators and access policies said about it, for reputation
     evaluations: tuple[Mapping[str, Any], ...] = ()  # attributes of its gen_ai.evaluation.result events
     policy_denied: bool = False
@@ -205,6 +209,10 @@ class Run:
     continues: tuple[tuple[int, int], ...] = ()
     own_attempts: list[Attempt] = field(default_factory=list)
     members: list[Run] = field(default_factory=list)
+    # the model calls the run owns directly (members' not included) and their tokens
+    model_calls: int = 0
+    tokens: int = 0  # over the calls whose spans carry usage
+    untokened_model_calls: int = 0  # calls whose spans carry no usage
 
     def evidence(self) -> list[Attempt]:
         """Depth-first pre-order: the run's own attempts, then each member's in start order."""
@@ -228,6 +236,37 @@ class Run:
 
 
 @dataclass(slots=True)
+class Trajectory:
+    """Partial credit: how close the clean calls came to the expected ones (SPEC §5.2).
+
+    ``precision``/``recall``/``f1`` compare tool names with ``expected_tool_calls`` as
+    multisets; ``lcs_f1`` compares the attempted names with ``expected_chain``. Each is None
+    when the expectation sets no such list.
+    """
+
+    precision: float | None = None
+    recall: float | None = None
+    f1: float | None = None
+    lcs_f1: float | None = None
+
+
+@dataclass(slots=True)
+class Usage:
+    """What a run consumed, members included: what the budgets are measured against.
+
+    ``total_tokens`` is None when no model call's span carries usage; ``duration_ms``
+    None when the run span's times are unknown.
+    """
+
+    model_calls: int = 0
+    total_tokens: int | None = None
+    duration_ms: float | None = None
+    max_repeated_calls: int | None = 0  # the most attempts of one tool with equal arguments; None: none captured
+    # not published (nor compared): why a token budget may not be judgeable
+    untokened_model_calls: int = field(default=0, compare=False)
+
+
+@dataclass(slots=True)
 class Verdict:
     """The matcher's result for one run against one expectation."""
 
@@ -248,6 +287,8 @@ class Verdict:
     chain: list[Attempt] = field(default_factory=list)
     # each check that could not be judged, with why: "arguments of multiply not captured: …"
     unevaluated_checks: list[str] = field(default_factory=list)
+    trajectory: Trajectory | None = None  # None: the expectation sets neither list
+    usage: Usage | None = None
 
     @property
     def passed(self) -> bool:

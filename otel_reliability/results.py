@@ -9,12 +9,14 @@ fields §10 leaves out, so that ``from_json()`` gives back the whole result.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterable, Mapping
 
 from otel_reliability.matcher import explain
-from otel_reliability.model import Attempt, Verdict
+from otel_reliability.model import Attempt, Trajectory, Usage, Verdict
+
+EVALUATOR_NAME = "otel-reliability"
 
 VERDICT_LISTS = (
     "passed_tool_calls",
@@ -58,6 +60,33 @@ def span_hex(span_id: int) -> str:
     return format(span_id, "016x")
 
 
+@dataclass(frozen=True, slots=True)
+class SamplingDecision:
+    """An expectation with a ``sample_rate`` below 1 and what it decided for one run
+    (``"sampled"`` or ``"skipped"``; ``engine.sampling``)."""
+
+    expectation: str
+    decision: str
+
+
+@dataclass(slots=True)
+class Evaluator:
+    """Provenance: what produced a result — this package, its version, and the digest of the
+    expectation it applied (``Expectation.digest``), so that results of different versions
+    of an agent are compared only when they were judged alike.
+
+    >>> Evaluator("0.9.0", "ab12").to_json()
+    {'name': 'otel-reliability', 'version': '0.9.0', 'expectation_digest': 'ab12'}
+    """
+
+    version: str
+    expectation_digest: str
+    name: str = EVALUATOR_NAME
+
+    def to_json(self) -> dict[str, str]:
+        return {"name": self.name, "version": self.version, "expectation_digest": self.expectation_digest}
+
+
 @dataclass(slots=True)
 class RunResult:
     """The verdict for one top-level run, with the ids, times and file that locate it.
@@ -76,6 +105,10 @@ class RunResult:
     start_ns: int = 0  # the run span's times; 0 when unknown (results stored before they were kept)
     end_ns: int = 0
     source: str | None = None  # the trace file the run came from (``eval``); None elsewhere
+    evaluator: Evaluator | None = None  # set by the engine on every result it judges
+    # what a sampled expectation decided for this run (engine.sampling); not published in the
+    # JSON (a skipped run's verdict is the default expectation's), counted by the metrics
+    sampling: SamplingDecision | None = field(default=None, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -113,7 +146,7 @@ class RunResult:
         return data
 
     def _tail(self, data: dict[str, Any]) -> None:
-        """The keys §10 added after ``chain``: why, when, and from which file."""
+        """The keys §10 added after ``chain``: why, when, from which file, how close, how much, and by what."""
         for name in DETAIL_LISTS:
             data[name] = list(getattr(self.verdict, name))
         data["unevaluated_checks"] = list(self.verdict.unevaluated_checks)
@@ -123,6 +156,9 @@ class RunResult:
         data["ended_at"] = rfc3339(self.end_ns) if known else None
         data["duration_ms"] = (self.end_ns - self.start_ns) / 1e6 if known else None
         data["source"] = self.source
+        data["trajectory"] = _trajectory_json(self.verdict.trajectory)
+        data["usage"] = _usage_json(self.verdict.usage)
+        data["evaluator"] = None if self.evaluator is None else self.evaluator.to_json()
 
     def to_record(self) -> dict[str, Any]:
         """What stores persist: ``to_json()`` plus ``evaluated_at`` and each attempt's
@@ -152,8 +188,11 @@ class RunResult:
             score=float(data["score"]),
             chain=[_attempt_from_json(item) for item in data["chain"]],
             unevaluated_checks=list(data.get("unevaluated_checks", ())),
+            trajectory=_trajectory_from_json(data.get("trajectory")),
+            usage=_usage_from_json(data.get("usage")),
             **{name: list(data.get(name, ())) for name in VERDICT_LISTS + DETAIL_LISTS},
         )
+        evaluator = data.get("evaluator")
         started, ended = data.get("started_at"), data.get("ended_at")
         return cls(
             trace_id=int(data["trace_id"], 16),
@@ -165,6 +204,9 @@ class RunResult:
             start_ns=0 if started is None else parse_rfc3339(started),
             end_ns=0 if ended is None else parse_rfc3339(ended),
             source=data.get("source"),
+            evaluator=None
+            if evaluator is None
+            else Evaluator(evaluator["version"], evaluator["expectation_digest"], evaluator.get("name", EVALUATOR_NAME)),
         )
 
 
@@ -197,6 +239,34 @@ def parse_rfc3339(text: str) -> int:
 
 
 _RFC3339 = re.compile(r"(\d{4}-\d\d-\d\d[Tt ]\d\d:\d\d:\d\d)(?:\.(\d+))?([Zz]|[+-]\d\d:\d\d)")
+
+
+TRAJECTORY_KEYS = ("precision", "recall", "f1", "lcs_f1")
+USAGE_KEYS = ("model_calls", "total_tokens", "duration_ms", "max_repeated_calls")
+
+
+def _trajectory_json(trajectory: Trajectory | None) -> dict[str, float | None] | None:
+    if trajectory is None:
+        return None
+    return {key: getattr(trajectory, key) for key in TRAJECTORY_KEYS}
+
+
+def _trajectory_from_json(data: Mapping[str, Any] | None) -> Trajectory | None:
+    if data is None:
+        return None
+    return Trajectory(**{key: data.get(key) for key in TRAJECTORY_KEYS})
+
+
+def _usage_json(usage: Usage | None) -> dict[str, Any] | None:
+    if usage is None:
+        return None
+    return {key: getattr(usage, key) for key in USAGE_KEYS}
+
+
+def _usage_from_json(data: Mapping[str, Any] | None) -> Usage | None:
+    if data is None:
+        return None
+    return Usage(**{key: data[key] for key in USAGE_KEYS if key in data})
 
 
 def _attempt_json(attempt: Attempt) -> dict[str, Any]:

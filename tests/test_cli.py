@@ -41,6 +41,7 @@ def test_json_output_follows_the_contract(capsys):
         # added 2026-12-01, after the keys above (tests/test_results_contract_additions.py)
         "policy_violations", "errored_tool_calls", "refused_tool_calls", "pending_tool_calls",
         "unevaluated_checks", "explanation", "started_at", "ended_at", "duration_ms", "source",
+        "trajectory", "usage", "evaluator",
     ]
     assert result["chain"] == [
         {"agent": "calculator", "tool": "multiply", "arguments": {"a": 10, "b": 5}, "outcome": "ok",

@@ -38,6 +38,9 @@ RESULT_KEYS = [
     "ended_at",
     "duration_ms",
     "source",
+    "trajectory",
+    "usage",  # the budgets' measured values (SPEC §5.2), named in docs/expectations.md
+    "evaluator",
 ]
 CHAIN_KEYS = ["agent", "tool", "arguments", "outcome", "call_id", "span_id"]
 

@@ -4,6 +4,7 @@ fails is counted and stops no other sink; the engine's own I/O is not traced bac
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 from typing import Any
@@ -15,8 +16,9 @@ from opentelemetry.sdk.metrics.export import InMemoryMetricReader
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
-from otel_reliability import ReliabilitySpanProcessor
+from otel_reliability import ReliabilitySpanProcessor, __version__
 from otel_reliability.engine import Engine, EngineSettings, SettingsError, judge_spans
+from otel_reliability.expectations import DEFAULT_EXPECTATION, Expectation
 from otel_reliability.model import SpanData
 from otel_reliability.receiver.config import ReceiverConfig
 from otel_reliability.receiver.intake import JSON, Body
@@ -29,6 +31,10 @@ from .receiver_harness import remap_corpus
 from .sdk_replay import replay_events
 
 LATE_TRACE = "agno/team_nested.json"  # its tool spans also arrive after the trace was judged once
+# Every door judges with an expectation that samples half the runs (the others get the default
+# expectation): the same trace ids must give the same decisions through each.
+SAMPLED = Expectation(name="sampled-half", sample_rate=0.5, fail_on=["error", "refused", "pending"])
+SAMPLING_LABELS = ("reliability.expectation", "reliability.sampling.decision")
 
 
 def _spans_of(path: Path) -> list[SpanData]:
@@ -57,15 +63,16 @@ def _standings(path: Path) -> dict[str, tuple]:
 EVALUATION_LABELS = ("gen_ai.agent.name", "reliability.status", "reliability.expectation")
 
 
-def _evaluations(reader: InMemoryMetricReader) -> dict[tuple, int]:
-    """``agent.reliability.evaluations`` by (agent, status, expectation)."""
+def _evaluations(reader: InMemoryMetricReader, name: str = "agent.reliability.evaluations",
+                 labels: tuple[str, ...] = EVALUATION_LABELS) -> dict[tuple, int]:
+    """``agent.reliability.evaluations`` by (agent, status, expectation), or another counter by its labels."""
     points = {}
     for resource in reader.get_metrics_data().resource_metrics:
         for scope in resource.scope_metrics:
             for metric in scope.metrics:
-                if metric.name == "agent.reliability.evaluations":
+                if metric.name == name:
                     for point in metric.data.data_points:
-                        points[tuple(point.attributes[k] for k in EVALUATION_LABELS)] = point.value
+                        points[tuple(point.attributes[k] for k in labels)] = point.value
     return points
 
 
@@ -75,21 +82,26 @@ def _through_the_processor(workdir: Path, files: list[Path]) -> tuple[list, dict
     reputation = Reputation(store)
     processor = ReliabilitySpanProcessor(
         SimpleSpanProcessor(InMemorySpanExporter()), reputation=reputation,
-        meter_provider=MeterProvider(metric_readers=[reader]),
+        meter_provider=MeterProvider(metric_readers=[reader]), expectations=[SAMPLED],
     )
     for path in files:
         for kind, span in replay_events(_spans_of(path)):
             (processor.on_start if kind == "start" else processor.on_end)(span)
         processor.drain()
     metrics = _evaluations(reader)
+    sampling = _evaluations(reader, "agent.reliability.sampling", SAMPLING_LABELS)
     processor.shutdown()
     reputation.close()
-    return _stored(store), _standings(store), metrics
+    return _stored(store), _standings(store), metrics, sampling
 
 
 def _through_the_receiver(workdir: Path, files: list[Path]) -> tuple[list, dict, dict]:
     store = workdir / "receiver.db"
-    service = ReceiverService(ReceiverConfig(store=str(store), grpc_endpoint=None, http_endpoint=None))
+    expectations = workdir / "sampled.json"
+    expectations.write_text(json.dumps({"expectations": [SAMPLED.model_dump(exclude_defaults=True)]}))
+    service = ReceiverService(
+        ReceiverConfig(store=str(store), grpc_endpoint=None, http_endpoint=None, expectations=[str(expectations)])
+    )
     for path in files:
         document = json.loads(path.read_bytes())
         if path.relative_to(path.parents[1]).as_posix() == LATE_TRACE:
@@ -102,7 +114,7 @@ def _through_the_receiver(workdir: Path, files: list[Path]) -> tuple[list, dict,
     service.pipeline.drain()  # the end of the input: what is left, the late trace again
     metrics_text = service.metrics_text().decode()
     service.stop()
-    return _stored(store), _standings(store), _prometheus_evaluations(metrics_text)
+    return _stored(store), _standings(store), _prometheus_evaluations(metrics_text), _prometheus_sampling(metrics_text)
 
 
 def _hold_back_tool_spans(document: dict) -> dict:
@@ -135,8 +147,20 @@ def _prometheus_evaluations(text: str) -> dict[tuple, int]:
     return points
 
 
+def _prometheus_sampling(text: str) -> dict[tuple, int]:
+    """``agent_reliability_sampling_total`` by (expectation, decision)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    points: dict = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == "agent_reliability_sampling_total":
+                points[tuple(sample.labels[k.replace(".", "_")] for k in SAMPLING_LABELS)] = int(sample.value)
+    return points
+
+
 def _through_eval(files: list[Path]) -> list[dict[str, Any]]:
-    return _comparable(judge_spans(Engine(), [span for path in files for span in _spans_of(path)]))
+    return _comparable(judge_spans(Engine([SAMPLED]), [span for path in files for span in _spans_of(path)]))
 
 
 def _comparable(results) -> list[dict[str, Any]]:
@@ -162,6 +186,35 @@ def test_the_corpus_gives_the_same_stored_results_through_every_front_door(doors
     assert any(a["outcome"] == "pending" for r in expected for a in r["chain"]), "paused runs are compared too"
     assert doors["processor"][0] == expected
     assert doors["receiver"][0] == expected
+
+
+def test_sampling_decides_alike_through_every_front_door(doors):
+    expected = doors["eval"]
+    judged_by = [r["expectation"] for r in expected]
+    sampled, skipped = judged_by.count("sampled-half"), judged_by.count("default")
+    assert sampled + skipped == len(expected) and sampled >= 10 and skipped >= 10
+    for result in expected:  # an unsampled run is judged by the default expectation, by trace id alone
+        assert (result["expectation"] == "sampled-half") == sampled_at_half(int(result["trace_id"], 16))
+    # the stored results of every door are equal (test above), decisions included; the counts:
+    assert doors["processor"][3] == {("sampled-half", "sampled"): sampled, ("sampled-half", "skipped"): skipped}
+    receiver = doors["receiver"][3]  # the receiver also counted the verdicts re-judgements superseded
+    assert receiver.keys() == doors["processor"][3].keys()
+    assert all(receiver[key] >= count for key, count in doors["processor"][3].items())
+
+
+def sampled_at_half(trace_id: int) -> bool:
+    """The documented rule, written out: the first 8 bytes of SHA-256 of the 16-byte id, under half the range."""
+    digest = hashlib.sha256(trace_id.to_bytes(16, "big")).digest()
+    return int.from_bytes(digest[:8], "big") < 2**63
+
+
+def test_every_stored_result_names_its_evaluator_and_expectation_digest(doors):
+    digests = {"sampled-half": SAMPLED.digest, "default": DEFAULT_EXPECTATION.digest}
+    for door in ("processor", "receiver"):
+        for result in doors[door][0]:
+            assert result["evaluator"] == {
+                "name": "otel-reliability", "version": __version__, "expectation_digest": digests[result["expectation"]],
+            }
 
 
 def test_the_corpus_gives_the_same_standings_through_the_processor_and_the_receiver(doors):

@@ -26,6 +26,7 @@ TOOL_ERROR = CORPUS / "agno" / "agent_tool_error.json"
 ADDED_KEYS = [
     "policy_violations", "errored_tool_calls", "refused_tool_calls", "pending_tool_calls",
     "unevaluated_checks", "explanation", "started_at", "ended_at", "duration_ms", "source",
+    "trajectory", "usage", "evaluator",
 ]
 
 

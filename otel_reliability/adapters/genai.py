@@ -18,6 +18,7 @@ from ..model import EventData, Role, SpanData, SpanRecord, ToolRequest, ToolResp
 from . import genai_tools, vertex
 from .common import error_text, loads, str_or_none, text_of
 from .history import newest_messages
+from .usage import genai_tokens
 
 OPERATION = "gen_ai.operation.name"  # marks the convention
 RUN_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow", "invoke_swarm", "invoke_graph"})
@@ -71,6 +72,8 @@ class GenAIAdapter:
             record.refusal = genai_tools.refusal(span, tool_name, error, result)
         elif operation in MODEL_OPERATIONS:
             record.role = Role.MODEL
+            record.model_call = True
+            record.tokens = genai_tokens(attrs)
             record.requests = _requests(span)
             record.responses = _responses(span)
         return record

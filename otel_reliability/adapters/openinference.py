@@ -19,6 +19,7 @@ from typing import Any, Mapping
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from . import crewai, langchain_agents, llama_index, openai_agents, smolagents
 from .common import error_text, loads, str_or_none, text_of
+from .usage import openinference_tokens
 
 KIND = "openinference.span.kind"  # marks the convention
 _INPUT_MESSAGE = "llm.input_messages."
@@ -61,6 +62,9 @@ class OpenInferenceAdapter:
             _read_tool(span, record)
         elif kind == "LLM":
             record.role = Role.MODEL
+            if not llama_index.prepares_a_call(span.name):
+                record.model_call = True
+                record.tokens = openinference_tokens(attrs)
             _read_messages(attrs, record)
         elif kind in _GRAPH_KINDS:
             _read_graph_span(span, record, kind, _metadata(attrs))

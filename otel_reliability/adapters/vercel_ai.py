@@ -19,6 +19,7 @@ from typing import Any, Mapping
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from .common import error_text, loads, str_or_none, text_of
 from .history import newest_messages
+from .usage import vercel_tokens
 
 OPERATION = "ai.operationId"
 RUN_OPERATIONS = frozenset({"ai.generateText", "ai.streamText"})
@@ -64,6 +65,8 @@ class VercelAIAdapter:
             record.arguments = attrs.get("ai.toolCall.args")
         elif operation in MODEL_OPERATIONS:
             record.role = Role.MODEL
+            record.model_call = True
+            record.tokens = vercel_tokens(attrs)
             record.requests = _requests(attrs.get("ai.response.toolCalls"))
             record.responses = _failed_results(attrs.get("ai.prompt.messages"))
         return record

@@ -13,6 +13,7 @@ from typing import Any, Iterator
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from .common import loads, str_or_none, text_of
+from .usage import genai_tokens
 
 REQUEST = "gcp.vertex.agent.llm_request"
 RESPONSE = "gcp.vertex.agent.llm_response"
@@ -28,6 +29,8 @@ def model_call(span: SpanData, record: SpanRecord) -> SpanRecord:
     (ToolRequest(name='f', arguments={'a': 1}, call_id='c1'),)
     """
     record.role = Role.MODEL
+    record.model_call = True
+    record.tokens = genai_tokens(span.attributes)
     response = loads(span.attributes.get(RESPONSE))
     content = response.get("content") if isinstance(response, dict) else None
     record.requests = tuple(_requests(content))

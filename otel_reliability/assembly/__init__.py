@@ -16,6 +16,7 @@ from typing import Iterable
 from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
 from .attempts import attempts_of
 from .ownership import enclosing_run, inherit_dispatched_call_id, run_of_sender
+from .usage import model_usage
 
 _Key = tuple[int, int]
 _start = attrgetter("start_ns")
@@ -82,7 +83,9 @@ def _runs_with_continuations(
         if chain is None and by_pending_call:
             chain = next((by_pending_call[c] for c in _resumed_calls(record, owned) if c in by_pending_call), None)
         chain = chain + [record] if chain else [record]
-        run = _build(chain, owned, members, (), pairing)
+        # A continuation's model calls are its own span's: the earlier ones are in the earlier
+        # run's result, and usage summed over results counts each call once.
+        run = _build(chain, owned, members, (), pairing, usage_from=[record])
         runs.append(run)
         if record.run_key is not None:
             by_key[record.run_key] = chain
@@ -98,7 +101,11 @@ def _build(
     members: dict[_Key, list[SpanRecord]],
     parent_path: tuple[str, ...],
     pairing: dict[int, str] | None,
+    usage_from: list[SpanRecord] | None = None,
 ) -> Run:
+    """The run of ``group`` (a run span and those it continues); its model calls are those of
+    ``usage_from``'s spans, by default the whole group's (a member run that continues another
+    replaces it)."""
     latest = group[-1]
     member_records = sorted(_gathered(group, members), key=_start)
     owned_records = _gathered(group, owned)
@@ -126,6 +133,9 @@ def _build(
         continues=tuple(_key(record) for record in group[:-1]),
         own_attempts=attempts_of(owned_records, name, path, run_error, pairing),
     )
+    counted = group if usage_from is None else usage_from
+    calls_of = owned_records if counted is group else _gathered(counted, owned)
+    run.model_calls, run.tokens, run.untokened_model_calls = model_usage(calls_of, counted)
     if len({r.agent_name for r in acting}) > 1:
         _hand_over(run.own_attempts, acting, parent_path)
     if member_records:

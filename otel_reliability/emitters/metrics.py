@@ -12,6 +12,11 @@ lists: they name a tool that was only ever refused once per run, however many ti
 was asked for, while here each refused attempt counts. A run judged without
 ``expected_tool_calls`` has no unexpected calls.
 
+``agent.reliability.trajectory.f1`` records, by agent, the partial-credit F1 of each run
+judged with ``expected_tool_calls``; ``agent.reliability.sampling`` counts, by expectation
+and ``reliability.sampling.decision`` (``sampled``|``skipped``), the runs an expectation
+with a ``sample_rate`` below 1 selected (runs of other expectations are not counted).
+
 Agent, tool and expectation names come from spans, so each of those label keys passes
 at most ``max_label_values`` distinct values through; later ones are recorded as
 ``_other``.
@@ -37,6 +42,7 @@ STATUS = "reliability.status"
 EXPECTATION = "reliability.expectation"
 OUTCOME = "reliability.outcome"
 REASON = "reason"
+DECISION = "reliability.sampling.decision"  # sampled | skipped
 SINK = "reliability.sink"
 
 
@@ -91,6 +97,17 @@ class ReliabilityMetrics:
             "agent.reliability.tool_calls.unexpected",
             unit="{call}",
             description="Tool-call attempts of tools the run's expectation did not allow",
+        )
+        self._trajectory_f1 = meter.create_histogram(
+            "agent.reliability.trajectory.f1",
+            unit="1",
+            description="Partial credit: F1 of the clean calls' tool names against expected_tool_calls",
+            explicit_bucket_boundaries_advisory=SCORE_BUCKETS,
+        )
+        self._sampling = meter.create_counter(
+            "agent.reliability.sampling",
+            unit="{run}",
+            description="Runs a sampled expectation judged or skipped, by expectation and decision",
         )
         self._score = meter.create_histogram(
             "agent.reliability.score",
@@ -168,12 +185,18 @@ class ReliabilityMetrics:
         evaluations: dict[tuple[str, str, str], int] = {}
         calls: dict[tuple[str, str, str], int] = {}
         unexpected: dict[tuple[str, str], int] = {}
+        sampling: dict[tuple[str, str], int] = {}
         for result in results:
             verdict = result.verdict
             agent = self._agent(result.agent)
             key = (agent, verdict.eval_status, self._expectation(result.expectation))
             evaluations[key] = evaluations.get(key, 0) + 1
             self._score.record(verdict.score, {AGENT: agent})
+            if verdict.trajectory is not None and verdict.trajectory.f1 is not None:
+                self._trajectory_f1.record(verdict.trajectory.f1, {AGENT: agent})
+            if result.sampling is not None:
+                pair = (self._expectation(result.sampling.expectation), result.sampling.decision)
+                sampling[pair] = sampling.get(pair, 0) + 1
             not_allowed = (
                 set(verdict.failed_tool_calls).union(verdict.additional_tool_calls)
                 if verdict.failed_tool_calls or verdict.additional_tool_calls
@@ -193,6 +216,8 @@ class ReliabilityMetrics:
             self._tool_calls.add(count, {AGENT: self._agent(who), TOOL: self._tool(tool), OUTCOME: outcome})
         for (who, tool), count in unexpected.items():
             self._unexpected.add(count, {AGENT: self._agent(who), TOOL: self._tool(tool)})
+        for (expectation, decision), count in sampling.items():
+            self._sampling.add(count, {EXPECTATION: expectation, DECISION: decision})
 
     def record_sessions(self, results: Iterable[SessionResult]) -> None:
         """Count session verdicts by the first run's agent, the status and the expectation."""

@@ -11,7 +11,7 @@ from operator import attrgetter
 from opentelemetry.util.types import AttributeValue
 
 from otel_reliability.model import ERROR, EVALUATION_EVENT, NOT_EVALUATED, PENDING, REFUSED, Verdict
-from otel_reliability.results import VERDICT_LISTS, RunResult
+from otel_reliability.results import TRAJECTORY_KEYS, VERDICT_LISTS, RunResult
 
 EVALUATION_NAME = "tool_call_reliability"
 
@@ -42,6 +42,12 @@ def verdict_attributes(result: RunResult) -> dict[str, AttributeValue]:
     attributes["reliability.tool_calls.pending"] = outcomes.count(PENDING)
     if verdict.unevaluated_checks:  # only on NOT_EVALUATED runs: the others keep their attribute set
         attributes["reliability.unevaluated_checks"] = tuple(verdict.unevaluated_checks)
+    trajectory = verdict.trajectory
+    if trajectory is not None:  # only the values the expectation gives a list for
+        for key in TRAJECTORY_KEYS:
+            value = getattr(trajectory, key)
+            if value is not None:
+                attributes[f"reliability.trajectory.{key}"] = float(value)
     return attributes
 
 
@@ -68,9 +74,18 @@ def evaluation_event(result: RunResult) -> tuple[str, dict[str, AttributeValue]]
     from otel_reliability.matcher import explain  # lazily: the matcher need not load with the emitters
 
     verdict = result.verdict
-    return EVALUATION_EVENT, {
+    attributes: dict[str, AttributeValue] = {
         "gen_ai.evaluation.name": EVALUATION_NAME,
         "gen_ai.evaluation.score.value": float(verdict.score),
         "gen_ai.evaluation.score.label": score_label(verdict),
         "gen_ai.evaluation.explanation": explain(verdict),
     }
+    evaluator = result.evaluator
+    if evaluator is not None:
+        # The GenAI conventions' evaluation event has no attribute naming the evaluator's
+        # identity or version (only name, score, label, explanation, response id, error
+        # type): provenance goes under this package's namespace.
+        attributes["reliability.evaluator.name"] = evaluator.name
+        attributes["reliability.evaluator.version"] = evaluator.version
+        attributes["reliability.evaluator.expectation_digest"] = evaluator.expectation_digest
+    return EVALUATION_EVENT, attributes

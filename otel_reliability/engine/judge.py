@@ -2,6 +2,10 @@
 
 Precedence: an inline ``expect(...)`` beats the run span's ``reliability.expect.*``
 attributes beats the first matching file rule; the default expectation covers the rest.
+An expectation with a ``sample_rate`` below 1 judges only the runs its trace-id hash
+selects (``sampling``); the others get the default expectation, as runs no rule selects
+do. Every result names its evaluator: this package's version and the applied
+expectation's digest.
 """
 
 from __future__ import annotations
@@ -13,7 +17,9 @@ from typing import Sequence
 from ..expectations import DEFAULT_EXPECTATION, Expectation, load_expectations, select
 from ..matcher import evaluate
 from ..model import Run
-from ..results import RunResult
+from ..results import Evaluator, RunResult, SamplingDecision
+from ..version import VERSION
+from .sampling import SAMPLED, SKIPPED, sampled
 
 
 class Engine:
@@ -41,8 +47,25 @@ class Engine:
         return chosen if chosen is not None else self.default_expectation
 
     def judge(self, run: Run, inline: Expectation | None = None) -> RunResult:
+        """The run's verdict under its expectation, or under the default one when that
+        expectation's ``sample_rate`` skips the run's trace."""
         expectation = self.expectation_for(run, inline)
+        decision = None
+        if expectation.sample_rate < 1.0 and expectation is not self.default_expectation:
+            chosen = sampled(run.trace_id, expectation.sample_rate)
+            decision = SamplingDecision(expectation.name, SAMPLED if chosen else SKIPPED)
+            if not chosen:
+                expectation = self.default_expectation
         verdict = evaluate(run, expectation)
         return RunResult(
-            run.trace_id, run.span_id, run.agent, expectation.name, verdict, time.time(), run.start_ns, run.end_ns
+            run.trace_id,
+            run.span_id,
+            run.agent,
+            expectation.name,
+            verdict,
+            time.time(),
+            run.start_ns,
+            run.end_ns,
+            evaluator=Evaluator(VERSION, expectation.digest),
+            sampling=decision,
         )

@@ -9,7 +9,10 @@ tail-sampling processor's one-file-per-policy layout:
 - ``order`` — ``expected_chain`` with ``order`` = ``exact`` / ``in_order``;
 - ``policies`` — ``allowed_tools``, ``forbidden_tools``, ``max_tool_calls``,
   ``max_errors``, ``fail_on``;
-- ``outcomes`` — no check: the errored, refused and pending tools, listed.
+- ``budgets`` — ``max_model_calls``, ``max_total_tokens``, ``max_duration_ms``,
+  ``max_repeated_calls``; and every verdict's measured ``usage``;
+- ``outcomes`` — no check: the errored, refused and pending tools, listed;
+- ``trajectory`` — no check: partial credit (precision, recall, F1, LCS-F1) beside the verdict.
 
 With an expectation's optional fields left at their defaults, the verdict's
 seven Agno fields equal Agno's result exactly.
@@ -26,7 +29,8 @@ The checks are:
    passes when it lands in ``passed_argument_checks``;
 4. each (agent, tool) pair of ``expected_tool_calls_by_agent``;
 5. the order check, when ``order`` is not ``any``;
-6. each configured policy (each ``fail_on`` outcome counting as one).
+6. each configured policy (each ``fail_on`` outcome counting as one);
+7. each configured budget.
 
 A check the spans cannot support (arguments not captured, attempts with no start
 times) is not counted: the score is over the checks that could be judged.
@@ -39,7 +43,8 @@ which and why), else ``PASSED``.
 from __future__ import annotations
 
 from otel_reliability.expectations import Expectation
-from otel_reliability.matcher import agents, agno, order, outcomes, policies
+from otel_reliability.matcher import agents, agno, budgets, order, outcomes, policies
+from otel_reliability.matcher.trajectory import trajectory
 from otel_reliability.matcher.checks import Attempts, Check, CheckResult
 from otel_reliability.matcher.wording import name_problems, plural
 from otel_reliability.model import FAILED, NOT_EVALUATED, PASSED, Run, Verdict
@@ -48,7 +53,7 @@ __all__ = ["CHECKS", "Check", "CheckResult", "evaluate", "explain"]
 
 # In this order: each adds its entries after the ones before it (missing_tool_calls: Agno's
 # names, then the per-agent shortfalls).
-CHECKS: tuple[Check, ...] = (agno.check, agents.check, order.check, policies.check, outcomes.check)
+CHECKS: tuple[Check, ...] = (agno.check, agents.check, order.check, policies.check, budgets.check, outcomes.check)
 
 
 def evaluate(run: Run, expectation: Expectation) -> Verdict:
@@ -62,7 +67,8 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
     """
     evidence = run.evidence()
     chain = sorted(evidence, key=lambda a: a.start_ns)  # Run.chain(), without collecting the evidence twice
-    attempts = Attempts(evidence, chain, [a for a in chain if a.tool])
+    named = [a for a in chain if a.tool]
+    attempts = Attempts(evidence, chain, named, budgets.measure(run, named))
     total = failed = 0
     lists: dict[str, list[str]] = {}
     unevaluated: list[str] = []
@@ -89,6 +95,8 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
         score=(total - failed) / total if total else 1.0,
         chain=chain,
         unevaluated_checks=unevaluated,
+        trajectory=trajectory(chain, expectation),
+        usage=attempts.usage,
         **lists,
     )
 

@@ -16,16 +16,18 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from otel_reliability.expectations import Expectation
-from otel_reliability.model import Attempt
+from otel_reliability.model import Attempt, Usage
 
 
 @dataclass(slots=True)
 class Attempts:
-    """A run's attempts, its members' included, in the orders the checks read them."""
+    """A run's attempts, its members' included, in the orders the checks read them, and what
+    the run consumed (``budgets.measure``)."""
 
     evidence: list[Attempt]  # depth-first pre-order: the run's own, then each member's (Agno's order)
     chain: list[Attempt]  # start order
     named: list[Attempt]  # the chain's attempts that have a tool name
+    usage: Usage = field(default_factory=Usage)
 
 
 @dataclass(slots=True)

@@ -1,8 +1,10 @@
 """Ordered chains: ``order`` = ``exact`` or ``in_order`` against ``expected_chain``.
 
 Both read the run's chain in start order (members included), because order is
-about time, not about Agno's depth-first evidence order. A step is a tool name
-or a list of names: an unordered group, for calls made in parallel.
+about time, not about Agno's depth-first evidence order. A step is a tool name,
+a list: an unordered group, for calls made in parallel, or ``{one_of: [...]}``:
+alternatives, each a name, a group or another ``one_of`` (``steps``); a group may
+hold ``one_of`` items.
 
 - ``exact``: the named attempts, whatever their outcome, are the chain exactly —
   a group takes the next ``len(group)`` attempts in any order, and nothing may
@@ -13,7 +15,10 @@ or a list of names: an unordered group, for calls made in parallel.
   call.
 
 Only the first divergence is reported: once a step is off, the positions of the
-steps after it mean nothing.
+steps after it mean nothing. With alternatives, the way through the chain that got
+furthest is reported, and a ``one_of`` step names the alternative that came closest:
+the one with the most of its calls where the step was due, else attempted anywhere in
+the run ("step 2: expected one of search_web or search_docs (closest: search_docs), got summarize").
 
 When two or more named attempts have no start time (``start_ns`` 0: spans or records
 that carry none), their order is unknown and the check is not evaluated (SPEC §5.2).
@@ -22,10 +27,11 @@ that carry none), their order is unknown and the check is not evaluated (SPEC §
 from __future__ import annotations
 
 from collections import Counter
-from typing import Sequence
+from typing import Callable, Sequence
 
-from otel_reliability.expectations import ChainStep, Expectation
+from otel_reliability.expectations import ChainStep, Expectation, OneOf
 from otel_reliability.matcher.checks import Attempts, CheckResult
+from otel_reliability.matcher.steps import Expansion, describe, expansions, overlap
 from otel_reliability.model import Attempt
 
 
@@ -51,54 +57,96 @@ def order_violations(chain: Sequence[Attempt], expectation: Expectation) -> list
         return []
     if expectation.order == "exact":
         return _exact([a.tool for a in chain if a.tool], expectation.expected_chain)
-    return _in_order([a.tool for a in chain if a.clean], expectation.expected_chain)
+    return _in_order([a.tool for a in chain if a.clean], expectation.expected_chain, [a.tool for a in chain if a.tool])
 
 
 def _exact(names: list[str], steps: Sequence[ChainStep]) -> list[str]:
-    position = 0
-    for number, step in enumerate(steps, start=1):
-        group = _group(step)
-        taken = names[position : position + len(group)]
-        if Counter(taken) != Counter(group):
-            got = ", ".join(taken) if taken else "no further call"
-            return [f"step {number}: expected {_describe(step)}, got {got}"]
-        position += len(group)
-    extra = ", ".join(names[position:])
-    if not extra:
+    """Steps with alternatives may take windows of different lengths: every way through is
+    tried, and the one that got furthest is reported (with plain steps there is only one)."""
+    options = [expansions(step) for step in steps]
+    tried: set[tuple[int, int]] = set()
+    furthest = (-1, 0)  # (step index, position) of the deepest divergence
+
+    def through(index: int, position: int) -> bool:
+        nonlocal furthest
+        if (index, position) in tried:
+            return False
+        tried.add((index, position))
+        if index == len(steps) and position == len(names):
+            return True
+        if index < len(steps):
+            for expansion in options[index]:
+                end = position + len(expansion)
+                if Counter(names[position:end]) == Counter(expansion) and through(index + 1, end):
+                    return True
+        if index > furthest[0]:
+            furthest = (index, position)
+        return False
+
+    if through(0, 0):
         return []
-    if not steps:
-        return [f"expected no tool calls, got {extra}"]
-    return [f"after step {len(steps)}: expected no further call, got {extra}"]
+    index, position = furthest
+    if index == len(steps):
+        extra = ", ".join(names[position:])
+        if not steps:
+            return [f"expected no tool calls, got {extra}"]
+        return [f"after step {len(steps)}: expected no further call, got {extra}"]
+    step = steps[index]
+    hint, expansion = _closest(step, lambda e: (overlap(names[position : position + len(e)], e), overlap(names, e)))
+    taken = names[position : position + len(expansion)]
+    got = ", ".join(taken) if taken else "no further call"
+    return [f"step {index + 1}: expected {describe(step)}{hint}, got {got}"]
 
 
-def _in_order(clean_names: list[str], steps: Sequence[ChainStep]) -> list[str]:
+def _in_order(clean_names: list[str], steps: Sequence[ChainStep], attempted: list[str]) -> list[str]:
+    """Each step at its earliest end: a later start never lets a later step match more.
+    ``attempted`` (every named attempt) only tells which alternative came closest."""
     start = 0
     for number, step in enumerate(steps, start=1):
-        used: set[int] = set()
-        not_found: list[str] = []
-        for tool in _group(step):
-            index = next((i for i in range(start, len(clean_names)) if clean_names[i] == tool and i not in used), None)
-            if index is None:
-                not_found.append(tool)
-            else:
-                used.add(index)
-        if not_found:
-            where = f" after step {number - 1}" if number > 1 else ""
-            return [
-                f"step {number}: expected {_describe(step)}{where}, "
-                f"but found no{' later' if where else ''} clean call to {', '.join(not_found)}"
-            ]
-        start = max(used) + 1
+        ends = [end for end in (_end(clean_names, start, e) for e in expansions(step)) if end is not None]
+        if ends:
+            start = min(ends) + 1
+            continue
+        later = clean_names[start:]
+        hint, expansion = _closest(step, lambda e: (overlap(later, e), overlap(attempted, e)))
+        left = Counter(later)
+        not_found = [tool for tool in expansion if not _take(left, tool)]
+        where = f" after step {number - 1}" if number > 1 else ""
+        return [
+            f"step {number}: expected {describe(step)}{where}{hint}, "
+            f"but found no{' later' if where else ''} clean call to {', '.join(not_found)}"
+        ]
     return []
 
 
-def _group(step: ChainStep) -> list[str]:
-    return step if isinstance(step, list) else [step]
+def _take(counts: Counter[str], tool: str) -> bool:
+    if counts[tool] > 0:
+        counts[tool] -= 1
+        return True
+    return False
 
 
-def _describe(step: ChainStep) -> str:
-    if isinstance(step, str):
-        return step
-    if len(step) == 1:
-        return step[0]
-    return f"{', '.join(step[:-1])} and {step[-1]} in any order"
+def _end(names: list[str], start: int, expansion: Expansion) -> int | None:
+    """The index of the last call when ``expansion`` is located from ``start`` (each call at
+    its earliest unused occurrence), None when a call is missing."""
+    used: set[int] = set()
+    for tool in expansion:
+        index = next((i for i in range(start, len(names)) if names[i] == tool and i not in used), None)
+        if index is None:
+            return None
+        used.add(index)
+    return max(used, default=start - 1)
+
+
+def _closest(step: ChainStep, closeness: Callable[[Expansion], tuple[int, int]]) -> tuple[str, Expansion]:
+    """For a ``one_of`` step, ``" (closest: …)"`` naming the alternative with the most of its calls
+    made where the step was due, then anywhere (the first on a tie; no hint when none has any),
+    and the expansion to report against. Other steps: no hint, and their closest expansion."""
+    if not isinstance(step, OneOf) or len(step.one_of) == 1:
+        return "", max(expansions(step), key=closeness)  # max keeps the first of equals
+    best = max(
+        ((closeness(e), -number, alternative, e) for number, alternative in enumerate(step.one_of) for e in expansions(alternative)),
+        key=lambda item: (item[0], item[1]),
+    )
+    (here, anywhere), _, alternative, expansion = best
+    return (f" (closest: {describe(alternative)})" if here or anywhere else ""), expansion

@@ -11,7 +11,7 @@ from html import escape
 
 from otel_reliability.reports.compare import Comparison
 from otel_reliability.reports.compare_render import HEADERS, comparison_notes, figures, run_lists, status
-from otel_reliability.reports.model import COMPARISON_PART, PARTS, Report, plural_label
+from otel_reliability.reports.model import COMPARISON_PART, PARTS, Report, partial_credit_text, plural_label
 
 __all__ = ["render_html", "accuracy_svg", "comparison_html"]
 
@@ -80,20 +80,28 @@ def render_html(report: Report) -> str:
         "</section>",
         # 2. metrics
         f'<section id="metrics"><h2>{titles["metrics"]}</h2><table>',
-        f"<thead><tr><th>{escape(report.group_label)}</th><th>Accuracy</th><th>Correct / total</th><th>Failures</th></tr></thead><tbody>",
     ]
+    credit = any(group.partial_credit for group in report.groups)  # the column only where it says something
+    parts.append(
+        f"<thead><tr><th>{escape(report.group_label)}</th><th>Accuracy</th><th>Correct / total</th><th>Failures</th>"
+        + ("<th>Partial credit (mean)</th>" if credit else "")
+        + "</tr></thead><tbody>"
+    )
     for group in report.groups:
         failures = ", ".join(f"{reason} ×{count}" for reason, count in group.failures.items()) or "—"
+        extra = f'<td class="num">{escape(partial_credit_text(group.partial_credit))}</td>' if credit else ""
         parts.append(
             f"<tr><td>{escape(group.name)}</td><td class=\"num\">{group.accuracy:.2%}</td>"
-            f"<td class=\"num\">{group.correct}/{group.total}</td><td>{escape(failures)}</td></tr>"
+            f"<td class=\"num\">{group.correct}/{group.total}</td><td>{escape(failures)}</td>{extra}</tr>"
         )
     parts += ["</tbody></table></section>", f'<section id="samples"><h2>{titles["samples"]}</h2>']
     if report.samples:
+        credit = any(sample.partial_credit for sample in report.samples)
         parts.append(
             '<div class="scroll"><table><thead><tr><th>ID</th>'
             f"<th>{escape(report.group_label)}</th><th>Question</th><th>Prediction</th><th>Expected</th><th>Verdict</th>"
-            "</tr></thead><tbody>"
+            + ("<th>Partial credit</th>" if credit else "")
+            + "</tr></thead><tbody>"
         )
         for sample in report.samples:
             # A badge, not an emoji: headless and server machines often have no emoji font.
@@ -104,7 +112,9 @@ def render_html(report: Report) -> str:
                 f'<tr class="{state}"><td class="id">{escape(sample.id)}</td>'
                 f"<td>{escape(sample.group)}</td><td class=\"q\">{escape(sample.question)}</td>"
                 f'<td class="code">{escape(sample.prediction)}</td><td class="code">{escape(sample.expected)}</td>'
-                f'<td class="verdict"><span class="badge {state}">{badge}</span>{detail}</td></tr>'
+                f'<td class="verdict"><span class="badge {state}">{badge}</span>{detail}</td>'
+                + (f'<td class="num">{escape(sample.partial_credit or "—")}</td>' if credit else "")
+                + "</tr>"
             )
         parts.append("</tbody></table></div>")
     else:

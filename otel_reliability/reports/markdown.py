@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from otel_reliability.reports.compare_render import comparison_markdown
-from otel_reliability.reports.model import COMPARISON_PART, PARTS, Report, plural_label
+from otel_reliability.reports.model import COMPARISON_PART, PARTS, Report, partial_credit_text, plural_label
 
 __all__ = ["render_markdown", "text_bar"]
 
@@ -47,21 +47,28 @@ def render_markdown(report: Report) -> str:
         "",
         headings["metrics"],
         "",
-        f"| {report.group_label} | accuracy | correct / total | failures |",
-        "|---|---:|---:|---|",
+    ]
+    credit = any(group.partial_credit for group in report.groups)  # the column only where it says something
+    lines += [
+        f"| {report.group_label} | accuracy | correct / total | failures |" + (" partial credit (mean) |" if credit else ""),
+        "|---|---:|---:|---|" + ("---|" if credit else ""),
     ]
     for group in report.groups:
         failures = ", ".join(f"{reason} ×{count}" for reason, count in group.failures.items()) or "—"
-        lines.append(f"| {_cell(group.name)} | {group.accuracy:.2%} | {group.correct}/{group.total} | {_cell(failures)} |")
+        extra = f" {partial_credit_text(group.partial_credit)} |" if credit else ""
+        lines.append(f"| {_cell(group.name)} | {group.accuracy:.2%} | {group.correct}/{group.total} | {_cell(failures)} |{extra}")
     lines += ["", headings["samples"], ""]
     if report.samples:
+        credit = any(sample.partial_credit for sample in report.samples)
         lines += [
-            f"| id | {report.group_label.lower()} | question | prediction | expected | verdict |",
-            "|---|---|---|---|---|---|",
+            f"| id | {report.group_label.lower()} | question | prediction | expected | verdict |" + (" partial credit |" if credit else ""),
+            "|---|---|---|---|---|---|" + ("---|" if credit else ""),
         ]
         for sample in report.samples:
             verdict = ("✅ " if sample.passed else "❌ ") + sample.verdict
             cells = [sample.id, sample.group, sample.question, sample.prediction, sample.expected, verdict]
+            if credit:
+                cells.append(sample.partial_credit or "—")
             lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     else:
         lines.append(f"No {unit}s.")

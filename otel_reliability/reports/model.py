@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from otel_reliability.reports.compare import Comparison
 
-__all__ = ["COMPARISON_PART", "GroupRow", "Report", "SampleRow", "PARTS", "plural_label"]
+__all__ = ["COMPARISON_PART", "GroupRow", "Report", "SampleRow", "PARTS", "partial_credit_text", "plural_label"]
 
 PARTS = (
     ("overview", "Overview"),
@@ -38,6 +38,8 @@ class GroupRow:
     correct: int
     total: int
     failures: dict[str, int] = field(default_factory=dict)  # reason → count, most frequent first
+    # runs' partial credit, mean per measure ("F1", "LCS-F1"); empty when no run has any
+    partial_credit: dict[str, float] = field(default_factory=dict)
 
     @property
     def accuracy(self) -> float:
@@ -55,6 +57,7 @@ class SampleRow:
     expected: str
     passed: bool
     verdict: str  # "correct", or the reason it failed
+    partial_credit: str = ""  # e.g. "F1 0.67, LCS-F1 0.80"; empty when not measured
 
 
 @dataclass(slots=True)
@@ -94,3 +97,12 @@ def plural_label(report: Report) -> str:
     if len(report.groups) == 1:
         return label
     return label[:-1] + "ies" if label.endswith("y") else label + "s"
+
+
+def partial_credit_text(measures: dict[str, float]) -> str:
+    """Partial-credit measures as a cell, ``"—"`` when there are none.
+
+    >>> partial_credit_text({"F1": 2 / 3, "LCS-F1": 0.8}), partial_credit_text({})
+    ('F1 0.67, LCS-F1 0.80', '—')
+    """
+    return ", ".join(f"{name} {value:.2f}" for name, value in measures.items()) or "—"

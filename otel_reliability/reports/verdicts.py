@@ -6,9 +6,10 @@ from collections import Counter
 from typing import Iterable
 
 from otel_reliability.expectations import Expectation
+from otel_reliability.matcher.steps import describe
 from otel_reliability.model import Verdict
 from otel_reliability.results import PROBLEM_LISTS, RunResult, span_hex, trace_hex
-from otel_reliability.reports.model import GroupRow, Report, SampleRow
+from otel_reliability.reports.model import GroupRow, Report, SampleRow, partial_credit_text
 from otel_reliability.reports.recommend import verdict_recommendations
 
 __all__ = ["verdict_report"]
@@ -52,8 +53,13 @@ def verdict_report(
             group.failures["reason not recorded"] = group.failures.get("reason not recorded", 0) + 1
         for attempt in result.verdict.chain:
             outcomes[attempt.outcome] += 1
+    credit: dict[str, dict[str, list[float]]] = {}  # expectation → measure → the runs' values
+    for result in results:
+        for name, value in _partial_credit(result.verdict).items():
+            credit.setdefault(result.expectation, {}).setdefault(name, []).append(value)
     for group in groups.values():
         group.failures = dict(sorted(group.failures.items(), key=lambda kv: -kv[1]))
+        group.partial_credit = {name: sum(v) / len(v) for name, v in credit.get(group.name, {}).items()}
     agents = sorted({r.agent for r in results})
     return Report(
         title=title,
@@ -93,7 +99,17 @@ def _row(result: RunResult, expectation: Expectation | None) -> SampleRow:
         expected=expected_text,
         passed=result.passed,
         verdict="passed" if result.passed else "; ".join(reasons) or _unjudged(verdict) or "failed",
+        partial_credit=partial_credit_text(measures) if (measures := _partial_credit(verdict)) else "",
     )
+
+
+def _partial_credit(verdict: Verdict) -> dict[str, float]:
+    """The run's trajectory measures the report shows: F1 and LCS-F1, those measured."""
+    trajectory = verdict.trajectory
+    if trajectory is None:
+        return {}
+    measures = {"F1": trajectory.f1, "LCS-F1": trajectory.lcs_f1}
+    return {name: value for name, value in measures.items() if value is not None}
 
 
 def _unjudged(verdict: Verdict) -> str:
@@ -109,11 +125,18 @@ def _expected_text(expectation: Expectation) -> str:
         for spec in specs if isinstance(specs, list) else [specs]:
             parts.append(f"{tool}({', '.join(f'{k}={v!r}' for k, v in spec.items())})")
     if expectation.expected_chain is not None:
-        parts.append(f"order {expectation.order}: {expectation.expected_chain}")
+        parts.append(f"order {expectation.order}: {' → '.join(map(describe, expectation.expected_chain)) or 'no call'}")
     for label, value in (("allowed", expectation.allowed_tools), ("forbidden", expectation.forbidden_tools)):
         if value is not None:
             parts.append(f"{label}: {', '.join(value) or 'none'}")
-    for label, value in (("max_tool_calls", expectation.max_tool_calls), ("max_errors", expectation.max_errors)):
+    for label, value in (
+        ("max_tool_calls", expectation.max_tool_calls),
+        ("max_errors", expectation.max_errors),
+        ("max_model_calls", expectation.max_model_calls),
+        ("max_total_tokens", expectation.max_total_tokens),
+        ("max_duration_ms", expectation.max_duration_ms),
+        ("max_repeated_calls", expectation.max_repeated_calls),
+    ):
         if value is not None:
             parts.append(f"{label} {value}")
     if expectation.fail_on:

@@ -113,8 +113,12 @@ def _encode(r: SpanRecord) -> list[Any]:
         [[q.name, q.arguments, q.call_id] for q in r.requests],
         [[a.call_id, a.content, a.refusal, a.error, a.names_refusal] for a in r.responses],
         None if r.dispatched is None else [r.dispatched.name, r.dispatched.arguments, r.dispatched.call_id],
-        [dict(e) for e in r.evaluations], r.policy_denied, r.session_id, r.sent_by,
+        [dict(e) for e in r.evaluations], r.policy_denied, r.session_id, r.sent_by, r.model_call, r.tokens,
     ]  # fmt: skip
+
+
+# session_id, sent_by, model_call, tokens: the fields added since the first version, in order
+_NEWER_DEFAULTS = (None, None, False, None)
 
 
 def _decode(item: list[Any]) -> SpanRecord:
@@ -123,6 +127,8 @@ def _decode(item: list[Any]) -> SpanRecord:
         tool_name, arguments, call_id, refusal, handoff_to, requests, responses, dispatched, evaluations, denied,
         *newer,  # fields added since: records an older writer stored lack them
     ) = item  # fmt: skip
+    # fields added since, in the order they came: records an older writer stored lack the last ones
+    session_id, sent_by, model_call, tokens = (*newer, *_NEWER_DEFAULTS[len(newer):])
     return SpanRecord(
         trace_id, span_id, parent_id, name, start_ns, end_ns, _ROLES[role], error,
         agent_name=agent_name, run_key=run_key, attributes=None if attributes is None else _attributes(attributes), output=output,
@@ -131,7 +137,7 @@ def _decode(item: list[Any]) -> SpanRecord:
         responses=tuple(ToolResponse(*a) for a in responses),
         dispatched=None if dispatched is None else ToolRequest(*dispatched),
         evaluations=tuple(_attributes(e) for e in evaluations), policy_denied=denied,
-        session_id=newer[0] if newer else None, sent_by=newer[1] if len(newer) > 1 else None,
+        session_id=session_id, sent_by=sent_by, model_call=model_call, tokens=tokens,
     )  # fmt: skip
 
 

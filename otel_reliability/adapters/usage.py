@@ -1,0 +1,84 @@
+"""Token usage of one model call, as each convention records it: input plus output tokens.
+
+Only model-call spans are read: agent-run and workflow spans repeat the sum of their
+calls (strands' ``invoke_agent``, Vercel's ``ai.generateText``, CrewAI's ``crew.kickoff``),
+and reading them too would count every token twice. Where a convention records the two
+parts, their sum is the call's tokens; a total is read only when the parts are absent
+(it may include tokens the parts leave out, e.g. cached ones, on some producers).
+"""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+# (input, output) pairs, newest spelling first, then a total to fall back on
+GENAI_PARTS = (
+    ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"),
+    ("gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens"),  # before semconv 1.27; strands writes both
+)
+GENAI_TOTALS = ("gen_ai.usage.total_tokens", "llm.usage.total_tokens")  # the second: traceloop's
+OPENINFERENCE_PARTS = (("llm.token_count.prompt", "llm.token_count.completion"),)
+OPENINFERENCE_TOTALS = ("llm.token_count.total",)
+VERCEL_PARTS = (
+    ("ai.usage.inputTokens", "ai.usage.outputTokens"),  # AI SDK 5
+    ("ai.usage.promptTokens", "ai.usage.completionTokens"),  # AI SDK 4
+)
+VERCEL_TOTALS = ("ai.usage.totalTokens",)
+
+
+def genai_tokens(attrs: Mapping[str, Any]) -> int | None:
+    """A GenAI (or traceloop) model call's tokens.
+
+    >>> genai_tokens({"gen_ai.usage.input_tokens": 11, "gen_ai.usage.output_tokens": 7})
+    18
+    >>> genai_tokens({"llm.usage.total_tokens": 40}), genai_tokens({})
+    (40, None)
+    """
+    return _tokens(attrs, GENAI_PARTS, GENAI_TOTALS)
+
+
+def openinference_tokens(attrs: Mapping[str, Any]) -> int | None:
+    """An OpenInference LLM span's tokens.
+
+    >>> openinference_tokens({"llm.token_count.prompt": 30, "llm.token_count.completion": 5, "llm.token_count.total": 35})
+    35
+    """
+    return _tokens(attrs, OPENINFERENCE_PARTS, OPENINFERENCE_TOTALS)
+
+
+def vercel_tokens(attrs: Mapping[str, Any]) -> int | None:
+    """A Vercel AI SDK ``doGenerate``/``doStream`` span's tokens; its GenAI attributes when it has no ``ai.usage.*``.
+
+    >>> vercel_tokens({"ai.usage.inputTokens": 11, "ai.usage.outputTokens": 7, "gen_ai.usage.input_tokens": 11})
+    18
+    """
+    tokens = _tokens(attrs, VERCEL_PARTS, VERCEL_TOTALS)
+    return genai_tokens(attrs) if tokens is None else tokens
+
+
+def _tokens(
+    attrs: Mapping[str, Any], parts: tuple[tuple[str, str], ...], totals: tuple[str, ...]
+) -> int | None:
+    for input_key, output_key in parts:
+        given, taken = _count(attrs.get(input_key)), _count(attrs.get(output_key))
+        if given is not None or taken is not None:
+            return (given or 0) + (taken or 0)
+    for key in totals:
+        total = _count(attrs.get(key))
+        if total is not None:
+            return total
+    return None
+
+
+def _count(value: Any) -> int | None:
+    """A token count: a non-negative int (some exporters write numbers as strings or floats)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, (int, float)) and value >= 0 and value == value:
+        return int(value)
+    return None
