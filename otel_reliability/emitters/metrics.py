@@ -125,6 +125,11 @@ class ReliabilityMetrics:
         self._sink_failures = meter.create_counter(
             "agent.reliability.sink.failures", unit="{failure}", description="Times a verdict sink raised, by sink"
         )
+        self._open_forgotten = meter.create_counter(
+            "agent.reliability.open_spans.forgotten",
+            unit="{span}",
+            description="Started spans the span processor stopped tracking before they ended (over its bound, or too old)",
+        )
 
     def record(self, result: RunResult) -> None:
         """Count one verdict: the evaluation, its score, and its tool calls."""
@@ -185,6 +190,10 @@ class ReliabilityMetrics:
     def log_records_dropped(self, count: int, reason: str) -> None:
         """Count log records not accepted, with the reasons ``spans_dropped`` uses."""
         self._logs_dropped.add(count, {REASON: reason})
+
+    def open_spans_forgotten(self, count: int) -> None:
+        """Count started spans no longer tracked as open (the span processor's bound on spans that never end)."""
+        self._open_forgotten.add(count)
 
     def sink_failed(self, sink: str) -> None:
         """Count a sink (store, metrics, reputation, callback …) that raised while publishing."""
