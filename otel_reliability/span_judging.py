@@ -65,6 +65,10 @@ class SpanJudging:
         self.open_spans: dict[int, Span] = {}  # started, not ended: at most max_open_spans
         self.watchers: dict[int, Any] = {}  # span id → the expect(...) block open when it started
         self.torn: set[int] = set()  # traces whose spans a fork lost: their runs get no verdict
+        # Traces with a run judged top-level although its parent span is local: this processor
+        # never saw that parent start (added to the provider mid-run, or its open span forgotten),
+        # so the parent may be a run that ends later and supersedes the verdict. Kept buffered.
+        self.awaiting_parent: set[int] = set()
         self._last_sweep = time.monotonic()
 
     def process(self, spans: list[ReadableSpan], logs: Sequence[LogData] = (), judge: bool = True) -> None:
@@ -138,6 +142,8 @@ class SpanJudging:
             if record.trace_id in self.torn:
                 self.count_drop("fork")  # its spans from before a fork are lost: no verdict rather than a wrong one
                 continue
+            if _has_unseen_local_parent(span, record, trace, open_spans):
+                self.awaiting_parent.add(record.trace_id)
             inline = watcher.expectation if watcher is not None else None
             extra = (_Watcher(watcher),) if watcher is not None else ()
             judgement = pipeline.judge_trace(record.trace_id, record.span_id, inline, extra)
@@ -145,11 +151,15 @@ class SpanJudging:
                 self.stats.runs_judged += 1
                 if id(span) in forward:
                     forward[id(span)] = _enriched(span, judgement.result)
-        for record in records:
+        for span, record in zip(spans, records):
             trace = pipeline.buffer.records_of(record.trace_id)
-            if trace is not None and record.parent_id not in trace and record.parent_id not in open_spans:
-                pipeline.forget(record.trace_id)  # the local root ended: nothing more will arrive
-                self.torn.discard(record.trace_id)
+            if trace is None or record.parent_id in trace or record.parent_id in open_spans:
+                continue
+            if record.trace_id in self.awaiting_parent and _has_unseen_local_parent(span, record, trace, open_spans):
+                continue
+            pipeline.forget(record.trace_id)  # the local root ended: nothing more will arrive
+            self.torn.discard(record.trace_id)
+            self.awaiting_parent.discard(record.trace_id)
 
     def sweep(self) -> None:
         """Now and then: drop traces and open spans past ``trace_ttl``."""
@@ -166,6 +176,8 @@ class SpanJudging:
                 forgotten += 1
         for span_id in [s for s in list(self.watchers) if s not in self.open_spans]:
             self.watchers.pop(span_id, None)
+        buffer = self.pipeline.buffer
+        self.awaiting_parent = {t for t in self.awaiting_parent if buffer.records_of(t) is not None}
         if forgotten:
             self._count_forgotten(forgotten)
 
@@ -237,6 +249,15 @@ class _Lookup:
         record = to_record(from_readable_span(live))
         record.end_ns = _OPEN_END
         return record
+
+
+def _has_unseen_local_parent(
+    span: ReadableSpan, record: SpanRecord, trace: dict[int, SpanRecord], open_spans: dict[int, Span]
+) -> bool:
+    parent = span.parent
+    return (
+        parent is not None and not parent.is_remote and record.parent_id not in trace and record.parent_id not in open_spans
+    )
 
 
 def may_be_run_span(span: ReadableSpan) -> bool:

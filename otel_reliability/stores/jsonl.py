@@ -3,6 +3,12 @@
 Each ``add`` is one unbuffered write of a whole line, so lines from several threads or
 processes appending to the same file do not interleave. ``query`` reads the file back;
 a line that does not parse (a write cut short by a crash) is skipped.
+
+The file is never rewritten, so a verdict a re-judgement made void (``Superseded``: a run
+that is no longer top-level) is marked by a line of its own,
+``{"superseded": {"trace_id": …, "run_span_id": …, "at": …}}``, written with the verdicts
+that void it. For each run the latest line wins, a result by its ``evaluated_at``, a mark by
+its ``at``, and on a tie the later line; a run whose latest line is a mark is not returned.
 """
 
 from __future__ import annotations
@@ -14,7 +20,7 @@ from typing import Iterable
 
 from otel_reliability.jsontext import encode_stored
 from otel_reliability.results import RunResult
-from otel_reliability.stores.base import normalise_trace_id
+from otel_reliability.stores.base import Superseded, normalise_trace_id
 
 
 class JsonLinesStore:
@@ -37,8 +43,11 @@ class JsonLinesStore:
     def add(self, result: RunResult) -> None:
         self.add_many([result])
 
-    def add_many(self, results: Iterable[RunResult]) -> None:
-        lines = b"".join(encode_stored(r.to_record()).encode("utf-8") + b"\n" for r in results)
+    def add_many(self, results: Iterable[RunResult], superseded: Iterable[Superseded] = ()) -> None:
+        marks = [_mark(run) for run in superseded]
+        lines = b"".join(line.encode("utf-8") + b"\n" for line in (*marks, *(encode_stored(r.to_record()) for r in results)))
+        if not lines:
+            return
         with self._lock:
             self._file.write(lines)
 
@@ -53,15 +62,16 @@ class JsonLinesStore:
     ) -> list[RunResult]:
         trace = normalise_trace_id(trace_id)
         wanted_status = None if status is None else status.upper()
-        latest: dict[tuple[int, int], RunResult] = {}
-        for result in self._read():
-            key = (result.trace_id, result.run_span_id)
-            if key not in latest or result.evaluated_at >= latest[key].evaluated_at:
-                latest[key] = result
+        latest: dict[tuple[int, int], RunResult | Superseded] = {}
+        for entry in self._read():
+            key = (entry.trace_id, entry.run_span_id)
+            if key not in latest or _time(entry) >= _time(latest[key]):
+                latest[key] = entry
         selected = [
             r
             for r in latest.values()
-            if (trace is None or r.trace_id == trace)
+            if isinstance(r, RunResult)
+            and (trace is None or r.trace_id == trace)
             and (agent is None or r.agent == agent)
             and (wanted_status is None or r.verdict.eval_status == wanted_status)
             and (since is None or r.evaluated_at >= since)
@@ -74,12 +84,26 @@ class JsonLinesStore:
         with self._lock:
             self._file.close()
 
-    def _read(self) -> list[RunResult]:
-        results = []
+    def _read(self) -> list[RunResult | Superseded]:
+        entries: list[RunResult | Superseded] = []
         with open(self._path, encoding="utf-8") as lines:
             for line in lines:
                 try:
-                    results.append(RunResult.from_json(json.loads(line)))
-                except (ValueError, KeyError, TypeError):
+                    data = json.loads(line)
+                    mark = data.get("superseded")
+                    if mark is None:
+                        entries.append(RunResult.from_json(data))
+                    else:
+                        entries.append(Superseded(int(mark["trace_id"], 16), int(mark["run_span_id"], 16), float(mark["at"])))
+                except (ValueError, KeyError, TypeError, AttributeError):
                     continue
-        return results
+        return entries
+
+
+def _mark(run: Superseded) -> str:
+    trace_id, run_span_id = run.key()
+    return json.dumps({"superseded": {"trace_id": trace_id, "run_span_id": run_span_id, "at": run.at}})
+
+
+def _time(entry: RunResult | Superseded) -> float:
+    return entry.evaluated_at if isinstance(entry, RunResult) else entry.at
