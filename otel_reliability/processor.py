@@ -358,6 +358,8 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._hurry = threading.Event()
         inherited = list(self._backlog)
         self._backlog.clear()
+        if self._shut:  # shut down before the fork: on_end forwards, nothing is left to judge
+            return
         if quiet:
             self._judging.pipeline.lock = threading.Lock()
         else:
@@ -367,8 +369,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
                 self._judging.count_drop("fork", lost)
             inherited = []
         self._reopen_store()
-        if not self._shut:
-            self._worker = self._start_worker(inherited)
+        self._worker = self._start_worker(inherited)
 
     def _reopen_store(self) -> None:
         sink = self._store_sink

@@ -158,6 +158,64 @@ def test_a_run_started_before_the_fork_and_ended_in_the_child_is_judged_with_all
     assert [s.attributes["reliability.tool_calls.total"] for s in app.run_spans()] == [1]  # the parent saw only multiply
 
 
+class _BlocksInTheParent(SpanProcessor):
+    """A wrapped processor whose first run span keeps the parent's worker busy until released."""
+
+    def __init__(self, exporter: InMemorySpanExporter) -> None:
+        self.inner = SimpleSpanProcessor(exporter)
+        self.parent = os.getpid()
+        self.busy = threading.Event()
+        self.release = threading.Event()
+
+    def on_end(self, span) -> None:
+        if span.name == "invoke_agent first" and os.getpid() == self.parent:
+            self.busy.set()
+            self.release.wait()
+        self.inner.on_end(span)
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self.inner.force_flush(timeout_millis)
+
+
+def test_a_fork_that_catches_the_worker_mid_batch_gives_the_runs_open_at_the_fork_no_verdict():
+    """The parent's worker is stuck forwarding a span: the child cannot trust what it
+    inherited, starts empty, and forwards the run that was open at the fork without a verdict
+    (it would be judged on half its calls) while judging the runs it makes itself."""
+    exporter = InMemorySpanExporter()
+    wrapped = _BlocksInTheParent(exporter)
+    app = App(wrapped)
+    app.exporter = exporter
+    app.run(agent="first")
+    assert wrapped.busy.wait(10)  # the worker is inside its batch, and stays there past the fork's wait
+    read_end, write_end = os.pipe()
+    with app.tracer.start_as_current_span("invoke_agent second", attributes={
+        "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "second",
+    }):
+        app.tool("multiply")  # queued, never handled before the fork
+        pid = os.fork()
+        if pid == 0:
+            app.tool("divide")
+    if pid == 0:
+        try:
+            app.run(agent="third")
+            flushed = app.processor.force_flush(10_000)
+            report = {"flushed": flushed, "dropped": app.processor.stats.dropped,
+                      "second": [enriched(app.run_spans("invoke_agent second")), len(app.run_spans("invoke_agent second"))],
+                      "third": enriched(app.run_spans("invoke_agent third"))}
+        except BaseException as exc:  # noqa: BLE001 (the parent must hear about any failure)
+            report = {"error": repr(exc)}
+        os.write(write_end, json.dumps(report).encode())
+        os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        report = json.loads(pipe.read() or b'{"error": "the child said nothing"}')
+    os.waitpid(pid, 0)
+    wrapped.release.set()
+    assert report == {"flushed": True, "dropped": {"fork": 2}, "second": [0, 1], "third": 1}
+    assert app.processor.force_flush()  # the parent carries on with its own copy
+    assert [enriched(app.run_spans(f"invoke_agent {agent}")) for agent in ("first", "second")] == [1, 1]
+
+
 # -- hostile callbacks and wrapped processors -------------------------------------------------
 
 
