@@ -6,7 +6,7 @@ a line that does not parse (a write cut short by a crash) is skipped.
 
 The file is never rewritten, so a verdict a re-judgement made void (``Superseded``: a run
 that is no longer top-level) is marked by a line of its own,
-``{"superseded": {"trace_id": …, "run_span_id": …, "at": …}}``, written with the verdicts
+``{"superseded": {"trace_id": …, "run_span_id": …, "at": …}}``, written after the verdicts
 that void it. For each run the latest line wins, a result by its ``evaluated_at``, a mark by
 its ``at``, and on a tie the later line; a run whose latest line is a mark is not returned.
 """
@@ -44,8 +44,9 @@ class JsonLinesStore:
         self.add_many([result])
 
     def add_many(self, results: Iterable[RunResult], superseded: Iterable[Superseded] = ()) -> None:
-        marks = [_mark(run) for run in superseded]
-        lines = b"".join(line.encode("utf-8") + b"\n" for line in (*marks, *(encode_stored(r.to_record()) for r in results)))
+        # Results before marks: readers that tell a results file by its first line see a result.
+        texts = [*(encode_stored(r.to_record()) for r in results), *(_mark(run) for run in superseded)]
+        lines = b"".join(text.encode("utf-8") + b"\n" for text in texts)
         if not lines:
             return
         with self._lock:
