@@ -280,8 +280,13 @@ def from_span_attributes(expectations: Sequence[Expectation], attributes: Mappin
                 return expectation if expectation.scope == "run" else None
         raise ExpectationError(f"run span names expectation case {case!r}, which no loaded file defines")
     tool_calls = attributes.get("reliability.expect.tool_calls")
-    if tool_calls is not None:
-        if isinstance(tool_calls, str):
-            tool_calls = [tool_calls]
-        return Expectation(name="span-attributes", expected_tool_calls=[str(t) for t in tool_calls])
-    return None
+    if tool_calls is None:
+        return None
+    if isinstance(tool_calls, str):
+        tool_calls = [tool_calls]
+    # A string array, as the attribute is documented; anything else (a number, bytes, a
+    # mixed array) is not guessed at: the run is not judged rather than judged against
+    # tool names nobody wrote.
+    if not isinstance(tool_calls, (list, tuple)) or not all(isinstance(t, str) for t in tool_calls):
+        raise ExpectationError(f"run span's reliability.expect.tool_calls is a {type(tool_calls).__name__}, not a string array")
+    return Expectation(name="span-attributes", expected_tool_calls=list(tool_calls))

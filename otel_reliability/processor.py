@@ -9,41 +9,59 @@ worker thread, which forwards the held spans once judged.
 GenAI event log records reach the same worker through ``log_record_processor()`` (a
 ``LogRecordProcessor`` for the app's ``LoggerProvider``); they join their spans before the
 run is judged.
+
+The worker outlives whatever it runs: a sink, the user's callback or the wrapped processor
+raising anything, ``SystemExit`` and ``KeyboardInterrupt`` included, is logged and counted
+(``agent.reliability.sink.failures``), and the worker carries on; only the app thread's own
+calls into the wrapped processor raise into the app, as they would without this one.
+
+After ``os.fork()`` (gunicorn ``--preload``, Celery prefork) the child gets a worker of its
+own, with fresh locks and events. The parent first waits (up to ``_FORK_WAIT_SECONDS``) for
+the worker to finish the batch in hand, so the child inherits the buffer between two
+batches and *keeps* it: a run that started before the fork and ends in the child is judged
+with the spans that ended before the fork. Spans queued but not yet handled at the fork are
+the parent's to forward and judge; the child only buffers them, as evidence. When the
+worker could not finish in time (a wrapped exporter blocking), the child starts with an
+empty buffer instead, and the runs whose spans were open at the fork are forwarded without
+a verdict (counted as dropped, reason ``fork``) rather than judged on half their spans.
+A results store the processor opened itself is opened again in the child (a SQLite or
+PostgreSQL connection must not cross a fork); a store object passed in is used as it is.
+
+After ``shutdown()`` spans are not queued: each goes straight to the wrapped processor,
+which does what it does after its own shutdown (``BatchSpanProcessor`` drops and counts it).
 """
 
 from __future__ import annotations
 
 import logging
 import os
-import sys
 import threading
 import time
 from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from opentelemetry.context import Context
-from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from .adapters import may_be_run, to_event_record, to_record
-from .assembly.ownership import enclosing_run
 from .emitters.metrics import ReliabilityMetrics
 from .emitters.sinks import MetricsSink, PrintSink, StoreSink
-from .emitters.span_attributes import evaluation_event, verdict_attributes
 from .engine import CallbackSink, Engine, EngineSettings, Pipeline, Sink
 from .expectations import DEFAULT_EXPECTATION, Expectation
+from .forking import register_fork_hooks
 from .inline import active_check, register_processor
 from .log_processor import ReliabilityLogRecordProcessor
-from .model import LogData, Role, SpanRecord
+from .model import LogData
 from .results import RunResult
 from .session_results import SessionResult
-from .sources.sdk import attributes_view, from_ended_span, from_readable_span, with_additions
+from .span_judging import ProcessorStats, SpanJudging, UnavailableStore, flush_within, may_be_run_span
 from .stores import ResultStore, open_store, parse_store_spec
 from .suppression import suppress_instrumentation_in_this_thread
 
 if TYPE_CHECKING:
     from .reputation import Reputation
+
+__all__ = ["ProcessorStats", "ReliabilitySpanProcessor"]
 
 logger = logging.getLogger(__name__)
 
@@ -57,40 +75,16 @@ _IDLE_WAKE_SECONDS = 0.5  # and at least this often, so spans of unfinished runs
 # raised the app thread's (benchmarks/processor_overhead.py). In its paced loop 5-20 ms cost
 # the worker 260-310 us a trace, 50 ms and more 213-240 us; drain() does not wait for it.
 _BATCH_WINDOW_SECONDS = 0.05
-_SWEEP_SECONDS = 1.0
-_OPEN_END = sys.maxsize
-_AGENT_RUN = Role.AGENT_RUN
-
-
-@dataclass(slots=True)
-class ProcessorStats:
-    """What the processor did, for tests and debugging (the metrics carry the same)."""
-
-    spans: int = 0
-    runs_judged: int = 0
-    traces_dropped: dict[str, int] = field(default_factory=dict)  # by reason, as ``Pipeline.traces_dropped``
-    dropped: dict[str, int] = field(default_factory=dict)
+# How long a fork waits for the worker to finish its batch: long enough for any batch that
+# is not stuck in a blocked exporter, short enough not to stall a server starting workers.
+_FORK_WAIT_SECONDS = 1.0
+# Results stores a forked child must neither use nor close (the parent's connections): kept
+# referenced here so that no garbage collection closes them in the child either.
+_INHERITED_STORES: list[Any] = []
 
 
 class _Stop:
     pass
-
-
-class _Watcher:
-    """An ``expect(...)`` block as a sink for the one run it saw start."""
-
-    __slots__ = ("name", "_check")
-
-    def __init__(self, check: Any) -> None:
-        self.name = "expect"
-        self._check = check
-
-    def publish(self, judgements: Sequence[Any]) -> None:
-        for judgement in judgements:
-            self._check.deliver(judgement.result)
-
-    def close(self) -> None:
-        pass
 
 
 class ReliabilitySpanProcessor(SpanProcessor):
@@ -125,6 +119,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         max_runs_per_session: int = EngineSettings.model_fields["max_runs_per_session"].default,
         max_buffered_bytes: int = EngineSettings.model_fields["max_buffered_bytes"].default,
         max_queue: int = 100_000,
+        max_open_spans: int = 100_000,
         max_label_values: int = 100,
     ) -> None:
         settings = EngineSettings.checked(
@@ -143,21 +138,28 @@ class ReliabilitySpanProcessor(SpanProcessor):
             store = os.environ.get("OTEL_RELIABILITY_STORE", DEFAULT_STORE)
         engine = Engine(expectations, default_expectation)  # a bad expectation file fails before the store is opened
         self._next = span_processor
-        self._store = open_store(store) if isinstance(store, (str, Path)) else store
-        self._metrics = ReliabilityMetrics(meter_provider, max_label_values=max_label_values)
+        self._store_spec = store if isinstance(store, (str, Path)) else None  # opened again in a forked child
+        store = open_store(store) if self._store_spec is not None else store
+        metrics = ReliabilityMetrics(meter_provider, max_label_values=max_label_values)
         # Where each verdict goes, in this order; a failing one is logged, counted and skipped.
-        chosen: list[Sink] = [StoreSink(self._store)] if self._store is not None else []
-        chosen += [MetricsSink(self._metrics), *sinks]
+        self._store_sink = StoreSink(store) if store is not None else None
+        chosen: list[Sink] = [self._store_sink] if self._store_sink is not None else []
+        chosen += [MetricsSink(metrics), *sinks]
         if on_result is not None:
             chosen.append(CallbackSink(on_result))
         if print_results:
             chosen.append(PrintSink())
-        self._pipeline = Pipeline(
-            engine, chosen, settings=settings, observer=self._metrics,
-            on_unjudgeable=lambda _name, _exc: self._count_drop("bad_expectation"),
-        )
+
+        def new_pipeline() -> Pipeline:
+            return Pipeline(
+                engine, chosen, settings=settings, observer=metrics,
+                on_unjudgeable=lambda _name, _exc: self._judging.count_drop("bad_expectation"),
+            )
+
+        self._judging = SpanJudging(new_pipeline, metrics, span_processor, max_open_spans)
+        self.stats = self._judging.stats
         self._max_queue = max_queue
-        self.stats = ProcessorStats()
+        self._max_open_spans = max_open_spans
         # Written by app threads, drained by the worker: dict and deque operations are
         # atomic under the GIL, which keeps the app-thread path lock-free. The worker is
         # woken only when a possible run span ends (or the backlog grows), not per span:
@@ -165,50 +167,60 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._backlog: deque = deque()
         self._wake = threading.Event()
         self._hurry = threading.Event()  # cuts the batch window short
-        self._open: dict[int, Span] = {}
-        self._held: set[int] = set()  # id() of each queued span on_end held back (added before it is queued)
-        self._watchers: dict[int, Any] = {}
-        self._last_sweep = time.monotonic()
-        self._metrics.register_buffered(lambda: self.buffered_traces)
-        self._metrics.register_buffered_bytes(lambda: self.buffered_bytes)
-        self._worker = threading.Thread(target=self._work, name="otel-reliability", daemon=True)
-        self._worker.start()
+        self._open = self._judging.open_spans
+        self._watchers = self._judging.watchers
+        self._shut = False
+        # Held by the worker while it handles a batch, so that a fork happens between batches.
+        self._batch_lock = threading.Lock()
+        self._quiet_for_fork = False
+        metrics.register_buffered(lambda: self.buffered_traces)
+        metrics.register_buffered_bytes(lambda: self.buffered_bytes)
+        self._worker = self._start_worker(())
         register_processor(self)
+        register_fork_hooks(self)
 
     @property
     def buffered_traces(self) -> int:
         """Traces with ended spans held for judging (bounded by ``max_traces``)."""
-        return len(self._pipeline)
+        return len(self._judging.pipeline)
 
     @property
     def buffered_bytes(self) -> int:
         """Estimated bytes of the ended spans held for judging and of paused runs (bounded by
         ``max_buffered_bytes``: beyond it the oldest traces are evicted, and counted)."""
-        return self._pipeline.buffered_bytes
+        return self._judging.pipeline.buffered_bytes
 
     # -- app thread ---------------------------------------------------------------
 
     def on_start(self, span: Span, parent_context: Context | None = None) -> None:
-        span_id = span.context.span_id
-        self._open[span_id] = span
-        check = active_check()
-        if check is not None:
-            self._watchers[span_id] = check
+        if not self._shut:
+            span_id = span.context.span_id
+            open_spans = self._open
+            open_spans[span_id] = span
+            if len(open_spans) > self._max_open_spans:
+                self._judging.forget_oldest_open()
+            check = active_check()
+            if check is not None:
+                self._watchers[span_id] = check
         if self._next is not None:
             self._next.on_start(span, parent_context=parent_context)
 
     def on_end(self, span: ReadableSpan) -> None:
+        if self._shut:  # nothing would judge it: the wrapped processor has it as it is
+            if self._next is not None:
+                self._next.on_end(span)
+            return
         backlog = len(self._backlog)
         if backlog >= self._max_queue:
             self._open.pop(span.context.span_id, None)
-            self._count_drop("queue_full")
+            self._judging.count_drop("queue_full")
             held = False
         else:
             # The span alone, not a (span, held) pair: a held span's id goes in a set
             # (about one span in ten) rather than the app thread allocating a tuple per span.
-            held = _may_be_run(span)
+            held = may_be_run_span(span)
             if held:
-                self._held.add(id(span))
+                self._judging.held.add(id(span))  # before it is queued: the worker reads it then
             self._backlog.append(span)
             if (held or backlog % _WAKE_EVERY == 0) and not self._wake.is_set():
                 self._wake.set()
@@ -228,18 +240,24 @@ class ReliabilitySpanProcessor(SpanProcessor):
 
     def queue_log(self, log: LogData) -> None:
         """Queue a log record for the worker (app thread: one append, as for a span)."""
+        if self._shut:
+            self._judging.count_log_drop("shutdown")
+            return
         if len(self._backlog) >= self._max_queue:
-            self._count_log_drop("queue_full")
+            self._judging.count_log_drop("queue_full")
             return
         self._backlog.append(log)
 
     def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        """True when every span queued before the call was judged, enriched and forwarded, and
+        the wrapped processor's own ``force_flush`` said True, all within ``timeout_millis``;
+        False when the time ran out first (a wrapped exporter blocking, say)."""
         deadline = time.monotonic() + timeout_millis / 1000
-        drained = self.drain(timeout_millis / 1000)
+        if not self.drain(timeout_millis / 1000):
+            return False
         if self._next is None:
-            return drained
-        remaining = max(0, int((deadline - time.monotonic()) * 1000))
-        return self._next.force_flush(remaining) and drained
+            return True
+        return flush_within(self._next, deadline)
 
     def judge_session(self, session_id: str, timeout: float = 30.0) -> SessionResult | None:
         """Judge the session (conversation) ``session_id`` now, from its runs judged so far, by the
@@ -256,21 +274,27 @@ class ReliabilitySpanProcessor(SpanProcessor):
         """
         if threading.current_thread() is not self._worker:  # (a sink asking would wait on itself)
             self.drain(timeout)  # the runs queued so far are judged first: they may be its turns
-        return self._pipeline.judge_session(session_id)
+        return self._judging.pipeline.judge_session(session_id)
 
     def shutdown(self) -> None:
+        """Judge and forward what is queued, then shut the wrapped processor down. Spans that
+        end afterwards go straight to the wrapped processor (see the module's docstring)."""
+        if self._shut:
+            return
+        self._shut = True  # from here on_end forwards instead of queueing
         if self._worker.is_alive():
             self._submit(_Stop())
             self._worker.join(timeout=30)
-        self._pipeline.end_sessions()  # the end of the input: sessions not judged yet are judged as they stand
-        self._pipeline.close()
+        self._forward_leftovers()
+        self._judging.pipeline.end_sessions()  # the end of the input: sessions not judged yet are judged as they stand
+        self._judging.pipeline.close()
         if self._next is not None:
             self._next.shutdown()
 
     def drain(self, timeout: float = 30.0) -> bool:
-        """Wait until every span queued so far has been judged and forwarded."""
-        if not self._worker.is_alive():
-            return True
+        """Wait until every span queued so far has been judged and forwarded; False on timeout."""
+        if not self._worker.is_alive():  # after shutdown: only what no worker will ever handle is left
+            return not any(isinstance(item, (ReadableSpan, LogData)) for item in list(self._backlog))
         done = threading.Event()
         self._submit(done)
         return done.wait(timeout)
@@ -282,150 +306,112 @@ class ReliabilitySpanProcessor(SpanProcessor):
 
     # -- worker -------------------------------------------------------------------
 
-    def _work(self) -> None:
+    def _start_worker(self, inherited: Sequence[Any]) -> threading.Thread:
+        worker = threading.Thread(target=self._work, args=(inherited,), name="otel-reliability", daemon=True)
+        worker.start()
+        return worker
+
+    def _work(self, inherited: Sequence[Any]) -> None:
         suppress_instrumentation_in_this_thread()  # the store's writes are not the app's spans
+        judging = self._judging
+        if inherited:  # queued in the parent before a fork: the parent forwards and judges them
+            with self._batch_lock:
+                spans = [item for item in inherited if isinstance(item, ReadableSpan)]
+                judging.process(spans, [item for item in inherited if type(item) is LogData], judge=False)
         while True:
-            self._wake.wait(_IDLE_WAKE_SECONDS)
-            self._wake.clear()
-            batch: list[ReadableSpan] = []
-            logs: list[LogData] = []
-            while self._backlog:
+            try:
+                self._wake.wait(_IDLE_WAKE_SECONDS)
+                self._wake.clear()
+                with self._batch_lock:
+                    stopped = self._handle_backlog()
+                    if not stopped:
+                        judging.sweep()
+                if stopped:
+                    return
+                if self._hurry.wait(_BATCH_WINDOW_SECONDS):
+                    self._hurry.clear()
+            except BaseException:  # the worker outlives anything (process() already guards each batch)
+                logger.exception("otel-reliability's worker failed; it carries on")
+                judging.count_drop("internal_error")
+
+    def _handle_backlog(self) -> bool:
+        """Process what is queued, up to and through each marker; True at the stop marker."""
+        batch: list[ReadableSpan] = []
+        logs: list[LogData] = []
+        process = self._judging.process
+        while self._backlog:
+            item = self._backlog.popleft()
+            if isinstance(item, (_Stop, threading.Event)):
+                process(batch, logs)
+                batch, logs = [], []
+                if isinstance(item, _Stop):
+                    return True
+                item.set()
+            elif type(item) is LogData:
+                logs.append(item)
+            else:
+                batch.append(item)
+        process(batch, logs)
+        return False
+
+    def _forward_leftovers(self) -> None:
+        """After the worker stopped: what another thread queued meanwhile goes on unjudged."""
+        while self._backlog:
+            try:
                 item = self._backlog.popleft()
-                if isinstance(item, (_Stop, threading.Event)):
-                    self._process(batch, logs)
-                    batch, logs = [], []
-                    if isinstance(item, _Stop):
-                        return
-                    item.set()
-                elif type(item) is LogData:
-                    logs.append(item)
-                else:
-                    batch.append(item)
-            self._process(batch, logs)
-            self._sweep()
-            if self._hurry.wait(_BATCH_WINDOW_SECONDS):
-                self._hurry.clear()
+            except IndexError:
+                return
+            if isinstance(item, threading.Event):
+                item.set()
+            elif type(item) is LogData:
+                self._judging.count_log_drop("shutdown")
+            elif isinstance(item, ReadableSpan) and id(item) in self._judging.held:  # the others went on in on_end
+                self._judging.held.discard(id(item))
+                self._judging.forward([item])
 
-    def _process(self, spans: list[ReadableSpan], logs: Sequence[LogData] = ()) -> None:
-        """Buffer a batch of log records and ended spans, judge the top-level runs among the
-        spans, forward the held ones. The records go first: they were emitted while their
-        spans were open, so before any run span of the batch ended."""
-        if logs:
-            self._ingest_logs(logs)
-        if not spans:
+    # -- fork (forking.register_fork_hooks calls these on the thread that forks) -------------
+
+    def before_fork(self) -> None:
+        """Let the worker finish its batch, and hold it there until the fork is done."""
+        worker = self._worker
+        if self._shut or not worker.is_alive() or worker is threading.current_thread():
+            self._quiet_for_fork = False
             return
-        held_ids = self._held
-        held = [span for span in spans if id(span) in held_ids] if held_ids else []
-        held_ids.difference_update([id(span) for span in held])
-        forward: dict[int, ReadableSpan] = {id(span): span for span in held}
-        try:
-            self._ingest(spans, forward)
-        except Exception:  # never let one bad batch stop the worker
-            logger.exception("otel-reliability could not process %d spans", len(spans))
-            self._count_drop("internal_error", len(spans))
-        finally:
-            self.stats.traces_dropped = self._pipeline.traces_dropped
-            if self._next is not None:
-                for span in held:
-                    self._next.on_end(forward[id(span)])
+        self._quiet_for_fork = self._batch_lock.acquire(timeout=_FORK_WAIT_SECONDS)
 
-    def _ingest_logs(self, logs: Sequence[LogData]) -> None:
-        try:
-            events = [event for event in map(to_event_record, logs) if event is not None]
-            if events:
-                refused = self._pipeline.add_events(events, time.monotonic())
-                if refused:
-                    self._count_log_drop("trace_full", len(refused))
-        except Exception:  # never let one bad batch stop the worker
-            logger.exception("otel-reliability could not process %d log records", len(logs))
-            self._count_log_drop("internal_error", len(logs))
+    def after_fork_in_parent(self) -> None:
+        if self._quiet_for_fork:
+            self._quiet_for_fork = False
+            self._batch_lock.release()
 
-    def _ingest(self, spans: list[ReadableSpan], forward: dict[int, ReadableSpan]) -> None:
-        self.stats.spans += len(spans)
-        records = []
-        runs: list[tuple[ReadableSpan, SpanRecord, Any]] = []
-        open_spans = self._open
-        watchers = self._watchers
-        for span in spans:
-            record = to_record(from_ended_span(span))
-            records.append(record)
-            open_spans.pop(record.span_id, None)
-            # Emptiness first: watchers are rare, and a span's own watcher was added before it ended.
-            watcher = watchers.pop(record.span_id, None) if watchers else None
-            if record.role is _AGENT_RUN:
-                runs.append((span, record, watcher))
-        pipeline = self._pipeline
-        refused = pipeline.add(records, time.monotonic())
-        if refused:
-            self._count_drop("trace_full", len(refused))
-        for span, record, watcher in runs:
-            trace = pipeline.buffer.records_of(record.trace_id)
-            if trace is None or trace.get(record.span_id) is not record:
-                continue  # not kept (its trace was full)
-            if enclosing_run(record, _Lookup(trace, open_spans)) is not None:
-                continue  # a member run: judged with its top-level run
-            inline = watcher.expectation if watcher is not None else None
-            extra = (_Watcher(watcher),) if watcher is not None else ()
-            judgement = pipeline.judge_trace(record.trace_id, record.span_id, inline, extra)
-            if judgement is not None:
-                self.stats.runs_judged += 1
-                if id(span) in forward:
-                    forward[id(span)] = _enriched(span, judgement.result)
-        for record in records:
-            trace = pipeline.buffer.records_of(record.trace_id)
-            if trace is not None and record.parent_id not in trace and record.parent_id not in open_spans:
-                pipeline.forget(record.trace_id)  # the local root ended: nothing more will arrive
-
-    def _sweep(self) -> None:
-        now = time.monotonic()
-        if now - self._last_sweep < _SWEEP_SECONDS:
+    def after_fork_in_child(self) -> None:
+        """A worker, locks and events of the child's own: the parent's worker did not come along."""
+        quiet, self._quiet_for_fork = self._quiet_for_fork, False
+        self._batch_lock = threading.Lock()
+        self._wake = threading.Event()
+        self._hurry = threading.Event()
+        inherited = list(self._backlog)
+        self._backlog.clear()
+        if self._shut:  # shut down before the fork: on_end forwards, nothing is left to judge
             return
-        self._last_sweep = now
-        self._pipeline.expire(now)
-        self._pipeline.judge_idle_sessions(now)
-        self.stats.traces_dropped = self._pipeline.traces_dropped
-        horizon = time.time_ns() - int(self._pipeline.settings.trace_ttl * 1e9)
-        for span_id, span in list(self._open.items()):
-            if (span.start_time or 0) < horizon:
-                self._open.pop(span_id, None)
+        if quiet:
+            self._judging.pipeline.lock = threading.Lock()
+        else:
+            self._judging.start_over_after_torn_fork()
+            lost = sum(isinstance(item, ReadableSpan) for item in inherited)
+            if lost:
+                self._judging.count_drop("fork", lost)
+            inherited = []
+        self._reopen_store()
+        self._worker = self._start_worker(inherited)
 
-    def _count_drop(self, reason: str, count: int = 1) -> None:
-        self.stats.dropped[reason] = self.stats.dropped.get(reason, 0) + count
-        self._metrics.spans_dropped(count, reason)
-
-    def _count_log_drop(self, reason: str, count: int = 1) -> None:
-        key = f"log_records_{reason}"
-        self.stats.dropped[key] = self.stats.dropped.get(key, 0) + count
-        self._metrics.log_records_dropped(count, reason)
-
-
-class _Lookup:
-    """Ended spans of the trace, then spans still open, as records (for ownership walks)."""
-
-    __slots__ = ("_trace", "_open")
-
-    def __init__(self, trace: dict[int, SpanRecord], open_spans: dict[int, Span]) -> None:
-        self._trace = trace
-        self._open = open_spans
-
-    def get(self, span_id: int) -> SpanRecord | None:
-        record = self._trace.get(span_id)
-        if record is not None:
-            return record
-        live = self._open.get(span_id)
-        if live is None:
-            return None
-        record = to_record(from_readable_span(live))
-        record.end_ns = _OPEN_END
-        return record
-
-
-def _may_be_run(span: ReadableSpan) -> bool:
-    """Spans to hold back until judged: anything an adapter may call a run."""
-    parent = span.parent
-    return may_be_run(attributes_view(span), parent is None or parent.is_remote)
-
-
-def _enriched(span: ReadableSpan, result: RunResult) -> ReadableSpan:
-    name, event_attributes = evaluation_event(result)
-    return with_additions(span, verdict_attributes(result), [Event(name, event_attributes, timestamp=span.end_time)])
+    def _reopen_store(self) -> None:
+        sink = self._store_sink
+        if self._store_spec is None or sink is None:
+            return
+        _INHERITED_STORES.append(sink.store)  # the parent's connection: never used, never closed here
+        try:
+            sink.store = open_store(self._store_spec)
+        except Exception:  # verdicts are then not stored (each failure counted); the rest goes on
+            logger.exception("otel-reliability could not open the results store again after a fork")
+            sink.store = UnavailableStore()

@@ -290,3 +290,17 @@ def test_a_batch_keeps_the_same_results_as_adding_one_by_one(path, new_spec):
     assert [r.verdict.eval_status for r in batched.query(trace_id=1)] == ["FAILED"]
     batched.close()
     one_by_one.close()
+
+
+def test_a_superseded_run_loses_its_verdict_unless_it_was_stored_later(path):
+    from otel_reliability.stores import Superseded
+
+    store = open_store(path)
+    store.add_many([result(1, "researcher", at=10.0, span_id=4), result(2, "other", at=10.0, span_id=4)])
+    # trace 1 re-judged at 20: its run 4 is now a member of run 1; a mark older than trace 2's verdict voids nothing
+    store.add_many([result(1, "router", at=20.0, span_id=1)], superseded=[Superseded(1, 4, 20.0), Superseded(2, 4, 5.0)])
+    assert sorted((r.trace_id, r.run_span_id, r.agent) for r in store.query(limit=None)) == [(1, 1, "router"), (2, 4, "other")]
+    store.close()
+    reopened = open_store(path)  # what was voided stays voided for the next reader
+    assert [r.agent for r in reopened.query(trace_id=1, limit=None)] == ["router"]
+    reopened.close()

@@ -35,8 +35,20 @@ def _exception_message(span: SpanData) -> str | None:
 
 
 def str_or_none(value: Any) -> str | None:
-    """Attribute values may be any type; names and ids are compared as strings."""
-    return None if value is None else str(value)
+    """Attribute values may be any type; names and ids are compared as strings. A value with
+    no text (an int past Python's 4,300-digit ``str`` limit) is unknown, not an error."""
+    if value is None:
+        return None
+    try:
+        return str(value)
+    except ValueError:
+        return None
+
+
+def is_one_of(value: Any, names: frozenset[str] | dict[str, Any]) -> bool:
+    """``value in names`` for an attribute of any type: a list or dict value is not hashable,
+    so it must not reach the set lookup (it would raise, on the app's thread in ``may_be_run``)."""
+    return isinstance(value, str) and value in names
 
 
 def loads(value: Any) -> Any:

@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from ..model import EventData, Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from . import genai_tools, vertex
-from .common import error_text, loads, str_or_none, text_of
+from .common import error_text, is_one_of, loads, str_or_none, text_of
 from .history import newest_messages
 from .usage import genai_tokens
 
@@ -31,7 +31,7 @@ def may_be_run(attributes: Mapping[str, Any]) -> bool | None:
     operation = attributes.get(OPERATION)
     if operation is None:
         return None
-    return isinstance(operation, str) and operation in RUN_OPERATIONS
+    return is_one_of(operation, RUN_OPERATIONS)
 
 
 class GenAIAdapter:
@@ -44,7 +44,7 @@ class GenAIAdapter:
         error = record.error = error_text(span)
         if operation is None:
             return vertex.model_call(span, record)
-        if operation in RUN_OPERATIONS:
+        if is_one_of(operation, RUN_OPERATIONS):
             record.role = Role.AGENT_RUN
             record.agent_name = str_or_none(attrs.get("gen_ai.agent.name")) or _name_after(span.name, operation)
             record.attributes = attrs
@@ -70,7 +70,7 @@ class GenAIAdapter:
             record.call_id = call_id
             record.arguments = arguments
             record.refusal = genai_tools.refusal(span, tool_name, error, result)
-        elif operation in MODEL_OPERATIONS:
+        elif is_one_of(operation, MODEL_OPERATIONS):
             record.role = Role.MODEL
             record.model_call = True
             record.tokens = genai_tokens(attrs)

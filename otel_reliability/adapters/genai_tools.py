@@ -13,7 +13,7 @@ import re
 from typing import Any, Mapping
 
 from ..model import SpanData
-from .common import loads, str_or_none
+from .common import is_one_of, loads, str_or_none
 
 # ADK writes this instead of the model's call id on the span of a tool that raised.
 PLACEHOLDER_CALL_ID = "<not specified>"
@@ -85,12 +85,12 @@ def refusal(span: SpanData, tool_name: str | None, error: str | None, result_err
     """Why the tool never ran although the span exists, None when it ran (or nothing says otherwise)."""
     attrs = span.attributes
     source = attrs.get("adk.experimental.response.source")
-    if source in _REFUSAL_SOURCES:
+    if is_one_of(source, _REFUSAL_SOURCES):
         return _REFUSAL_SOURCES[source]
     if error is None:
         return None
     stage = attrs.get("pydantic_ai.tool.failure_stage")
-    if stage in _REFUSAL_STAGES:
+    if is_one_of(stage, _REFUSAL_STAGES):
         return _REFUSAL_STAGES[stage]
     for prefix, reason in _REFUSAL_PREFIXES:
         if error.startswith(prefix):

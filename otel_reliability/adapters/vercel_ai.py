@@ -17,7 +17,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from .common import error_text, loads, str_or_none, text_of
+from .common import error_text, is_one_of, loads, str_or_none, text_of
 from .history import newest_messages
 from .usage import vercel_tokens
 
@@ -39,7 +39,7 @@ def may_be_run(attributes: Mapping[str, Any]) -> bool | None:
     operation = attributes.get(OPERATION)
     if operation is None:
         return None
-    return operation in RUN_OPERATIONS
+    return is_one_of(operation, RUN_OPERATIONS)
 
 
 class VercelAIAdapter:
@@ -50,7 +50,7 @@ class VercelAIAdapter:
         operation = attrs.get(OPERATION)
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         record.error = error_text(span)
-        if operation in RUN_OPERATIONS:
+        if is_one_of(operation, RUN_OPERATIONS):
             record.role = Role.AGENT_RUN
             record.start_ns = max(0, record.start_ns - _CLOCK_SLACK_NS)
             record.end_ns += _CLOCK_SLACK_NS
@@ -63,7 +63,7 @@ class VercelAIAdapter:
             record.tool_name = str_or_none(attrs.get("ai.toolCall.name"))
             record.call_id = str_or_none(attrs.get("ai.toolCall.id"))
             record.arguments = attrs.get("ai.toolCall.args")
-        elif operation in MODEL_OPERATIONS:
+        elif is_one_of(operation, MODEL_OPERATIONS):
             record.role = Role.MODEL
             record.model_call = True
             record.tokens = vercel_tokens(attrs)
@@ -95,7 +95,7 @@ def _failed_results(value: Any) -> tuple[ToolResponse, ...]:
                 continue
             output = part.get("output")
             kind = output.get("type") if isinstance(output, dict) else None
-            if kind in _FAILED_RESULTS:
+            if is_one_of(kind, _FAILED_RESULTS):
                 text = output.get("reason") if kind == "execution-denied" else output.get("value")
                 responses.append(ToolResponse(str(part["toolCallId"]), text_of(text), error=kind != "execution-denied"))
     return tuple(responses)

@@ -174,6 +174,11 @@ class ReliabilityMetrics:
         self._sessions_dropped = meter.create_counter(
             "agent.reliability.sessions.dropped", unit="{session}", description="Sessions left unjudged, by reason"
         )
+        self._open_forgotten = meter.create_counter(
+            "agent.reliability.open_spans.forgotten",
+            unit="{span}",
+            description="Started spans the span processor stopped tracking before they ended (over its bound, or too old)",
+        )
 
     def record(self, result: RunResult) -> None:
         """Count one verdict: the evaluation, its score, and its tool calls."""
@@ -266,6 +271,10 @@ class ReliabilityMetrics:
     def log_records_dropped(self, count: int, reason: str) -> None:
         """Count log records not accepted, with the reasons ``spans_dropped`` uses."""
         self._logs_dropped.add(count, {REASON: reason})
+
+    def open_spans_forgotten(self, count: int) -> None:
+        """Count started spans no longer tracked as open (the span processor's bound on spans that never end)."""
+        self._open_forgotten.add(count)
 
     def sink_failed(self, sink: str) -> None:
         """Count a sink (store, metrics, reputation, callback …) that raised while publishing."""

@@ -10,13 +10,14 @@ from typing import Sequence
 
 from ..engine import Judgement
 from ..session_results import SessionResult
-from ..stores import ResultStore
+from ..stores import ResultStore, Superseded
 from .metrics import ReliabilityMetrics
 from .table import render_table
 
 
 class StoreSink:
-    """Keeps every verdict; a re-judgement supersedes the run's stored one."""
+    """Keeps every verdict; a re-judgement supersedes the run's stored one, and the stored
+    verdicts of the trace's runs that are no longer top-level are dropped with it."""
 
     name = "store"
 
@@ -24,7 +25,16 @@ class StoreSink:
         self.store = store
 
     def publish(self, judgements: Sequence[Judgement]) -> None:
-        self.store.add_many([j.result for j in judgements])
+        results = [j.result for j in judgements]
+        superseded = {
+            Superseded(j.result.trace_id, span_id, j.result.evaluated_at)
+            for j in judgements
+            for span_id in j.superseded_runs
+        }
+        if superseded:
+            self.store.add_many(results, superseded=sorted(superseded))
+        else:  # the common case, and a store written before supersession takes no second argument
+            self.store.add_many(results)
 
     def publish_sessions(self, results: Sequence[SessionResult]) -> None:
         self.store.add_many(results)

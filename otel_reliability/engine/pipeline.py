@@ -308,7 +308,15 @@ class Pipeline:
             earlier = [r for r in earlier if (r.trace_id, r.span_id) not in held]
         every = earlier + records if earlier else records
         # A paused predecessor from another trace was judged when it ended: only this trace's runs.
-        runs = [run for run in assemble(every) if run.trace_id == trace_id and (only is None or run.span_id == only)]
+        top_level = [run for run in assemble(every) if run.trace_id == trace_id]
+        runs = top_level if only is None else [run for run in top_level if run.span_id == only]
+        # The trace's verdicts are replaced as a set: a run judged top-level before its parent
+        # arrived (or continued by a later run span) is now part of another run, and its
+        # earlier verdict goes.
+        top_ids = {run.span_id for run in top_level}
+        superseded = frozenset(
+            r.span_id for r in records if r.role is _AGENT_RUN and r.trace_id == trace_id and r.span_id not in top_ids
+        )
         said = _said_about(records, runs)
         judgements = []
         for run in runs:
@@ -327,7 +335,7 @@ class Pipeline:
                 if self._on_paused is not None:
                     self._on_paused(kept, every)
             evaluations, denied = said.get(run.span_id, ((), frozenset()))
-            judgements.append(Judgement(run, result, late, evaluations, denied))
+            judgements.append(Judgement(run, result, late, evaluations, denied, superseded))
         return judgements
 
     def _make_room(self) -> None:
@@ -390,6 +398,8 @@ def judge_all_at_end(
     for trace in pipeline.drain():
         for judgement in trace.judgements:  # a re-judgement supersedes the first
             final[judgement.result.trace_id, judgement.result.run_span_id] = judgement
+            for span_id in judgement.superseded_runs:
+                final.pop((judgement.result.trace_id, span_id), None)
     sessions = sorted(pipeline.end_sessions(), key=lambda s: (s.start_ns, s.session_id))
     return sorted(final.values(), key=lambda j: started[j.result.trace_id, j.result.run_span_id]), sessions
 

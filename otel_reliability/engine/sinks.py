@@ -28,6 +28,9 @@ class Judgement:
     # attributes of other evaluators' gen_ai.evaluation.result events on the run's spans
     evaluations: tuple[Mapping[str, Any], ...] = ()
     denied_span_ids: frozenset[int] = field(default_factory=frozenset)  # calls an access policy stopped
+    # Run spans of the same trace that are no longer top-level runs (judged before their parent
+    # run arrived, or continued by a later run span): their earlier verdicts are void.
+    superseded_runs: frozenset[int] = field(default_factory=frozenset)
 
 
 class Sink(Protocol):

@@ -264,6 +264,7 @@ class HttpServer:
             self._loop.run_until_complete(site.start())
         except OSError as exc:
             self._error = exc
+            self._loop.close()  # else the interpreter's exit may collect it after its self-pipe, and print a traceback
             self._started.set()
             return
         self._started.set()

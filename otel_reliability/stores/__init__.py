@@ -4,6 +4,8 @@
 default), a ``.jsonl`` path JSON Lines, ``sqlite:///…`` SQLite, ``postgresql://…``
 PostgreSQL. In each, a later verdict for the same ``(trace_id, run_span_id)`` supersedes
 the earlier one: the one with the latest ``evaluated_at`` wins, and on a tie the later write.
+A re-judged trace replaces its verdicts as a set: the runs it found are no longer top-level
+(``Superseded``) lose theirs.
 A PostgreSQL store also holds the paused runs the receivers sharing it judged
 (``open_paused_runs``) and the turns of their sessions (``open_shared_sessions``).
 """
@@ -13,7 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .base import ResultStore, normalise_trace_id
+from .base import ResultStore, Superseded, normalise_trace_id
 from .spec import StoreSpec, StoreSpecError, parse_store_spec
 
 if TYPE_CHECKING:
@@ -24,6 +26,7 @@ __all__ = [
     "ResultStore",
     "StoreSpec",
     "StoreSpecError",
+    "Superseded",
     "normalise_trace_id",
     "open_paused_runs",
     "open_shared_sessions",

@@ -2,11 +2,29 @@
 
 from __future__ import annotations
 
-from typing import Any, Iterable, Protocol
+from typing import Any, Iterable, NamedTuple, Protocol
 
 from otel_reliability.jsontext import encode_stored
-from otel_reliability.results import RunResult, trace_hex
+from otel_reliability.results import RunResult, span_hex, trace_hex
 from otel_reliability.session_results import SESSION_KEY_PREFIX, SESSION_KIND, SessionResult
+
+
+class Superseded(NamedTuple):
+    """A run whose stored verdict a judgement of its trace made void: it is no longer a
+    top-level run (judged before its parent run arrived, or continued by a later run span).
+    A verdict stored for it later than ``at`` stands."""
+
+    trace_id: int
+    run_span_id: int
+    at: float  # unix seconds: when the superseding judgement was made
+
+    def key(self) -> tuple[str, str]:
+        """``(trace_id, run_span_id)`` in hex, as the stores' rows hold them.
+
+        >>> Superseded(1, 2, 0.0).key()
+        ('00000000000000000000000000000001', '0000000000000002')
+        """
+        return trace_hex(self.trace_id), span_hex(self.run_span_id)
 
 
 class ResultStore(Protocol):
@@ -14,8 +32,10 @@ class ResultStore(Protocol):
         """Keep ``result``, superseding an earlier verdict for the same run."""
         ...
 
-    def add_many(self, results: Iterable[RunResult]) -> None:
-        """Keep several results at once (one transaction where the store has them)."""
+    def add_many(self, results: Iterable[RunResult], superseded: Iterable[Superseded] = ()) -> None:
+        """Keep several results at once, and drop the verdicts of ``superseded`` runs stored no
+        later than their ``at``, so that a re-judged trace's verdicts are replaced as a set
+        (one transaction where the store has them)."""
         ...
 
     def query(

@@ -3,6 +3,12 @@
 Each ``add`` is one unbuffered write of a whole line, so lines from several threads or
 processes appending to the same file do not interleave. ``query`` reads the file back;
 a line that does not parse (a write cut short by a crash) is skipped.
+
+The file is never rewritten, so a verdict a re-judgement made void (``Superseded``: a run
+that is no longer top-level) is marked by a line of its own,
+``{"superseded": {"trace_id": …, "run_span_id": …, "at": …}}``, written after the verdicts
+that void it. For each run the latest line wins, a result by its ``evaluated_at``, a mark by
+its ``at``, and on a tie the later line; a run whose latest line is a mark is not returned.
 """
 
 from __future__ import annotations
@@ -15,7 +21,7 @@ from typing import Any, Iterable
 from otel_reliability.jsontext import encode_stored
 from otel_reliability.results import RunResult
 from otel_reliability.session_results import SESSION_KIND, SessionResult
-from otel_reliability.stores.base import normalise_trace_id
+from otel_reliability.stores.base import Superseded, normalise_trace_id
 
 
 class JsonLinesStore:
@@ -38,8 +44,12 @@ class JsonLinesStore:
     def add(self, result: RunResult) -> None:
         self.add_many([result])
 
-    def add_many(self, results: Iterable[RunResult | SessionResult]) -> None:
-        lines = b"".join(encode_stored(r.to_record()).encode("utf-8") + b"\n" for r in results)
+    def add_many(self, results: Iterable[RunResult | SessionResult], superseded: Iterable[Superseded] = ()) -> None:
+        # Results before marks: readers that tell a results file by its first line see a result.
+        texts = [*(encode_stored(r.to_record()) for r in results), *(_mark(run) for run in superseded)]
+        lines = b"".join(text.encode("utf-8") + b"\n" for text in texts)
+        if not lines:
+            return
         with self._lock:
             self._file.write(lines)
 
@@ -56,14 +66,15 @@ class JsonLinesStore:
         trace = normalise_trace_id(trace_id)
         wanted_status = None if status is None else status.upper()
         latest: dict[tuple[int, int], Any] = {}
-        for result in self._read(session_id):
-            key = (result.trace_id, result.run_span_id) if session_id is None else (0, 0)
-            if key not in latest or result.evaluated_at >= latest[key].evaluated_at:
-                latest[key] = result
+        for entry in self._read(session_id):
+            key = (entry.trace_id, entry.run_span_id) if session_id is None else (0, 0)
+            if key not in latest or _time(entry) >= _time(latest[key]):
+                latest[key] = entry
         selected = [
             r
             for r in latest.values()
-            if (trace is None or any(t == trace for t, _ in _runs_of(r)))
+            if not isinstance(r, Superseded)
+            and (trace is None or any(t == trace for t, _ in _runs_of(r)))
             and (agent is None or r.agent == agent)
             and (wanted_status is None or r.verdict.eval_status == wanted_status)
             and (since is None or r.evaluated_at >= since)
@@ -77,20 +88,32 @@ class JsonLinesStore:
             self._file.close()
 
     def _read(self, session_id: str | None) -> list[Any]:
-        """Run results, or the results of one session."""
-        results: list[Any] = []
+        """Run results and superseded marks, or the results of one session."""
+        entries: list[Any] = []
         with open(self._path, encoding="utf-8") as lines:
             for line in lines:
                 try:
                     data = json.loads(line)
-                    if session_id is None and data.get("kind") != SESSION_KIND:
-                        results.append(RunResult.from_json(data))
+                    mark = data.get("superseded")
+                    if session_id is None and mark is not None:
+                        entries.append(Superseded(int(mark["trace_id"], 16), int(mark["run_span_id"], 16), float(mark["at"])))
+                    elif session_id is None and data.get("kind") != SESSION_KIND:
+                        entries.append(RunResult.from_json(data))
                     elif session_id is not None and data.get("session_id") == session_id:
-                        results.append(SessionResult.from_json(data))
+                        entries.append(SessionResult.from_json(data))
                 except (ValueError, KeyError, TypeError, AttributeError):
                     continue
-        return results
+        return entries
 
 
 def _runs_of(result: RunResult | SessionResult) -> list[tuple[int, int]]:
     return result.runs if isinstance(result, SessionResult) else [(result.trace_id, result.run_span_id)]
+
+
+def _mark(run: Superseded) -> str:
+    trace_id, run_span_id = run.key()
+    return json.dumps({"superseded": {"trace_id": trace_id, "run_span_id": run_span_id, "at": run.at}})
+
+
+def _time(entry: RunResult | SessionResult | Superseded) -> float:
+    return entry.at if isinstance(entry, Superseded) else entry.evaluated_at

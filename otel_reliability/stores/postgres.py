@@ -5,7 +5,8 @@ later verdict for the same ``(trace_id, run_span_id)`` replaces the row when its
 ``evaluated_at`` is as late or later (``INSERT … ON CONFLICT DO UPDATE … WHERE``, which
 PostgreSQL applies under the row's lock, so concurrent writers of one run agree), and
 ``seq`` keeps the order of first writes that breaks ties between equal times, as SQLite's
-rowid does. Tables are created on first use under an advisory lock, so that processes
+rowid does. A superseded run's row is deleted in the same transaction as the verdicts that
+void it. Tables are created on first use under an advisory lock, so that processes
 starting together do not race on the DDL.
 """
 
@@ -16,7 +17,7 @@ from typing import Any, Iterable
 
 from otel_reliability.results import RunResult
 from otel_reliability.session_results import SessionResult, stored_result
-from otel_reliability.stores.base import result_filter, result_row
+from otel_reliability.stores.base import Superseded, result_filter, result_row
 from otel_reliability.stores.connections import PostgresSession
 
 _DDL = """
@@ -45,6 +46,9 @@ ON CONFLICT (trace_id, run_span_id) DO UPDATE SET
     score = excluded.score, evaluated_at = excluded.evaluated_at, verdict = excluded.verdict
 WHERE excluded.evaluated_at >= reliability_results.evaluated_at
 """
+_DELETE_SUPERSEDED = (
+    "DELETE FROM reliability_results WHERE trace_id = %s AND run_span_id = %s AND evaluated_at <= %s"
+)
 
 
 class PostgresStore:
@@ -66,10 +70,11 @@ class PostgresStore:
     def add(self, result: RunResult) -> None:
         self.add_many([result])
 
-    def add_many(self, results: Iterable[RunResult | SessionResult]) -> None:
+    def add_many(self, results: Iterable[RunResult | SessionResult], superseded: Iterable[Superseded] = ()) -> None:
         rows = [result_row(result.to_record()) for result in results]
-        if rows:
-            self._session.run(lambda db: _upsert(db, rows))
+        void = [(*run.key(), run.at) for run in superseded]
+        if rows or void:
+            self._session.run(lambda db: _upsert(db, rows, void))
 
     def query(
         self,
@@ -92,9 +97,13 @@ class PostgresStore:
         self._session.close()
 
 
-def _upsert(db: Any, rows: list[tuple[Any, ...]]) -> None:
-    if len(rows) == 1:
+def _upsert(db: Any, rows: list[tuple[Any, ...]], void: list[tuple[Any, ...]]) -> None:
+    if len(rows) == 1 and not void:
         db.execute(_UPSERT, rows[0])
         return
-    with db.transaction():  # one commit for the batch; executemany pipelines the rows
-        db.cursor().executemany(_UPSERT, rows)
+    with db.transaction():  # one commit for the batch and the verdicts it voids; executemany pipelines
+        cursor = db.cursor()
+        if void:
+            cursor.executemany(_DELETE_SUPERSEDED, void)
+        if rows:
+            cursor.executemany(_UPSERT, rows)

@@ -14,7 +14,7 @@ from typing import Iterable
 
 from otel_reliability.results import RunResult
 from otel_reliability.session_results import SessionResult, stored_result
-from otel_reliability.stores.base import result_filter, result_row
+from otel_reliability.stores.base import Superseded, result_filter, result_row
 from otel_reliability.stores.connections import connect_sqlite
 
 _SCHEMA = """
@@ -41,6 +41,7 @@ ON CONFLICT (trace_id, run_span_id) DO UPDATE SET
     score = excluded.score, evaluated_at = excluded.evaluated_at, verdict = excluded.verdict
 WHERE excluded.evaluated_at >= results.evaluated_at
 """
+_DELETE_SUPERSEDED = "DELETE FROM results WHERE trace_id = ? AND run_span_id = ? AND evaluated_at <= ?"
 
 
 class SQLiteStore:
@@ -61,14 +62,16 @@ class SQLiteStore:
     def add(self, result: RunResult) -> None:
         self.add_many([result])
 
-    def add_many(self, results: Iterable[RunResult | SessionResult]) -> None:
+    def add_many(self, results: Iterable[RunResult | SessionResult], superseded: Iterable[Superseded] = ()) -> None:
         rows = [result_row(result.to_record()) for result in results]
+        void = [(*run.key(), run.at) for run in superseded]
         with self._lock:
-            if len(rows) == 1:
+            if len(rows) == 1 and not void:
                 self._db.execute(_UPSERT, rows[0])
                 return
             self._db.execute("BEGIN IMMEDIATE")  # one commit for the batch, not one per verdict
             try:
+                self._db.executemany(_DELETE_SUPERSEDED, void)
                 self._db.executemany(_UPSERT, rows)
             except BaseException:
                 self._db.execute("ROLLBACK")
