@@ -88,6 +88,6 @@ def session_of(attributes: Mapping[str, Any]) -> str | None:
     """
     for key in SESSION_KEYS:
         value = attributes.get(key)
-        if value is not None and value != "":
-            return str(value)
+        if value is not None and value != "" and not isinstance(value, (list, tuple, dict, bytes)):
+            return str_or_none(value)  # an array is no id: no session rather than a made-up one
     return None
