@@ -287,7 +287,6 @@ def test_the_span_processor_judges_default_mode_runs_from_their_log_records(caps
 
 
 def test_the_app_s_other_log_records_do_not_take_the_span_processor_s_queue():
-    from opentelemetry import trace
     from opentelemetry._logs import LogRecord
     from opentelemetry.sdk._logs import LoggerProvider
     from opentelemetry.sdk.trace import TracerProvider

@@ -20,7 +20,6 @@ from otel_reliability.sources import Shard, decode_request
 from .receiver_harness import (
     Receiver,
     agent_spans,
-    by_run,
     expected_results,
     export_request,
     otlp_json,

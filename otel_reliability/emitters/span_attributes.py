@@ -10,7 +10,7 @@ from operator import attrgetter
 
 from opentelemetry.util.types import AttributeValue
 
-from otel_reliability.model import ERROR, EVALUATION_EVENT, NOT_EVALUATED, PENDING, REFUSED, Verdict
+from otel_reliability.model import ERROR, EVALUATION_EVENT, PENDING, REFUSED, Verdict
 from otel_reliability.results import TRAJECTORY_KEYS, VERDICT_LISTS, RunResult
 
 EVALUATION_NAME = "tool_call_reliability"

@@ -10,7 +10,6 @@ import io
 import json
 import os
 import sys
-from pathlib import Path
 from typing import Any
 
 from rich.console import Console

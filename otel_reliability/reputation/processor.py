@@ -28,7 +28,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
 from otel_reliability.adapters import to_record
 from otel_reliability.expectations import Expectation
-from otel_reliability.model import EVALUATION_EVENT, Role, SpanRecord
+from otel_reliability.model import Role, SpanRecord
 from otel_reliability.reputation.policy import PermissionDenied
 from otel_reliability.reputation.sink import ReputationSink
 from otel_reliability.reputation.tracker import DENIED, DENIED_REASON, GRADE_ATTRIBUTE
