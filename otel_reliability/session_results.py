@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
 from otel_reliability.model import Verdict
-from otel_reliability.results import RunResult, results_document, span_hex, trace_hex
+from otel_reliability.results import Evaluator, RunResult, results_document, span_hex, trace_hex
 
 SESSION_KIND = "session"
 SESSION_KEY_PREFIX = "session:"
@@ -38,6 +38,7 @@ class SessionResult:
     start_ns: int = 0  # the first run's start and the last run's end
     end_ns: int = 0
     source: str | None = None
+    evaluator: Evaluator | None = None  # as on a run's result: who judged it, with which expectation
 
     @property
     def passed(self) -> bool:
@@ -68,7 +69,7 @@ class SessionResult:
         as_run = RunResult.from_json({**data, "trace_id": trace_hex(first[0]), "run_span_id": span_hex(first[1])})
         return cls(
             data["session_id"], runs, as_run.agent, as_run.expectation, as_run.verdict,
-            as_run.evaluated_at, as_run.start_ns, as_run.end_ns, as_run.source,
+            as_run.evaluated_at, as_run.start_ns, as_run.end_ns, as_run.source, as_run.evaluator,
         )
 
     def _as_run(self) -> RunResult:
@@ -76,7 +77,7 @@ class SessionResult:
         first = self.runs[0] if self.runs else (0, 0)
         return RunResult(
             first[0], first[1], self.agent, self.expectation, self.verdict, self.evaluated_at,
-            self.start_ns, self.end_ns, self.source,
+            self.start_ns, self.end_ns, self.source, evaluator=self.evaluator,
         )
 
     def _with_head(self, run: dict[str, Any]) -> dict[str, Any]:

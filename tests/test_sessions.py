@@ -119,6 +119,7 @@ def test_eval_judges_three_turns_in_three_traces_as_one_chain_in_start_order(tmp
     assert [a["tool"] for a in session["chain"]] == ["search_flights", "book_flight", "send_receipt"]
     assert [r["trace_id"] for r in session["runs"]] == [f"{t:032x}" for t, _, _ in TURNS]
     assert session["expectation"] == "whole-conversation" and session["agent"] == "concierge"
+    assert session["evaluator"]["name"] == "otel-reliability" and len(session["evaluator"]["expectation_digest"]) == 64
     # every run judged alone too, by the default checks only
     assert [(r["expectation"], r["eval_status"]) for r in runs_in(document)] == [("default", "PASSED")] * 3
     assert document["summary"]["runs"] == 3

@@ -34,7 +34,9 @@ from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 from ..expectations import Expectation
 from ..matcher import evaluate
 from ..model import Attempt, Run
+from ..results import Evaluator
 from ..session_results import SessionResult
+from ..version import VERSION
 from .settings import EngineSettings
 
 logger = logging.getLogger(__name__)
@@ -292,6 +294,7 @@ class Sessions:
         return SessionResult(
             session_id, [(t.trace_id, t.run_span_id) for t in turns], first.agent, expectation.name,
             evaluate(whole, expectation), time.time(), first.start_ns, max(t.end_ns for t in turns),
+            evaluator=Evaluator(VERSION, expectation.digest),
         )
 
     def _close(self, session_id: str) -> None:
