@@ -55,6 +55,7 @@ def score_label(verdict: Verdict) -> str:
     """``gen_ai.evaluation.score.label``: ``pass``, ``fail``, or ``not_evaluated`` when no check
     failed but one could not be judged (a pass it would be a guess).
 
+    >>> from otel_reliability.model import NOT_EVALUATED
     >>> score_label(Verdict(NOT_EVALUATED, "math", unevaluated_checks=["arguments of multiply not captured"]))
     'not_evaluated'
     """
