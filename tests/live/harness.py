@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import json
 import re
-import socket
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -95,23 +95,100 @@ def page_snippet(framework: str) -> str:
     return code
 
 
-def run_page_snippet(framework: str, store: Path, monkeypatch) -> dict:
+class OtlpTraceSink:
+    """An OTLP/gRPC trace receiver on 127.0.0.1 that keeps every span it is sent: what a
+    snippet's ``OTLPSpanExporter`` delivers, as a collector behind it would receive it."""
+
+    def __init__(self) -> None:
+        import grpc
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+        self.requests: list = []
+        sink = self
+
+        class Collect(trace_service_pb2_grpc.TraceServiceServicer):
+            def Export(self, request, context):  # noqa: N802 - the gRPC method's name
+                sink.requests.append(request)
+                return trace_service_pb2.ExportTraceServiceResponse()
+
+        self.server = grpc.server(ThreadPoolExecutor(max_workers=2))
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Collect(), self.server)
+        self.endpoint = f"http://127.0.0.1:{self.server.add_insecure_port('127.0.0.1:0')}"
+        self.server.start()
+
+    def statuses(self) -> list[str]:
+        """The ``reliability.status`` of every received span that carries one (the run spans)."""
+        return sorted(
+            attribute.value.string_value
+            for request in self.requests
+            for resource in request.resource_spans
+            for scope in resource.scope_spans
+            for span in scope.spans
+            for attribute in span.attributes
+            if attribute.key == "reliability.status"
+        )
+
+    def stop(self) -> None:
+        self.server.stop(grace=None)
+
+
+@dataclass
+class PageRun:
+    """A page's snippet, executed: the names it defined, the receiver its exporter sends to and
+    the results store its processor writes."""
+
+    namespace: dict
+    receiver: OtlpTraceSink
+    store: Path
+
+    def shutdown(self) -> None:
+        """Shut the snippet's tracer provider down, as a user's program ends: the batch
+        processor exports what it holds, then the receiver stops."""
+        self.namespace["provider"].shutdown()
+        self.receiver.stop()
+
+    def exported_statuses(self) -> list[str]:
+        return self.receiver.statuses()
+
+    def stored_statuses(self) -> list[str]:
+        return stored_statuses(self.store)
+
+
+def assert_page_judged_as_captured(page: PageRun, framework: str, scenario: str) -> None:
+    """After the live run the page wired: the run span reached the receiver carrying the status
+    ``eval`` gives the captured trace of the same scenario, and the store holds the same
+    verdict, over the chain the scenario's truth records (where the corpus has a truth)."""
+    page.shutdown()
+    statuses = sorted(captured_statuses(framework, scenario))
+    assert page.exported_statuses() == statuses
+    assert page.stored_statuses() == statuses
+    if (CORPUS / framework / f"{scenario}.truth.json").exists():
+        assert stored_chain(page.store) == truth_chain(framework, scenario)
+
+
+def run_page_snippet(framework: str, store: Path, monkeypatch) -> PageRun:
     """Run the page's snippet as it stands: its processor keeps verdicts in ``store``
-    (``OTEL_RELIABILITY_STORE``) and its OTLP exporter points at a closed port on 127.0.0.1."""
-    with socket.socket() as probe:  # a port nothing listens on: the export fails fast, locally
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    (``OTEL_RELIABILITY_STORE``) and its OTLP exporter sends to an ``OtlpTraceSink``
+    (``OTEL_EXPORTER_OTLP_ENDPOINT``)."""
+    receiver = OtlpTraceSink()
     monkeypatch.setenv("OTEL_RELIABILITY_STORE", str(store))
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
     namespace: dict = {}
     exec(compile(page_snippet(framework), f"docs/frameworks/{framework}.md", "exec"), namespace)
-    return namespace
+    return PageRun(namespace, receiver, store)
 
 
 def stored_statuses(store: Path) -> list[str]:
     results = open_store(str(store))
     try:
         return sorted(row.verdict.eval_status for row in results.query())
+    finally:
+        results.close()
+
+
+def stored_chain(store: Path) -> list[tuple[str, str, str]]:
+    results = open_store(str(store))
+    try:
+        return chain_of(results.query())
     finally:
         results.close()
