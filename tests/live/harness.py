@@ -26,7 +26,7 @@ from otel_reliability import ReliabilitySpanProcessor
 from otel_reliability.engine import Engine
 from otel_reliability.engine.pipeline import judge_spans
 from otel_reliability.results import RunResult
-from otel_reliability.sources import read_spans
+from otel_reliability.sources import read_spans, read_telemetry
 from otel_reliability.stores import open_store
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -66,8 +66,12 @@ def truth_chain(framework: str, scenario: str) -> list[tuple[str, str, str]]:
 
 
 def captured_statuses(framework: str, scenario: str) -> list[str]:
-    """The status ``eval`` gives each top-level run of the captured trace, in start order."""
-    return [r.verdict.eval_status for r in judge_spans(Engine(), read_spans(CORPUS / framework / f"{scenario}.json"))]
+    """The status ``eval`` gives each top-level run of the captured trace, with the log records
+    the capture wrote beside it (``<scenario>.logs.json``), in start order."""
+    logs = CORPUS / framework / f"{scenario}.logs.json"
+    records = read_telemetry(logs).logs if logs.exists() else []
+    judged = judge_spans(Engine(), read_spans(CORPUS / framework / f"{scenario}.json"), records)
+    return [r.verdict.eval_status for r in judged]
 
 
 def chain_of(results: list[RunResult]) -> list[tuple[str, str, str]]:
