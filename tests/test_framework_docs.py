@@ -11,8 +11,9 @@ google_adk.md, langgraph.md and langgraph_subagents.md (langgraph_subagents' ven
 llama_index.md, openai_agents.md and openai_agents_guardrails.md (the guardrails venv),
 openai_v2.md, openai_v2_latest.md, smolagents.md, strands.md, traceloop_langgraph.md.
 
-Only checked here: vercel_ai.md and vercel_ai_otel.md, whose snippets are JavaScript fragments
-for Node.js (the SDK call is a template: model, tools and prompt are the user's).
+vercel_ai.md's JavaScript snippet runs in Node.js against a real receiver
+(tests/test_framework_docs_node.py). Only checked here: vercel_ai_otel.md (``ai`` 7, which
+cannot share tests/node with ``ai`` 6; its SDK call is only a comment).
 """
 
 from __future__ import annotations
