@@ -6,7 +6,9 @@ A live test runs the framework with the scripted model of its capture script
 framework's own instrumentation into ``Harness.provider``; it then holds the run to the
 captured scenario: the chain the truth records (agent, tool, outcome in start order) and
 the status ``eval`` gives the captured trace, on the exported run span. A page's snippet
-(docs/frameworks/) runs as written, in a process of its own (``live_<framework>_docs.py``).
+(docs/frameworks/) runs as written, in a process of its own (``live_<framework>_docs.py``):
+its exporter sends to an ``OtlpTraceSink`` (a real OTLP/gRPC receiver on 127.0.0.1) and its
+processor to a results store, and the live run is held to what ``eval`` gives the capture.
 """
 
 from __future__ import annotations
