@@ -1,11 +1,19 @@
 """Every captured framework has a page in docs/frameworks/, and its wiring snippet is code a
-user can paste: the Python blocks parse, and every name they import from ``otel_reliability``
-exists.
+user can paste: the Python blocks parse, every name they import from ``otel_reliability``
+exists, and the install line brings the OTLP/gRPC exporter they import.
 
-The snippets of smolagents.md, autogen.md and openai_agents_guardrails.md also run as written,
-with a live scripted run through them, in their frameworks' venvs
-(tests/live/live_<framework>_docs.py, run by tests/test_live_frameworks.py). The other pages
-are only checked here: their frameworks are not installed in CI.
+Every Python page's snippet also runs as written, in a process of its own, with a live scripted
+run through it: the run span reaches a real OTLP/gRPC receiver and the store with the verdict
+``eval`` gives the captured scenario (tests/live/live_<page>_docs.py, run by
+tests/test_live_frameworks.py). In the main .venv: agno.md, pydantic_ai.md. In their
+frameworks' venvs (.venv-live-<framework>, built by .ci/setup): autogen.md, crewai.md,
+google_adk.md, langgraph.md and langgraph_subagents.md (langgraph_subagents' venv),
+llama_index.md, openai_agents.md and openai_agents_guardrails.md (the guardrails venv),
+openai_v2.md, openai_v2_latest.md, smolagents.md, strands.md, traceloop_langgraph.md.
+
+vercel_ai.md's JavaScript snippet runs in Node.js against a real receiver
+(tests/test_framework_docs_node.py). Only checked here: vercel_ai_otel.md (``ai`` 7, which
+cannot share tests/node with ``ai`` 6; its SDK call is only a comment).
 """
 
 from __future__ import annotations
@@ -20,6 +28,7 @@ import pytest
 from .corpus import CORPUS
 
 PAGES = Path(__file__).resolve().parents[1] / "docs" / "frameworks"
+LIVE = Path(__file__).resolve().parent / "live"
 FENCED = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
 
 
@@ -57,3 +66,14 @@ def test_a_page_s_python_snippet_parses_and_its_otel_reliability_names_exist(pag
     assert imported, "the snippet wires otel_reliability"
     for module, name in imported:
         assert hasattr(importlib.import_module(module), name), f"{module}.{name}"
+
+
+@pytest.mark.parametrize("page", sorted(p for p in PAGES.glob("*.md") if blocks(p, "python")), ids=lambda p: p.stem)
+def test_a_page_s_install_line_brings_the_otlp_exporter_its_snippet_imports(page):
+    if any("opentelemetry.exporter.otlp.proto.grpc" in code for code in blocks(page, "python")):
+        assert "otel-reliability[otlp-grpc]" in blocks(page, "bash")[0], "pip install 'otel-reliability[otlp-grpc]'"
+
+
+@pytest.mark.parametrize("page", sorted(p for p in PAGES.glob("*.md") if blocks(p, "python")), ids=lambda p: p.stem)
+def test_a_python_page_s_snippet_has_a_live_run(page):
+    assert (LIVE / f"live_{page.stem}_docs.py").exists(), f"tests/live/live_{page.stem}_docs.py runs the snippet"

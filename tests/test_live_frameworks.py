@@ -21,11 +21,19 @@ ROOT = Path(__file__).resolve().parents[1]
 # live_<framework>.py: its agents' runs; live_<framework>_docs.py: its docs page's snippet,
 # in a process of its own (a snippet sets up global tracing as a user's program would).
 LIVE_TESTS = sorted(p.stem.removeprefix("live_") for p in (ROOT / "tests" / "live").glob("live_*.py"))
+# A docs page whose framework has no venv of its own: installed in the main .venv (the test
+# extra), or in the venv of another capture of the same framework.
+PAGE_VENVS = {
+    "agno_docs": ".venv",
+    "pydantic_ai_docs": ".venv",
+    "openai_agents_docs": ".venv-live-openai_agents_guardrails",
+    "langgraph_docs": ".venv-live-langgraph_subagents",
+}
 
 
 @pytest.mark.parametrize("live", LIVE_TESTS)
 def test_the_framework_s_live_runs_are_judged_as_their_captured_scenarios(live):
-    python = ROOT / f".venv-live-{live.removesuffix('_docs')}" / "bin" / "python"
+    python = ROOT / PAGE_VENVS.get(live, f".venv-live-{live.removesuffix('_docs')}") / "bin" / "python"
     if not python.exists():
         reason = f"{python.parent.parent.name} is absent: bash .ci/setup makes it"
         if os.environ.get("CI") == "true":

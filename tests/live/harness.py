@@ -6,15 +6,17 @@ A live test runs the framework with the scripted model of its capture script
 framework's own instrumentation into ``Harness.provider``; it then holds the run to the
 captured scenario: the chain the truth records (agent, tool, outcome in start order) and
 the status ``eval`` gives the captured trace, on the exported run span. A page's snippet
-(docs/frameworks/) runs as written, in a process of its own (``live_<framework>_docs.py``).
+(docs/frameworks/) runs as written, in a process of its own (``live_<framework>_docs.py``):
+its exporter sends to an ``OtlpTraceSink`` (a real OTLP/gRPC receiver on 127.0.0.1) and its
+processor to a results store, and the live run is held to what ``eval`` gives the capture.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import socket
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +28,7 @@ from otel_reliability import ReliabilitySpanProcessor
 from otel_reliability.engine import Engine
 from otel_reliability.engine.pipeline import judge_spans
 from otel_reliability.results import RunResult
-from otel_reliability.sources import read_spans
+from otel_reliability.sources import read_spans, read_telemetry
 from otel_reliability.stores import open_store
 
 TESTS = Path(__file__).resolve().parents[1]
@@ -65,9 +67,17 @@ def truth_chain(framework: str, scenario: str) -> list[tuple[str, str, str]]:
     return [(t["agent"], t["name"], t["outcome"]) for t in in_order]
 
 
+def captured_results(framework: str, scenario: str) -> list[RunResult]:
+    """What ``eval`` gives each top-level run of the captured trace, with the log records the
+    capture wrote beside it (``<scenario>.logs.json``), in start order."""
+    logs = CORPUS / framework / f"{scenario}.logs.json"
+    records = read_telemetry(logs).logs if logs.exists() else []
+    return judge_spans(Engine(), read_spans(CORPUS / framework / f"{scenario}.json"), records)
+
+
 def captured_statuses(framework: str, scenario: str) -> list[str]:
     """The status ``eval`` gives each top-level run of the captured trace, in start order."""
-    return [r.verdict.eval_status for r in judge_spans(Engine(), read_spans(CORPUS / framework / f"{scenario}.json"))]
+    return [r.verdict.eval_status for r in captured_results(framework, scenario)]
 
 
 def chain_of(results: list[RunResult]) -> list[tuple[str, str, str]]:
@@ -95,23 +105,88 @@ def page_snippet(framework: str) -> str:
     return code
 
 
-def run_page_snippet(framework: str, store: Path, monkeypatch) -> dict:
+class OtlpTraceSink:
+    """An OTLP/gRPC trace receiver on 127.0.0.1 that keeps every span it is sent: what a
+    snippet's ``OTLPSpanExporter`` delivers, as a collector behind it would receive it."""
+
+    def __init__(self) -> None:
+        import grpc
+        from opentelemetry.proto.collector.trace.v1 import trace_service_pb2, trace_service_pb2_grpc
+
+        self.requests: list = []
+        sink = self
+
+        class Collect(trace_service_pb2_grpc.TraceServiceServicer):
+            def Export(self, request, context):  # noqa: N802 - the gRPC method's name
+                sink.requests.append(request)
+                return trace_service_pb2.ExportTraceServiceResponse()
+
+        self.server = grpc.server(ThreadPoolExecutor(max_workers=2))
+        trace_service_pb2_grpc.add_TraceServiceServicer_to_server(Collect(), self.server)
+        self.endpoint = f"http://127.0.0.1:{self.server.add_insecure_port('127.0.0.1:0')}"
+        self.server.start()
+
+    def status_of(self, trace_id: int, span_id: int) -> str | None:
+        """The ``reliability.status`` the span arrived with; None when it arrived without one
+        (or never arrived)."""
+        for request in self.requests:
+            for resource in request.resource_spans:
+                for scope in resource.scope_spans:
+                    for span in scope.spans:
+                        if (int.from_bytes(span.trace_id, "big"), int.from_bytes(span.span_id, "big")) == (trace_id, span_id):
+                            return next((a.value.string_value for a in span.attributes if a.key == "reliability.status"), None)
+        return None
+
+    def stop(self) -> None:
+        self.server.stop(grace=None)
+
+
+@dataclass
+class PageRun:
+    """A page's snippet, executed: the names it defined, the receiver its exporter sends to and
+    the results store its processor writes."""
+
+    namespace: dict
+    receiver: OtlpTraceSink
+    store: Path
+
+    def shutdown(self) -> None:
+        """Shut the snippet's tracer provider down, as a user's program ends: the batch
+        processor exports what it holds, then the receiver stops."""
+        self.namespace["provider"].shutdown()
+        self.receiver.stop()
+
+    def stored_results(self) -> list[RunResult]:
+        results = open_store(str(self.store))
+        try:
+            return results.query()
+        finally:
+            results.close()
+
+
+def assert_page_judged_as_captured(page: PageRun, framework: str, scenario: str) -> None:
+    """After the live run the page wired: the store holds the verdicts ``eval`` gives the
+    captured trace of the same scenario (status and chain), and each stored run's span reached
+    the receiver carrying that status."""
+    page.shutdown()
+    captured = captured_results(framework, scenario)
+    # (this module is not assertion-rewritten: the messages say what differed)
+    stored = page.stored_results()
+    assert sorted(r.verdict.eval_status for r in stored) == sorted(r.verdict.eval_status for r in captured), (
+        f"the store holds {[r.verdict.eval_status for r in stored]}, the capture says "
+        f"{[r.verdict.eval_status for r in captured]}")
+    assert chain_of(stored) == chain_of(captured), f"the stored chain is {chain_of(stored)}, the capture's {chain_of(captured)}"
+    exported = [page.receiver.status_of(r.trace_id, r.run_span_id) for r in stored]
+    assert exported == [r.verdict.eval_status for r in stored], f"the receiver got the run spans with {exported}"
+
+
+def run_page_snippet(framework: str, store: Path, monkeypatch) -> PageRun:
     """Run the page's snippet as it stands: its processor keeps verdicts in ``store``
-    (``OTEL_RELIABILITY_STORE``) and its OTLP exporter points at a closed port on 127.0.0.1."""
-    with socket.socket() as probe:  # a port nothing listens on: the export fails fast, locally
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    (``OTEL_RELIABILITY_STORE``) and its OTLP exporter sends to an ``OtlpTraceSink``
+    (``OTEL_EXPORTER_OTLP_ENDPOINT``)."""
+    receiver = OtlpTraceSink()
     monkeypatch.setenv("OTEL_RELIABILITY_STORE", str(store))
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{port}")
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_TIMEOUT", "1")
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
     namespace: dict = {}
     exec(compile(page_snippet(framework), f"docs/frameworks/{framework}.md", "exec"), namespace)
-    return namespace
-
-
-def stored_statuses(store: Path) -> list[str]:
-    results = open_store(str(store))
-    try:
-        return sorted(row.verdict.eval_status for row in results.query())
-    finally:
-        results.close()
+    return PageRun(namespace, receiver, store)
