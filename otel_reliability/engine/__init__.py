@@ -8,8 +8,9 @@ The engine imports neither.
 """
 
 from .continuations import SharedPausedRuns
+from .end_of_input import judge_all_at_end, judge_at_end, judge_spans
 from .judge import Engine
-from .pipeline import Judged, Pipeline, judge_all_at_end, judge_at_end, judge_spans
+from .pipeline import Judged, Pipeline
 from .sessions import Sessions, SharedSessions, Turn
 from .settings import EngineSettings, SettingsError
 from .sinks import CallbackSink, Judgement, Sink, Sinks

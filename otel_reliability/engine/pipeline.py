@@ -12,17 +12,14 @@ fan-out to the sinks.
 from __future__ import annotations
 
 import logging
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
 
-from ..adapters import to_event_record, to_record
 from ..assembly import assemble
 from ..expectations import Expectation, ExpectationError
-from ..model import EventRecord, LogData, Role, Run, SpanData, SpanRecord
-from ..results import RunResult
+from ..model import EventRecord, Role, Run, SpanRecord
 from ..session_results import SessionResult
 from .buffer import DueTrace, TraceBuffer
 from .continuations import PausedRuns, Resumers, SharedPausedRuns
@@ -34,10 +31,6 @@ from .sinks import Judgement, Sink, Sinks
 PausedHook = Callable[[list[str], list[SpanRecord]], None]
 _AGENT_RUN = Role.AGENT_RUN
 logger = logging.getLogger(__name__)
-_UNBOUNDED = EngineSettings(
-    max_traces=sys.maxsize, max_spans_per_trace=sys.maxsize, max_paused_runs=sys.maxsize,
-    max_sessions=sys.maxsize, max_runs_per_session=sys.maxsize, max_buffered_bytes=sys.maxsize,
-)
 
 
 class Observer(Protocol):
@@ -359,49 +352,6 @@ class Pipeline:
                     if count > told:
                         self._reported[what, reason] = count
                         tell(count - told, reason)
-
-
-def judge_spans(engine: Engine, spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> list[RunResult]:
-    """``judge_at_end`` of spans (and log records) read from files: every top-level run's
-    verdict, in start order. GenAI event log records join their spans by trace and span id.
-
-    >>> judge_spans(Engine(), [])
-    []
-    """
-    events = [event for event in map(to_event_record, logs) if event is not None]
-    return [judgement.result for judgement in judge_at_end(engine, (to_record(span) for span in spans), events)]
-
-
-def judge_at_end(engine: Engine, records: Iterable[SpanRecord], events: Iterable[EventRecord] = ()) -> list[Judgement]:
-    """The end-of-input rule (``eval``): every top-level run in ``records``, judged with its
-    continuations, once each, in the order their run spans started. Nothing is bounded:
-    the input is all there is.
-    """
-    return judge_all_at_end(engine, records, events)[0]
-
-
-def judge_all_at_end(
-    engine: Engine, records: Iterable[SpanRecord], events: Iterable[EventRecord] = ()
-) -> tuple[list[Judgement], list[SessionResult]]:
-    """``judge_at_end``, and the sessions of its runs judged as ``scope: session`` expectations
-    say (in the order their first runs started).
-
-    >>> judge_all_at_end(Engine(), [])
-    ([], [])
-    """
-    pipeline = Pipeline(engine, settings=_UNBOUNDED)
-    records = list(records)
-    pipeline.add(records, now=0.0)
-    pipeline.add_events(list(events), now=0.0)
-    started = {(r.trace_id, r.span_id): r.start_ns for r in records if r.role is _AGENT_RUN}
-    final: dict[tuple[int, int], Judgement] = {}
-    for trace in pipeline.drain():
-        for judgement in trace.judgements:  # a re-judgement supersedes the first
-            final[judgement.result.trace_id, judgement.result.run_span_id] = judgement
-            for span_id in judgement.superseded_runs:
-                final.pop((judgement.result.trace_id, span_id), None)
-    sessions = sorted(pipeline.end_sessions(), key=lambda s: (s.start_ns, s.session_id))
-    return sorted(final.values(), key=lambda j: started[j.result.trace_id, j.result.run_span_id]), sessions
 
 
 def _said_about(

@@ -22,7 +22,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .intake import Body, IntakeError, read_payload
-from .service import INTAKE_LOG_FULL, OVERLOADED, SOFT_BYTE_LIMIT, ReceiverService
+from .outcomes import INTAKE_LOG_FULL, OVERLOADED, SOFT_BYTE_LIMIT
+from .service import ReceiverService
 
 MIN_SPAN_BYTES = 28  # a serialized span holds at least its trace id and span id, tagged
 

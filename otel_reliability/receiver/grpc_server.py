@@ -27,7 +27,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from .auth import BearerToken
 from .config import ReceiverConfig
 from .intake import LOGS, PROTOBUF, TRACES, Body, IntakeError
-from .service import Overloaded
+from .outcomes import Overloaded
 from .shards import ShardedReceiver
 
 CONCURRENT_EXPORTS = 64  # calls handled at once; the next is asked to retry

@@ -34,7 +34,7 @@ from ..session_results import SessionResult, results_document_with_sessions
 from .auth import BearerToken
 from .config import ReceiverConfig
 from .intake import LOGS, PROTOBUF, TRACES, IntakeError, decode_body
-from .service import Overloaded
+from .outcomes import Overloaded
 from .shards import ShardedReceiver
 
 

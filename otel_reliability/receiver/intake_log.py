@@ -43,11 +43,12 @@ import threading
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Callable, Iterable, Iterator
 
 from ..sources import Shard
 from ..stores.spec import parse_store_spec
 from .config import ReceiverConfig
+from .intake import Body, IntakeError
 
 logger = logging.getLogger(__name__)
 
@@ -353,3 +354,24 @@ def _sync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def replay(log: IntakeLog, take: Callable[[Body, set[int]], int]) -> int:
+    """Take again what ``log`` holds from before this start (``take(body, traces)`` buffers
+    the spans of those traces and returns the request's ticket in the new log, 0 when it
+    kept none), then let the old segments go: the replayed requests are in the new ones,
+    flushed. Returns how many requests held spans of traces not judged yet."""
+    checkpoint = log.checkpoint
+    alive: set[int] = set(checkpoint or ())
+    replayed = 0
+    for logged in log.recover():
+        if checkpoint is None:
+            alive.update(logged.births)  # a trace's spans from the record it entered the buffer with on
+        try:
+            ticket = take(Body(logged.data, logged.media_type, logged.signal), alive)
+        except IntakeError as exc:  # it was accepted once: only a change of version could do this
+            logger.warning("otel-reliability could not replay a logged request: %s", exc)
+            continue
+        replayed += bool(ticket)  # it held spans of a trace not judged yet (logged again, so: a ticket)
+    log.drop_recovered()
+    return replayed

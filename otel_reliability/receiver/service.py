@@ -16,9 +16,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections import OrderedDict
 import zlib
-from dataclasses import dataclass
 from typing import Callable
 
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
@@ -30,60 +28,22 @@ from prometheus_client import CollectorRegistry, generate_latest
 from ..adapters import to_event_record, to_record
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, StoreSink
-from ..emitters.span_attributes import verdict_attributes
 from ..engine import CallbackSink, Engine, Judged, Pipeline, Turn
 from ..engine.pipeline import PausedHook
-from ..model import Role, SpanRecord
+from ..model import SpanRecord
 from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
 from ..sources import WHOLE, Shard
 from ..stores import open_paused_runs, open_shared_sessions, open_store
 from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
-from .forwarding import Forwarder, enrich, evaluation_carrier, owned_request, request_of, split_run_spans
+from .forwarding import Forwarder
+from .held_runs import HeldRunSpans
 from .intake import LOGS, Body, IntakeError, Payload, read_payload
-from .intake_log import IntakeLog, Logged, open_intake_log
+from .intake_log import IntakeLog, Logged, open_intake_log, replay
+from .outcomes import INTAKE_LOG_FULL, OVERLOADED, SOFT_BYTE_LIMIT, Accepted, Overloaded
 
 logger = logging.getLogger(__name__)
-
-
-# Why a request was refused with a retry delay (``agent.reliability.refusals``, and the
-# reason its spans count under in ``agent.reliability.spans.dropped``).
-OVERLOADED = "overloaded"  # max_buffered_spans
-SOFT_BYTE_LIMIT = "soft_byte_limit"  # the buffered bytes reached the soft limit of max_buffered_bytes
-INTAKE_LOG_FULL = "intake_log_full"  # the durable intake log reached max_intake_log_bytes
-_WHAT_IS_FULL = {
-    OVERLOADED: "receiver buffer is full",
-    SOFT_BYTE_LIMIT: "receiver buffer is at its byte limit",
-    INTAKE_LOG_FULL: "receiver intake log is full",
-}
-
-
-class Overloaded(Exception):
-    """The buffer (or the intake log) is full: the client should retry after ``retry_after`` seconds."""
-
-    def __init__(self, retry_after: int, reason: str = OVERLOADED) -> None:
-        super().__init__(f"{_WHAT_IS_FULL[reason]}; retry after {retry_after} s")
-        self.retry_after = retry_after
-        self.reason = reason
-
-
-@dataclass(slots=True)
-class Accepted:
-    """What became of one request's spans: one reason per span not accepted."""
-
-    reasons: list[str]
-
-    @property
-    def rejected_spans(self) -> int:
-        return len(self.reasons)
-
-    @property
-    def message(self) -> str:
-        if not self.reasons:
-            return ""
-        more = f" (and {len(self.reasons) - 3} more)" if len(self.reasons) > 3 else ""
-        return "; ".join(self.reasons[:3]) + more
 
 
 class ReceiverService:
@@ -191,10 +151,9 @@ class ReceiverService:
             if config.forward_endpoint
             else None
         )
-        self._held: dict[int, list] = {}  # trace id → run spans waiting for their verdict
-        # (trace id, run span id) → a digest of the verdict downstream last received
-        self._forwarded: OrderedDict[tuple[int, int], int] = OrderedDict()
-        self._lock = threading.Lock()  # the held run spans and what was forwarded
+        # Intake and the held run spans share one lock: a run span is held before its trace can be judged.
+        self._lock = threading.Lock()
+        self._held = HeldRunSpans(self.forwarder, shard, config.max_traces, self._lock) if self.forwarder else None
         self._stop = threading.Event()
         self._judge_thread = threading.Thread(target=self._judge_loop, name="otel-reliability-judge", daemon=True)
         if self.intake_log is not None:
@@ -222,10 +181,7 @@ class ReceiverService:
         self._release_all(self.pipeline.drain())
         self.pipeline.end_sessions()  # the end of this receiver's input: its sessions are as whole as they get
         if self.forwarder is not None:
-            with self._lock:
-                unjudged = [held for spans in self._held.values() for held in spans]
-                self._held.clear()
-            self.forwarder.submit(request_of(unjudged))
+            self._held.forward_unjudged()
             self.forwarder.stop()
         self.pipeline.close()
         if self.intake_log is not None:  # after the store closed: what was judged is stored
@@ -280,8 +236,8 @@ class ReceiverService:
                 self._refuse_when_full(len(records), len(body.data), self.metrics.spans_dropped)
             refused = self.pipeline.add(records, time.monotonic())
             ticket = self._log(body, records)
-            if self.forwarder is not None and replaying is None:  # a replayed span was forwarded when it came
-                self._forward_holding_runs(payload, records)
+            if self._held is not None and replaying is None:  # a replayed span was forwarded when it came
+                self._held.forward_holding_runs(payload, records)
         reasons = decoded.rejected + refused
         if decoded.rejected:
             self.metrics.spans_dropped(len(decoded.rejected), "invalid")
@@ -334,20 +290,7 @@ class ReceiverService:
             raise IntakeError(503, "UNAVAILABLE", f"receiver could not write its intake log ({exc}); retry later") from exc
 
     def _replay(self, log: IntakeLog) -> None:
-        """Take again what the log holds from before this start, through ``take``, then let
-        the old segments go (the replayed requests are in the new ones, flushed)."""
-        checkpoint = log.checkpoint
-        alive: set[int] = set(checkpoint or ())
-        replayed = 0
-        for logged in log.recover():
-            if checkpoint is None:
-                alive.update(logged.births)  # a trace's spans from the record it entered the buffer with on
-            try:
-                _, ticket = self.take(Body(logged.data, logged.media_type, logged.signal), replaying=alive)
-            except IntakeError as exc:  # it was accepted once: only a change of version could do this
-                logger.warning("otel-reliability could not replay a logged request: %s", exc)
-                continue
-            replayed += bool(ticket)  # it held spans of a trace not judged yet (logged again, so: a ticket)
+        replayed = replay(log, lambda body, alive: self.take(body, replaying=alive)[1])
         if log.torn_records:
             self._torn.add(log.torn_records)
         if replayed:
@@ -356,7 +299,6 @@ class ReceiverService:
                 "otel-reliability receiver%s replayed %d acknowledged request(s) from %s (%d torn record(s) cut off)",
                 "" if self.shard.count == 1 else f" shard {self.shard.index}", replayed, log.directory, log.torn_records,
             )
-        log.drop_recovered()
 
     def _buffered(self) -> int:
         """Spans and event records held: ``max_buffered_spans`` bounds both together."""
@@ -401,55 +343,17 @@ class ReceiverService:
     def metrics_text(self) -> bytes:
         return generate_latest(self.registry)
 
-    def _forward_holding_runs(self, payload: Payload, records: list) -> None:
-        runs = {(r.trace_id, r.span_id) for r in records if r.role is Role.AGENT_RUN}
-        request = payload.as_request()
-        if self.shard.count > 1:
-            request = owned_request(request, self.shard)
-        for held in split_run_spans(request, lambda trace_id, span_id: (trace_id, span_id) in runs):
-            trace_id = int.from_bytes(held.scope_spans[0].spans[0].trace_id, "big")
-            self._held.setdefault(trace_id, []).append(held)
-        self.forwarder.submit(request)
-
-    def _release(self, trace_id: int, results: list[RunResult]) -> None:
-        """Forward a trace's held run spans, each with its verdict when it has one; a changed
-        verdict for a run span sent earlier goes on a carrier span."""
-        with self._lock:
-            held = self._held.pop(trace_id, [])
-        by_span = {result.run_span_id: result for result in results}
-        out = []
-        for wrapper in held:
-            result = by_span.pop(int.from_bytes(wrapper.scope_spans[0].spans[0].span_id, "big"), None)
-            if result is not None:
-                self._remember_forwarded(result, enrich(wrapper, result))
-            out.append(wrapper)
-        now_ns = time.time_ns()
-        for result in by_span.values():  # their run spans went downstream with an earlier verdict
-            attributes = verdict_attributes(result)
-            if self._forwarded.get((result.trace_id, result.run_span_id)) != _digest(attributes):
-                out.append(evaluation_carrier(result, attributes, now_ns))
-                self._remember_forwarded(result, attributes)
-        if out:
-            self.forwarder.submit(request_of(out))
-
-    def _remember_forwarded(self, result: RunResult, attributes: dict) -> None:
-        key = (result.trace_id, result.run_span_id)
-        self._forwarded[key] = _digest(attributes)
-        self._forwarded.move_to_end(key)
-        while len(self._forwarded) > self.config.max_traces:
-            self._forwarded.popitem(last=False)
-
     def judge_due(self) -> None:
         judged, expired = self.pipeline.tick(time.monotonic())
         self._release_all(judged)
-        if self.forwarder is not None:
+        if self._held is not None:
             for trace in expired:
-                self._release(trace.trace_id, [])
+                self._held.release(trace.trace_id, [])
 
     def _release_all(self, judged: list[Judged]) -> None:
-        if self.forwarder is not None:
+        if self._held is not None:
             for trace in judged:
-                self._release(trace.trace_id, [j.result for j in trace.judgements])
+                self._held.release(trace.trace_id, [j.result for j in trace.judgements])
 
     def judge_tick(self) -> None:
         """``judge_due``, logging what went wrong instead of raising: the next traces are judged whatever one did."""
@@ -471,10 +375,3 @@ def session_shard(session_id: str, count: int) -> int:
     0
     """
     return zlib.crc32(session_id.encode("utf-8")) % count
-
-
-def _digest(verdict_attributes: dict) -> int:
-    """What downstream sees of a verdict, condensed: a superseding verdict equal to it is not re-sent."""
-    return hash(tuple(sorted(verdict_attributes.items())))
-
-

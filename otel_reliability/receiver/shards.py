@@ -44,7 +44,8 @@ from .admission import Reservations
 from .config import ReceiverConfig
 from .intake import Body, IntakeError
 from .intake_log import IntakeLog
-from .service import OVERLOADED, Accepted, Overloaded, ReceiverService
+from .outcomes import OVERLOADED, Accepted, Overloaded
+from .service import ReceiverService
 from .tuning import tune_garbage_collection
 
 logger = logging.getLogger(__name__)
