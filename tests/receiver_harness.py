@@ -97,8 +97,14 @@ def terminate(process: subprocess.Popen, timeout: float, name: str, log_text: Ca
         try:
             process.wait(timeout)
         except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait(10)
+            # SIGABRT first: the receiver runs with PYTHONFAULTHANDLER, so its log shows where
+            # every thread was stuck
+            process.send_signal(signal.SIGABRT)
+            try:
+                process.wait(10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
             raise AssertionError(f"{name} ignored SIGTERM for {timeout} s\n{log_text()}") from None
     return process.returncode
 
@@ -342,6 +348,7 @@ def start_receiver(
         args += ["--tls-cert", str(tls[0]), "--tls-key", str(tls[1])]
     args += list(extra_args)
     env = {k: v for k, v in os.environ.items() if not k.startswith("OTEL_RELIABILITY_")}
+    env["PYTHONFAULTHANDLER"] = "1"  # a receiver that hangs is aborted with its threads' stacks (terminate)
     with open(log, "wb") as out:
         process = subprocess.Popen(args, stdout=out, stderr=subprocess.STDOUT, cwd=workdir, env=env)
     receiver = Receiver(process, grpc_port, http_port, store, log, token, tls[0] if tls else None)
