@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from otel_reliability.engine import Engine
-from otel_reliability.engine.pipeline import judge_spans
+from otel_reliability.engine import judge_spans
 from otel_reliability.sources import read_spans
 
 from .receiver_harness import CORPUS, NODE_DIR, receivers, wait_until  # noqa: F401 - fixture

@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from otel_reliability.engine import Engine  # noqa: E402
-from otel_reliability.engine.pipeline import judge_spans  # noqa: E402
+from otel_reliability.engine import judge_spans  # noqa: E402
 from otel_reliability.sources import read_telemetry  # noqa: E402
 from tests.corpus import LIMITS, companion, logs_of, scenario_id, trace_files  # noqa: E402
 

@@ -26,7 +26,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from otel_reliability import ReliabilitySpanProcessor
 from otel_reliability.engine import Engine
-from otel_reliability.engine.pipeline import judge_spans
+from otel_reliability.engine import judge_spans
 from otel_reliability.results import RunResult
 from otel_reliability.sources import read_spans, read_telemetry
 from otel_reliability.stores import open_store
