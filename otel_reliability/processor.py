@@ -286,6 +286,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
             self._submit(_Stop())
             self._worker.join(timeout=30)
         self._forward_leftovers()
+        self._judging.forward_deferred()  # their ancestors never ended here: forwarded as they are
         self._judging.pipeline.end_sessions()  # the end of the input: sessions not judged yet are judged as they stand
         self._judging.pipeline.close()
         if self._next is not None:
@@ -392,6 +393,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._hurry = threading.Event()
         inherited = list(self._backlog)
         self._backlog.clear()
+        self._judging.deferred.clear()  # the parent forwards the run spans it keeps waiting
         if self._shut:  # shut down before the fork: on_end forwards, nothing is left to judge
             return
         if quiet:

@@ -71,6 +71,11 @@ class SpanJudging:
         # never saw that parent start (added to the provider mid-run, or its open span forgotten),
         # so the parent may be a run that ends later and supersedes the verdict. Kept buffered.
         self.awaiting_parent: set[int] = set()
+        # Runs judged top-level only for now: an open local ancestor may still turn out to be a
+        # run (LangChain's instrumentation names its supervisor graph a run only as it ends), so
+        # their spans wait unforwarded until every such ancestor ended. By trace.
+        self.deferred: dict[int, list[tuple[ReadableSpan, SpanRecord, Any]]] = {}
+        self._deferring: set[int] = set()  # id() of this batch's held spans that wait
         self._last_sweep = time.monotonic()
 
     def process(self, spans: list[ReadableSpan], logs: Sequence[LogData] = (), judge: bool = True) -> None:
@@ -90,6 +95,7 @@ class SpanJudging:
         if not judge:
             held = []  # queued before a fork: the parent forwards them
         forward: dict[int, ReadableSpan] = {id(span): span for span in held}
+        deferring = self._deferring
         try:
             self._ingest(spans, forward, judge)
         except BaseException:  # never let one bad batch stop the worker
@@ -97,7 +103,8 @@ class SpanJudging:
             self.count_drop("internal_error", len(spans))
         finally:
             self.stats.traces_dropped = self.pipeline.traces_dropped
-            self.forward([forward[id(span)] for span in held])
+            self.forward([forward[id(span)] for span in held if id(span) not in deferring])
+            deferring.clear()
 
     def forward(self, spans: Sequence[ReadableSpan]) -> None:
         """Hand held spans to the wrapped processor; one it raises on is logged and counted."""
@@ -144,20 +151,13 @@ class SpanJudging:
             trace = pipeline.buffer.records_of(record.trace_id)
             if trace is None or trace.get(record.span_id) is not record:
                 continue  # not kept (its trace was full)
-            if enclosing_run(record, _Lookup(trace, open_spans)) is not None:
-                continue  # a member run: judged with its top-level run
-            if record.trace_id in self.torn:
-                self.count_drop("fork")  # its spans from before a fork are lost: no verdict rather than a wrong one
+            if _open_ancestor_may_be_run(record, open_spans):
+                self.deferred.setdefault(record.trace_id, []).append((span, record, watcher))
+                self._deferring.add(id(span))
                 continue
-            if _has_unseen_local_parent(span, record, trace, open_spans):
-                self.awaiting_parent.add(record.trace_id)
-            inline = watcher.expectation if watcher is not None else None
-            extra = (_Watcher(watcher),) if watcher is not None else ()
-            judgement = pipeline.judge_trace(record.trace_id, record.span_id, inline, extra)
-            if judgement is not None:
-                self.stats.runs_judged += 1
-                if id(span) in forward:
-                    forward[id(span)] = _enriched(span, judgement.result)
+            self._judge_run(span, record, watcher, trace, forward)
+        if self.deferred:
+            self._judge_deferred({record.trace_id for record in records})
         for span, record in zip(spans, records):
             trace = pipeline.buffer.records_of(record.trace_id)
             if trace is None or record.parent_id in trace or record.parent_id in open_spans:
@@ -167,6 +167,53 @@ class SpanJudging:
             pipeline.forget(record.trace_id)  # the local root ended: nothing more will arrive
             self.torn.discard(record.trace_id)
             self.awaiting_parent.discard(record.trace_id)
+
+    def _judge_run(
+        self, span: ReadableSpan, record: SpanRecord, watcher: Any, trace: dict[int, SpanRecord],
+        forward: dict[int, ReadableSpan],
+    ) -> None:
+        """Judge a run whose span ended, unless it is a member of a run (judged with it)."""
+        open_spans = self.open_spans
+        if enclosing_run(record, _Lookup(trace, open_spans)) is not None:
+            return  # a member run: judged with its top-level run
+        if record.trace_id in self.torn:
+            self.count_drop("fork")  # its spans from before a fork are lost: no verdict rather than a wrong one
+            return
+        if _has_unseen_local_parent(span, record, trace, open_spans):
+            self.awaiting_parent.add(record.trace_id)
+        inline = watcher.expectation if watcher is not None else None
+        extra = (_Watcher(watcher),) if watcher is not None else ()
+        judgement = self.pipeline.judge_trace(record.trace_id, record.span_id, inline, extra)
+        if judgement is not None:
+            self.stats.runs_judged += 1
+            if id(span) in forward:
+                forward[id(span)] = _enriched(span, judgement.result)
+
+    def _judge_deferred(self, traces: set[int]) -> None:
+        """The waiting runs of ``traces`` whose open ancestors have all ended: judged (or found
+        members of the run an ancestor turned out to be), then forwarded."""
+        for trace_id in traces & self.deferred.keys():
+            waiting = self.deferred[trace_id]
+            ready = [entry for entry in waiting if not _open_ancestor_may_be_run(entry[1], self.open_spans)]
+            if not ready:
+                continue
+            still = [entry for entry in waiting if entry not in ready]
+            if still:
+                self.deferred[trace_id] = still
+            else:
+                del self.deferred[trace_id]
+            trace = self.pipeline.buffer.records_of(trace_id)
+            forward = {id(span): span for span, _, _ in ready}
+            for span, record, watcher in ready:
+                if trace is not None and trace.get(record.span_id) is record:
+                    self._judge_run(span, record, watcher, trace, forward)
+            self.forward(list(forward.values()))
+
+    def forward_deferred(self, keep: Callable[[int], bool] = lambda _trace: False) -> None:
+        """Forward, as they are, the waiting run spans of traces ``keep`` does not keep (all by
+        default: at shutdown; on a sweep, those of traces that left the buffer)."""
+        for trace_id in [t for t in self.deferred if not keep(t)]:
+            self.forward([span for span, _, _ in self.deferred.pop(trace_id)])
 
     def sweep(self) -> None:
         """Now and then: drop traces and open spans past ``trace_ttl``."""
@@ -186,6 +233,7 @@ class SpanJudging:
             self.watchers.pop(span_id, None)
         buffer = self.pipeline.buffer
         self.awaiting_parent = {t for t in self.awaiting_parent if buffer.records_of(t) is not None}
+        self.forward_deferred(keep=lambda trace_id: buffer.records_of(trace_id) is not None)
         if forgotten:
             self._count_forgotten(forgotten)
 
@@ -257,6 +305,23 @@ class _Lookup:
         record = to_record(from_readable_span(live))
         record.end_ns = _OPEN_END
         return record
+
+
+def _open_ancestor_may_be_run(record: SpanRecord, open_spans: dict[int, Span]) -> bool:
+    """Whether a span still open above ``record`` (its parent, or theirs) may yet be read as
+    an agent run when it ends: then ``record``'s run may be its member, not top-level."""
+    parent_id = record.parent_id
+    seen = 0
+    while parent_id and seen < 1_000:  # a cycle of ids is a producer's bug, not a hang
+        live = open_spans.get(parent_id)
+        if live is None:
+            return False  # ended (judged as what it is) or never seen: nothing more to wait for
+        if may_be_run_span(live):
+            return True
+        parent = live.parent
+        parent_id = parent.span_id if parent is not None and not parent.is_remote else 0
+        seen += 1
+    return False
 
 
 def _has_unseen_local_parent(
