@@ -74,7 +74,8 @@ class SpanJudging:
         # Runs judged top-level only for now: an open local ancestor may still turn out to be a
         # run (LangChain's instrumentation names its supervisor graph a run only as it ends), so
         # their spans wait unforwarded until every such ancestor ended. By trace.
-        self.deferred: dict[int, list[tuple[ReadableSpan, SpanRecord, Any]]] = {}
+        # (span, record, watcher, held: the app thread held the span back, so it is ours to forward)
+        self.deferred: dict[int, list[tuple[ReadableSpan, SpanRecord, Any, bool]]] = {}
         self._deferring: set[int] = set()  # id() of this batch's held spans that wait
         self._last_sweep = time.monotonic()
 
@@ -152,8 +153,10 @@ class SpanJudging:
             if trace is None or trace.get(record.span_id) is not record:
                 continue  # not kept (its trace was full)
             if _open_ancestor_may_be_run(record, open_spans):
-                self.deferred.setdefault(record.trace_id, []).append((span, record, watcher))
-                self._deferring.add(id(span))
+                held = id(span) in forward
+                self.deferred.setdefault(record.trace_id, []).append((span, record, watcher, held))
+                if held:
+                    self._deferring.add(id(span))
                 continue
             self._judge_run(span, record, watcher, trace, forward)
         if self.deferred:
@@ -203,17 +206,17 @@ class SpanJudging:
             else:
                 del self.deferred[trace_id]
             trace = self.pipeline.buffer.records_of(trace_id)
-            forward = {id(span): span for span, _, _ in ready}
-            for span, record, watcher in ready:
+            forward = {id(span): span for span, _, _, held in ready if held}
+            for span, record, watcher, _ in ready:
                 if trace is not None and trace.get(record.span_id) is record:
                     self._judge_run(span, record, watcher, trace, forward)
-            self.forward(list(forward.values()))
+            self.forward(list(forward.values()))  # a span on_end did not hold went on as it ended
 
     def forward_deferred(self, keep: Callable[[int], bool] = lambda _trace: False) -> None:
         """Forward, as they are, the waiting run spans of traces ``keep`` does not keep (all by
         default: at shutdown; on a sweep, those of traces that left the buffer)."""
         for trace_id in [t for t in self.deferred if not keep(t)]:
-            self.forward([span for span, _, _ in self.deferred.pop(trace_id)])
+            self.forward([span for span, _, _, held in self.deferred.pop(trace_id) if held])
 
     def sweep(self) -> None:
         """Now and then: drop traces and open spans past ``trace_ttl``."""
