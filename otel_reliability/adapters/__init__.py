@@ -16,7 +16,7 @@ from typing import Any, Mapping, Protocol
 from ..model import EVALUATION_EVENT, POLICY_DENIED, SpanData, SpanRecord
 from . import genai, openinference, traceloop, vercel_ai
 from .autogen_runtime import AutogenRuntimeAdapter
-from .common import session_of
+from .common import SESSION_KEYS, session_of
 from .genai import GenAIAdapter
 from .genai_events import may_be_genai_event, to_event_record
 from .openinference import OpenInferenceAdapter
@@ -43,6 +43,7 @@ ADAPTERS: tuple[Adapter, ...] = (
 # Every marker with its adapter, in ADAPTERS order: finding a span's adapter costs a few
 # dict lookups, not a call per adapter (this runs for every span).
 _BY_MARKER: tuple[tuple[str, Adapter], ...] = tuple((key, adapter) for adapter in ADAPTERS for key in adapter.markers)
+_SESSION_KEY, _SESSION_FALLBACK_KEY = SESSION_KEYS
 
 
 def adapter_for(attributes: Mapping[str, Any]) -> Adapter | None:
@@ -99,5 +100,6 @@ def to_record(span: SpanData) -> SpanRecord:
         record.evaluations = tuple([e.attributes for e in span.events if e.name == EVALUATION_EVENT])
     if POLICY_DENIED in attributes and attributes[POLICY_DENIED] is True:
         record.policy_denied = True
-    record.session_id = session_of(span.attributes)
+    if _SESSION_KEY in attributes or _SESSION_FALLBACK_KEY in attributes:
+        record.session_id = session_of(attributes)
     return record

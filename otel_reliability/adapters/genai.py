@@ -42,16 +42,21 @@ class GenAIAdapter:
         operation = attrs.get(OPERATION)
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         error = record.error = error_text(span)
-        if operation is None:
-            return vertex.model_call(span, record)
-        if is_one_of(operation, RUN_OPERATIONS):
+        if type(operation) is not str:  # (this runs for every span: one test, not one per branch)
+            if operation is None:
+                return vertex.model_call(span, record)
+            if not isinstance(operation, str):
+                return record  # an operation that is no text names none of ours
+        if operation in RUN_OPERATIONS:
             record.role = Role.AGENT_RUN
-            record.agent_name = str_or_none(attrs.get("gen_ai.agent.name")) or _name_after(span.name, operation)
+            name = attrs.get("gen_ai.agent.name")
+            record.agent_name = (name if type(name) is str else str_or_none(name)) or _name_after(span.name, operation)
             record.attributes = attrs
             output = attrs.get("final_result")
             record.output = output if isinstance(output, str) else None
         elif operation == "execute_tool":
-            tool_name = str_or_none(attrs.get("gen_ai.tool.name")) or _name_after(span.name, operation)
+            name = attrs.get("gen_ai.tool.name")
+            tool_name = (name if type(name) is str else str_or_none(name)) or _name_after(span.name, operation)
             if genai_tools.is_synthetic(tool_name):
                 return record
             call_id = genai_tools.call_id(attrs)
@@ -59,7 +64,7 @@ class GenAIAdapter:
             if arguments is None:
                 arguments = _event_arguments(span)
             result = genai_tools.result_error(attrs)
-            if genai_tools.awaits_confirmation(error, result):
+            if result is not None and genai_tools.awaits_confirmation(error, result):
                 # The span records a call held for the user's confirmation, not a run of the
                 # tool: it is the request, answered (or not) by a later run.
                 record.role = Role.MODEL
@@ -70,7 +75,7 @@ class GenAIAdapter:
             record.call_id = call_id
             record.arguments = arguments
             record.refusal = genai_tools.refusal(span, tool_name, error, result)
-        elif is_one_of(operation, MODEL_OPERATIONS):
+        elif operation in MODEL_OPERATIONS:
             record.role = Role.MODEL
             record.model_call = True
             record.tokens = genai_tokens(attrs)

@@ -44,7 +44,9 @@ def is_synthetic(tool_name: str | None) -> bool:
 
 
 def call_id(attrs: Mapping[str, Any]) -> str | None:
-    value = str_or_none(attrs.get("gen_ai.tool.call.id"))
+    value = attrs.get("gen_ai.tool.call.id")
+    if type(value) is not str:
+        value = str_or_none(value)
     return None if value == PLACEHOLDER_CALL_ID else value
 
 
@@ -85,7 +87,7 @@ def refusal(span: SpanData, tool_name: str | None, error: str | None, result_err
     """Why the tool never ran although the span exists, None when it ran (or nothing says otherwise)."""
     attrs = span.attributes
     source = attrs.get("adk.experimental.response.source")
-    if is_one_of(source, _REFUSAL_SOURCES):
+    if source is not None and is_one_of(source, _REFUSAL_SOURCES):
         return _REFUSAL_SOURCES[source]
     if error is None:
         return None

@@ -60,7 +60,14 @@ def _tokens(
     attrs: Mapping[str, Any], parts: tuple[tuple[str, str], ...], totals: tuple[str, ...]
 ) -> int | None:
     for input_key, output_key in parts:
-        given, taken = _count(attrs.get(input_key)), _count(attrs.get(output_key))
+        given, taken = attrs.get(input_key), attrs.get(output_key)
+        if given is None and taken is None:
+            continue
+        # Counts are ints on almost every span: those skip the general reading.
+        if not (type(given) is int and given >= 0):
+            given = _count(given)
+        if not (type(taken) is int and taken >= 0):
+            taken = _count(taken)
         if given is not None or taken is not None:
             return (given or 0) + (taken or 0)
     for key in totals:

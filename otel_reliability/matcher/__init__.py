@@ -42,6 +42,8 @@ which and why), else ``PASSED``.
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from otel_reliability.expectations import Expectation
 from otel_reliability.matcher import agents, agno, budgets, order, outcomes, policies
 from otel_reliability.matcher.trajectory import trajectory
@@ -54,6 +56,7 @@ __all__ = ["CHECKS", "Check", "CheckResult", "evaluate", "explain"]
 # In this order: each adds its entries after the ones before it (missing_tool_calls: Agno's
 # names, then the per-agent shortfalls).
 CHECKS: tuple[Check, ...] = (agno.check, agents.check, order.check, policies.check, budgets.check, outcomes.check)
+_start = attrgetter("start_ns")
 
 
 def evaluate(run: Run, expectation: Expectation) -> Verdict:
@@ -66,7 +69,7 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
     'PASSED'
     """
     evidence = run.evidence()
-    chain = sorted(evidence, key=lambda a: a.start_ns)  # Run.chain(), without collecting the evidence twice
+    chain = sorted(evidence, key=_start)  # Run.chain(), without collecting the evidence twice
     named = [a for a in chain if a.tool]
     attempts = Attempts(evidence, chain, named, budgets.measure(run, named))
     total = failed = 0

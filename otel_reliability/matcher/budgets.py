@@ -36,11 +36,13 @@ def measure(run: Run, named: Sequence[Attempt]) -> Usage:
     >>> measure(Run(1, 2, "a", "run", 1_000_000, 3_500_000, model_calls=2, tokens=40), []).duration_ms
     2.5
     """
-    calls = tokens = untokened = 0
-    for part in run.walk():
-        calls += part.model_calls
-        tokens += part.tokens
-        untokened += part.untokened_model_calls
+    calls, tokens, untokened = run.model_calls, run.tokens, run.untokened_model_calls
+    if run.members:
+        for part in run.walk():
+            if part is not run:
+                calls += part.model_calls
+                tokens += part.tokens
+                untokened += part.untokened_model_calls
     known = run.start_ns > 0 and run.end_ns >= run.start_ns
     repeats = _repeats(named)
     return Usage(
@@ -137,7 +139,12 @@ def _repeats(named: Sequence[Attempt]) -> dict[tuple[str, Hashable], int]:
     counts: dict[tuple[str, Hashable], int] = {}
     for attempt in named:
         if attempt.arguments_captured:
-            key = (attempt.tool, _frozen(attempt.arguments))
+            arguments = attempt.arguments
+            try:  # flat arguments, the common case: hashing their items is the test
+                frozen: Hashable = frozenset(arguments.items()) if type(arguments) is dict else _frozen(arguments)
+            except TypeError:
+                frozen = _frozen(arguments)
+            key = (attempt.tool, frozen)
             counts[key] = counts.get(key, 0) + 1
     return counts
 
