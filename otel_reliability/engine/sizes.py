@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Iterable
 
 from ..model import EventRecord, SpanRecord, ToolRequest, ToolResponse
 
@@ -42,14 +42,26 @@ _SLOT = 8  # a pointer in a tuple or list
 _ENTRY = 64  # a key/value pair of a dict, with its share of the table's spare room
 _LEAVES = frozenset({str, bytes, int, float, bool, type(None)})
 _getsizeof = sys.getsizeof
+# ``sys.getsizeof`` parses its arguments the slow way (about 150 ns a call, most of the cost
+# of sizing a record); for a leaf, which carries no garbage-collector header, its own
+# ``__sizeof__`` gives the same number three to four times faster.
+_text_size = str.__sizeof__
+
+
+def _texts_size(texts: Iterable[Any]) -> int:
+    """Bytes of ``texts`` (a collection that may be iterated twice), as ``sys.getsizeof`` counts them."""
+    try:
+        return sum(map(_text_size, texts))
+    except TypeError:  # one is no str (an adapter's odd value): measured the general way
+        return sum(map(_getsizeof, texts))
 
 
 def record_size(record: SpanRecord) -> int:
     """Estimated bytes ``record`` holds while buffered (what its fields hold that no other
     buffered record shares, plus the record itself)."""
     # Most fields are None on most spans; ``filter(None, ...)`` also passes over "", which
-    # Python shares rather than allocates. All of it runs in C: this is done for every span.
-    size = RECORD_BYTES + _getsizeof(record.name) + sum(map(_getsizeof, filter(None, (
+    # Python shares rather than allocates.
+    size = RECORD_BYTES + value_size(record.name) + _texts_size(tuple(filter(None, (
         record.error, record.agent_name, record.run_key, record.output, record.tool_name,
         record.call_id, record.refusal, record.handoff_to,
     ))))
@@ -86,8 +98,10 @@ def records_size(records: list[SpanRecord]) -> int:
 def value_size(value: Any, depth: int = 0) -> int:
     """Estimated bytes of an attribute value or tool arguments: a leaf, or a container of them."""
     kind = type(value)
+    if kind is str:
+        return _text_size(value)
     if kind in _LEAVES:
-        return _getsizeof(value)
+        return value.__sizeof__()
     if depth >= MAX_DEPTH:
         return DEEP_VALUE_BYTES
     if kind is tuple or kind is list:
@@ -98,21 +112,20 @@ def value_size(value: Any, depth: int = 0) -> int:
 
 
 def _mapping_size(mapping: Mapping[str, Any], depth: int) -> int:
-    size = _EMPTY_DICT + _ENTRY * len(mapping) + sum(map(_getsizeof, mapping))
+    size = _EMPTY_DICT + _ENTRY * len(mapping) + _texts_size(mapping)
     for value in mapping.values():
-        size += _getsizeof(value) if type(value) in _LEAVES else value_size(value, depth)
+        kind = type(value)
+        size += _text_size(value) if kind is str else value.__sizeof__() if kind in _LEAVES else value_size(value, depth)
     return size
 
 
 def _request_size(request: ToolRequest) -> int:
     arguments = request.arguments
-    size = REQUEST_BYTES + _getsizeof(request.name) + (
-        _getsizeof(arguments) if type(arguments) in _LEAVES
-        else _mapping_size(arguments, 1) if type(arguments) is dict
-        else value_size(arguments)
+    size = REQUEST_BYTES + value_size(request.name) + (
+        _mapping_size(arguments, 1) if type(arguments) is dict else value_size(arguments)
     )
-    return size if request.call_id is None else size + _getsizeof(request.call_id)
+    return size if request.call_id is None else size + value_size(request.call_id)
 
 
 def _response_size(response: ToolResponse) -> int:
-    return REQUEST_BYTES + _getsizeof(response.call_id) + _getsizeof(response.content)
+    return REQUEST_BYTES + value_size(response.call_id) + value_size(response.content)
