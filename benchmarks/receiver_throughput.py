@@ -22,7 +22,10 @@ clock starts, then sends raw bytes through a generic channel call to
    requests as OTLP/HTTP protobuf (``POST /v1/traces``, a keep-alive connection per request
    in flight) to a fresh receiver. The ratio of each to the ceiling is the figure of merit
    (goal >= 60%). Both servers' CPU time a span is printed too: it tells work the
-   receiver does from time it spends waiting. Over gRPC the receiver runs once per
+   receiver does from time it spends waiting; so does how many of the machine's CPUs each
+   server kept busy, printed with the load average at start and end: the ceiling is one
+   process and needs one CPU, the receiver's workers need them all, so other processes on
+   a shared machine lower the ratio. Over gRPC the receiver runs once per
    ``--durability`` setting (default ``none,batch``: the intake log's cost, side by side,
    goal: ``batch`` within 15% of ``none``); OTLP/HTTP, and the figures against the ceiling,
    are those of the last setting listed (by default ``batch``, the receiver's default).
@@ -455,6 +458,17 @@ def measure_memory(args, workdir: Path, first_trace: int) -> tuple[float, float,
     return (peak - before) / buffered, (after - before) / buffered, buffered
 
 
+def _cores(cpu_us_a_span: float, spans_a_second: float) -> str:
+    """How many CPUs a server kept busy on average: below the machine's count while it
+    waited, or while other processes on a shared machine had the CPUs."""
+    return f"{cpu_us_a_span * spans_a_second / 1e6:.2f} of {os.cpu_count()} CPUs"
+
+
+def load_average() -> str:
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (1 min), {five:.2f} (5 min)"
+
+
 def total_spans(args) -> int:
     return args.clients * args.requests * args.traces_per_request * SPANS_PER_TRACE
 
@@ -489,6 +503,7 @@ def main(argv: list[str] | None = None) -> int:
         f"load: {args.clients} client processes x {args.inflight} in flight, {args.requests} requests each of "
         f"{args.traces_per_request} traces x {SPANS_PER_TRACE} spans = {total_spans(args):,} spans per run"
     )
+    print(f"{load_average()} at start: what other processes run takes CPUs from the servers")
     ceilings, ends, intakes, tails, ceiling_cpus, receiver_cpus = [], [], [], [], [], []
     http_ends, http_cpus = [], []
     by_durability: dict[str, list[float]] = {d: [] for d in durabilities}
@@ -506,7 +521,8 @@ def main(argv: list[str] | None = None) -> int:
                 by_durability[durability].append(end_to_end)
                 print(
                     f"  round {round_ + 1}, durability {durability}: receiver {end_to_end:,.0f} evaluated spans/s "
-                    f"end to end ({receiver_cpu:.1f} us CPU a span; intake {intake:,.0f} spans/s, last verdict "
+                    f"end to end ({receiver_cpu:.1f} us CPU a span, {_cores(receiver_cpu, end_to_end)} busy; "
+                    f"intake {intake:,.0f} spans/s, last verdict "
                     f"{tail:.2f} s after the last response)"
                 )
             http_end, _, _, http_cpu = measure_receiver(
@@ -516,9 +532,10 @@ def main(argv: list[str] | None = None) -> int:
             http_ends.append(http_end)
             http_cpus.append(http_cpu)
             print(
-                f"  round {round_ + 1}: bare gRPC ceiling {ceiling:,.0f} spans/s ({ceiling_cpu:.1f} us CPU a span); "
+                f"  round {round_ + 1}: bare gRPC ceiling {ceiling:,.0f} spans/s ({ceiling_cpu:.1f} us CPU a span, "
+                f"{_cores(ceiling_cpu, ceiling)} busy); "
                 f"over OTLP/HTTP protobuf (durability {durabilities[-1]}) {http_end:,.0f} evaluated spans/s "
-                f"({http_cpu:.1f} us CPU a span)"
+                f"({http_cpu:.1f} us CPU a span, {_cores(http_cpu, http_end)} busy)"
             )
             ceiling_cpus.append(ceiling_cpu)
             receiver_cpus.append(receiver_cpu)  # of the last durability listed
@@ -546,6 +563,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"; batch is {kept:.0%} of none (goal >= {DURABLE_GOAL:.0%}): {'met' if kept >= DURABLE_GOAL else 'NOT met'}")
     else:
         print()
+    print(f"{load_average()} at the end")
     print(f"memory: {peak:,.0f} B per buffered span at peak RSS ({steady:,.0f} B steady), "
           f"{buffered:,} spans buffered ({buffered // SPANS_PER_TRACE:,} traces)")
     return 0

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
+from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
 from otel_reliability.matcher import explain
@@ -217,10 +218,18 @@ def rfc3339(unix_ns: int) -> str:
     ('2025-12-01T00:00:00.123Z', '2025-12-01T00:00:00Z')
     """
     seconds, fraction = divmod(unix_ns, 1_000_000_000)
-    text = datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
+    text = _utc_second(seconds)
     if fraction:
         text += "." + f"{fraction:09d}".rstrip("0")
     return text + "Z"
+
+
+@lru_cache(maxsize=1024)
+def _utc_second(seconds: int) -> str:
+    """A whole second as RFC 3339 UTC without the zone. Cached: the runs a store or report
+    writes together start and end within a few seconds of each other, and formatting a
+    date costs more than the rest of a stored result's times."""
+    return datetime.fromtimestamp(seconds, timezone.utc).strftime("%Y-%m-%dT%H:%M:%S")
 
 
 def parse_rfc3339(text: str) -> int:

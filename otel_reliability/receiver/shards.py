@@ -26,6 +26,7 @@ from __future__ import annotations
 import itertools
 import logging
 import multiprocessing
+import queue
 import signal
 import threading
 import time
@@ -222,10 +223,15 @@ class _Worker:
         child_end.close()
         self._ids = itertools.count()
         self._replies: dict[int, Future] = {}
-        self._send_lock = threading.Lock()
+        self._order_lock = threading.Lock()  # call ids follow the order of the outbox
+        # Messages go out from a thread of their own: writing a request's bytes waits until
+        # this shard reads them, and the other shards must get theirs meanwhile.
+        self._outbox: queue.SimpleQueue[tuple[tuple, bytes | None, Future | None] | None] = queue.SimpleQueue()
         self._ready: Future = Future()
         self._reader = threading.Thread(target=self._read, name=f"otel-reliability-shard-{shard.index}-reader", daemon=True)
         self._reader.start()
+        self._sender = threading.Thread(target=self._send, name=f"otel-reliability-shard-{shard.index}-sender", daemon=True)
+        self._sender.start()
 
     def wait_ready(self) -> None:
         error = self._ready.result(timeout=120)
@@ -233,26 +239,33 @@ class _Worker:
             raise OSError(f"worker {self.shard.index} could not start: {error}")
 
     def call(self, kind: str, *args: Any, payload: bytes | None = None) -> Future:
-        """Send a call (``payload`` raw after it: no pickled copy of a request body)."""
+        """Queue a call (``payload`` raw after it: no pickled copy of a request body); returns
+        at once, the answer comes in the future."""
         reply: Future = Future()
-        with self._send_lock:
+        with self._order_lock:
             call_id = reply.call_id = next(self._ids)  # type: ignore[attr-defined] - a reservation's name
             self._replies[call_id] = reply
-            try:
-                self._connection.send((kind, call_id, *args))
-                if payload is not None:
-                    self._connection.send_bytes(payload)
-            except (OSError, ValueError) as exc:
-                self._replies.pop(call_id, None)
-                reply.set_exception(_down(self.shard, exc))
+            self._outbox.put(((kind, call_id, *args), payload, reply))
         return reply
 
     def tell(self, kind: str, *args: Any) -> None:
-        with self._send_lock:
+        with self._order_lock:
+            self._outbox.put(((kind, None, *args), None, None))
+
+    def _send(self) -> None:
+        while (message := self._outbox.get()) is not None:
+            head, payload, reply = message
             try:
-                self._connection.send((kind, None, *args))
-            except (OSError, ValueError):
-                logger.warning("worker %d is gone; it did not get a %s notice", self.shard.index, kind)
+                self._connection.send(head)
+                if payload is not None:
+                    self._connection.send_bytes(payload)
+            except Exception as exc:  # the sender goes on: the messages after this one are not lost with it
+                gone = isinstance(exc, (OSError, ValueError))  # the pipe is closed: the worker is down
+                if reply is None:
+                    logger.warning("worker %d did not get a %s notice: %s", self.shard.index, head[0],
+                                   "it is gone" if gone else repr(exc))
+                elif self._replies.pop(head[1], None) is not None:
+                    reply.set_exception(_down(self.shard, exc) if gone else exc)
 
     def result(self, reply: Future) -> Any:
         """The shard's answer; ``IntakeError`` (503) when it is down or does not answer."""
@@ -269,6 +282,8 @@ class _Worker:
         if self._process.is_alive():
             logger.error("worker %d did not stop within 60 s; killing it", self.shard.index)
             self._process.kill()
+        self._outbox.put(None)
+        self._sender.join(timeout=10)
         self._connection.close()
 
     def _read(self) -> None:
@@ -289,7 +304,8 @@ class _Worker:
         if not self._ready.done():
             self._ready.set_result("it exited while starting")
         for call_id in list(self._replies):
-            self._replies.pop(call_id).set_exception(_down(self.shard, "it exited"))
+            if (reply := self._replies.pop(call_id, None)) is not None:  # else the sender failed it already
+                reply.set_exception(_down(self.shard, "it exited"))
 
 
 def _down(shard: Shard, why: Any) -> IntakeError:

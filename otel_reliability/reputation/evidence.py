@@ -128,7 +128,11 @@ def run_evidence(
     [('isnad', 'matcher', True), ('isnad', 'tool_outcomes', True), ('adalah', 'refusals', True)]
     """
     verdict = result.verdict
-    attempts = [a for a in verdict.chain if a.span_id is None or a.span_id not in denied_span_ids]
+    attempts = (
+        [a for a in verdict.chain if a.span_id is None or a.span_id not in denied_span_ids]
+        if denied_span_ids
+        else verdict.chain
+    )
     items: list[Evidence] = []
 
     order_unjudged = UNTIMED in verdict.unevaluated_checks

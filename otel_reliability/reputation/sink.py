@@ -34,8 +34,9 @@ class ReputationSink:
         self._early: OrderedDict[int, list[Evidence]] = OrderedDict()  # run span id → a judge's evidence
 
     def publish(self, judgements: Sequence[Judgement]) -> None:
-        fresh = [self._observed(j) for j in judgements if not j.late]
-        late = [self._observed(j) for j in judgements if j.late]
+        observed = self._observed(judgements)
+        fresh = [seen for seen, j in zip(observed, judgements) if not j.late]
+        late = [seen for seen, j in zip(observed, judgements) if j.late]
         if fresh:
             self.reputation.record_many(fresh)
         if late:
@@ -64,13 +65,19 @@ class ReputationSink:
         items = (self.reputation.evaluation(attributes) for attributes in events)
         return [item for item in items if item is not None]
 
-    def _observed(self, judgement: Judgement) -> Observed:
-        result = judgement.result
-        external = self.evaluations(judgement.evaluations)
+    def _observed(self, judgements: Sequence[Judgement]) -> list[Observed]:
+        """Each judgement with its evidence, remembered as recorded (one lock for the batch)."""
+        external = [self.evaluations(j.evaluations) if j.evaluations else [] for j in judgements]
+        recorded, early = self._recorded, self._early
         with self._lock:
-            external += self._early.pop(result.run_span_id, ())
-            self._recorded[result.run_span_id] = (result.agent, result.trace_id)
-            self._recorded.move_to_end(result.run_span_id)
-            while len(self._recorded) > _MAX_REMEMBERED:
-                self._recorded.popitem(last=False)
-        return Observed(result, judgement.run.output, external, judgement.denied_span_ids)
+            for judgement, evidence in zip(judgements, external):
+                result = judgement.result
+                if early:
+                    evidence += early.pop(result.run_span_id, ())
+                recorded[result.run_span_id] = (result.agent, result.trace_id)
+                recorded.move_to_end(result.run_span_id)
+            while len(recorded) > _MAX_REMEMBERED:
+                recorded.popitem(last=False)
+        return [
+            Observed(j.result, j.run.output, evidence, j.denied_span_ids) for j, evidence in zip(judgements, external)
+        ]
