@@ -297,6 +297,13 @@ def report(configs: list[Config], mode: str, title: str) -> float:
           f"ratio of medians {b_cpu / a_cpu:.3f})"
           + (f"  (wall {b.median('app_wall') / a_wall:.3f})" if walls else "")
           + f"   target <= {BUDGET:.2f}: {'within' if ratio <= BUDGET else 'OVER'} budget")
+    # One figure a line, its label free of numbers, as benchmarks/ab_compare.py reads them.
+    figures = {"app CPU B/A": ratio, "total CPU B/A": statistics.median(total),
+               "B-A app CPU us/trace": b_cpu - a_cpu, "B worker CPU us/trace": b.median("worker_cpu") or 0.0}
+    if walls:
+        figures["app wall B/A"] = statistics.median(walls_ratio)
+    for label, value in figures.items():
+        print(f"  {mode} {label:<24} {value:9.3f}")
     print()
     return ratio
 

@@ -211,13 +211,21 @@ class ReliabilitySpanProcessor(SpanProcessor):
                 self._next.on_end(span)
             return
         backlog = len(self._backlog)
+        span_id = span.context.span_id
+        open_spans = self._open
         if backlog >= self._max_queue:
-            self._open.pop(span.context.span_id, None)
+            open_spans.pop(span_id, None)
             self._judging.count_drop("queue_full")
             held = False
         else:
             # The span alone, not a (span, held) pair: a held span's id goes in a set
             # (about one span in ten) rather than the app thread allocating a tuple per span.
+            if span_id in open_spans:
+                # The SDK hands on_end a snapshot of the span: it stands in for the live span
+                # until the worker takes both out, so that the live one (its locks and lists) goes
+                # when the app drops it, as without this processor. Kept a batch window longer,
+                # the live spans doubled what the app thread's garbage collections traverse.
+                open_spans[span_id] = span
             held = may_be_run_span(span)
             if held:
                 self._judging.held.add(id(span))  # before it is queued: the worker reads it then

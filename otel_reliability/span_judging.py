@@ -229,7 +229,10 @@ class SpanJudging:
         self.stats.traces_dropped = self.pipeline.traces_dropped
         horizon = time.time_ns() - int(self.pipeline.settings.trace_ttl * 1e9)
         forgotten = 0
-        for span_id, span in list(self.open_spans.items()):
+        # App threads start spans meanwhile: ``dict.copy()`` is one C call that runs no Python
+        # code, where ``list(items())`` makes a tuple per span, which may run a garbage
+        # collection, its finalizers, and so another thread that adds to the dict (RuntimeError).
+        for span_id, span in self.open_spans.copy().items():
             if (span.start_time or 0) < horizon and self.open_spans.pop(span_id, None) is not None:
                 forgotten += 1
         for span_id in [s for s in list(self.watchers) if s not in self.open_spans]:
