@@ -31,7 +31,8 @@ def may_be_run(attributes: Mapping[str, Any]) -> bool | None:
     operation = attributes.get(OPERATION)
     if operation is None:
         return None
-    return isinstance(operation, str) and operation in RUN_OPERATIONS  # is_one_of, inlined: the app's thread asks this of every span
+    # is_one_of, inlined: the app's thread asks this of every span
+    return isinstance(operation, str) and operation in RUN_OPERATIONS
 
 
 class GenAIAdapter:
@@ -42,7 +43,7 @@ class GenAIAdapter:
         operation = attrs.get(OPERATION)
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         error = record.error = error_text(span)
-        if type(operation) is not str:  # (this runs for every span: one test, not one per branch)
+        if type(operation) is not str:  # one test for the common case: this runs for every span
             if operation is None:
                 return vertex.model_call(span, record)
             if not isinstance(operation, str):

@@ -1,8 +1,8 @@
 """What a buffered record costs in memory, estimated as it enters (the byte budget's unit).
 
 Python objects are measured from the fields a record keeps, not by walking the object
-graph: strings, bytes and numbers are the leaves (``sys.getsizeof`` of a leaf is a constant-
-time read of its header), tuples, lists and mappings are counted structurally, and a record's
+graph: strings, bytes and numbers are the leaves (what ``sys.getsizeof`` says of one, read
+from its header in constant time), tuples, lists and mappings are counted structurally, and a record's
 own object, its integers and its slot in its trace's table are one measured constant.
 Deeper than ``MAX_DEPTH`` a value is taken for ``DEEP_VALUE_BYTES``: attribute values and
 tool arguments are flat in practice, and a hostile one must not make intake recurse.
