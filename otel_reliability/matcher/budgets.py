@@ -37,12 +37,11 @@ def measure(run: Run, named: Sequence[Attempt]) -> Usage:
     2.5
     """
     calls, tokens, untokened = run.model_calls, run.tokens, run.untokened_model_calls
-    if run.members:
-        for part in run.walk():
-            if part is not run:
-                calls += part.model_calls
-                tokens += part.tokens
-                untokened += part.untokened_model_calls
+    for member in run.members:  # most runs have none: no generator is made for them
+        for part in member.walk():
+            calls += part.model_calls
+            tokens += part.tokens
+            untokened += part.untokened_model_calls
     known = run.start_ns > 0 and run.end_ns >= run.start_ns
     repeats = _repeats(named)
     return Usage(
