@@ -37,6 +37,8 @@ def _exception_message(span: SpanData) -> str | None:
 def str_or_none(value: Any) -> str | None:
     """Attribute values may be any type; names and ids are compared as strings. A value with
     no text (an int past Python's 4,300-digit ``str`` limit) is unknown, not an error."""
+    if type(value) is str:  # nearly always: names and ids are text (adapters ask this of every span)
+        return value
     if value is None:
         return None
     try:

@@ -50,14 +50,12 @@ class GenAIAdapter:
                 return record  # an operation that is no text names none of ours
         if operation in RUN_OPERATIONS:
             record.role = Role.AGENT_RUN
-            name = attrs.get("gen_ai.agent.name")
-            record.agent_name = (name if type(name) is str else str_or_none(name)) or _name_after(span.name, operation)
+            record.agent_name = str_or_none(attrs.get("gen_ai.agent.name")) or _name_after(span.name, operation)
             record.attributes = attrs
             output = attrs.get("final_result")
             record.output = output if isinstance(output, str) else None
         elif operation == "execute_tool":
-            name = attrs.get("gen_ai.tool.name")
-            tool_name = (name if type(name) is str else str_or_none(name)) or _name_after(span.name, operation)
+            tool_name = str_or_none(attrs.get("gen_ai.tool.name")) or _name_after(span.name, operation)
             if genai_tools.is_synthetic(tool_name):
                 return record
             call_id = genai_tools.call_id(attrs)

