@@ -16,7 +16,7 @@ raising anything, ``SystemExit`` and ``KeyboardInterrupt`` included, is logged a
 calls into the wrapped processor raise into the app, as they would without this one.
 
 After ``os.fork()`` (gunicorn ``--preload``, Celery prefork) the child gets a worker of its
-own, with fresh locks and events. The parent first waits (up to ``_FORK_WAIT_SECONDS``) for
+own, with fresh locks and events. The parent first waits (up to a second, ``span_worker``) for
 the worker to finish the batch in hand, so the child inherits the buffer between two
 batches and *keeps* it: a run that started before the fork and ends in the child is judged
 with the spans that ended before the fork. Spans queued but not yet handled at the fork are
@@ -37,7 +37,6 @@ import logging
 import os
 import threading
 import time
-from collections import deque
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Sequence
 
@@ -56,7 +55,7 @@ from .results import RunResult
 from .session_results import SessionResult
 from .span_judging import ProcessorStats, SpanJudging, UnavailableStore, flush_within, may_be_run_span
 from .stores import ResultStore, open_store, parse_store_spec
-from .suppression import suppress_instrumentation_in_this_thread
+from .span_worker import WAKE_EVERY, SpanWorker
 
 if TYPE_CHECKING:
     from .reputation import Reputation
@@ -67,24 +66,9 @@ logger = logging.getLogger(__name__)
 
 DEFAULT_STORE = "otel-reliability.db"
 STORE_FROM_ENVIRONMENT = "$OTEL_RELIABILITY_STORE"  # read when the processor is made, not at import
-_WAKE_EVERY = 1024  # also wake the worker each time this many spans wait
-_IDLE_WAKE_SECONDS = 0.5  # and at least this often, so spans of unfinished runs get buffered
-# After each batch the worker lets spans gather this long (unless drain() or shutdown()
-# asks for it): every wake-up costs a GIL hand-over and cold caches. Waking once per run
-# instead doubled the worker's CPU per trace when runs arrive as agents make them, and
-# raised the app thread's (benchmarks/processor_overhead.py). In its paced loop 5-20 ms cost
-# the worker 260-310 us a trace, 50 ms and more 213-240 us; drain() does not wait for it.
-_BATCH_WINDOW_SECONDS = 0.05
-# How long a fork waits for the worker to finish its batch: long enough for any batch that
-# is not stuck in a blocked exporter, short enough not to stall a server starting workers.
-_FORK_WAIT_SECONDS = 1.0
 # Results stores a forked child must neither use nor close (the parent's connections): kept
 # referenced here so that no garbage collection closes them in the child either.
 _INHERITED_STORES: list[Any] = []
-
-
-class _Stop:
-    pass
 
 
 class ReliabilitySpanProcessor(SpanProcessor):
@@ -164,18 +148,13 @@ class ReliabilitySpanProcessor(SpanProcessor):
         # atomic under the GIL, which keeps the app-thread path lock-free. The worker is
         # woken only when a possible run span ends (or the backlog grows), not per span:
         # waking a sleeping thread costs a system call.
-        self._backlog: deque = deque()
-        self._wake = threading.Event()
-        self._hurry = threading.Event()  # cuts the batch window short
         self._open = self._judging.open_spans
         self._watchers = self._judging.watchers
         self._shut = False
-        # Held by the worker while it handles a batch, so that a fork happens between batches.
-        self._batch_lock = threading.Lock()
-        self._quiet_for_fork = False
         metrics.register_buffered(lambda: self.buffered_traces)
         metrics.register_buffered_bytes(lambda: self.buffered_bytes)
-        self._worker = self._start_worker(())
+        self._worker = SpanWorker(self._judging)
+        self._backlog = self._worker.backlog  # the same deque for the processor's life, forks included
         register_processor(self)
         register_fork_hooks(self)
 
@@ -230,8 +209,10 @@ class ReliabilitySpanProcessor(SpanProcessor):
             if held:
                 self._judging.held.add(id(span))  # before it is queued: the worker reads it then
             self._backlog.append(span)
-            if (held or backlog % _WAKE_EVERY == 0) and not self._wake.is_set():
-                self._wake.set()
+            if held or backlog % WAKE_EVERY == 0:
+                wake = self._worker.wake
+                if not wake.is_set():
+                    wake.set()
         if not held and self._next is not None:
             self._next.on_end(span)
 
@@ -280,7 +261,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         True
         >>> processor.shutdown()
         """
-        if threading.current_thread() is not self._worker:  # (a sink asking would wait on itself)
+        if not self._worker.is_current():  # (a sink asking would wait on itself)
             self.drain(timeout)  # the runs queued so far are judged first: they may be its turns
         return self._judging.pipeline.judge_session(session_id)
 
@@ -290,10 +271,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         if self._shut:
             return
         self._shut = True  # from here on_end forwards instead of queueing
-        if self._worker.is_alive():
-            self._submit(_Stop())
-            self._worker.join(timeout=30)
-        self._forward_leftovers()
+        self._worker.stop()
         self._judging.forward_deferred()  # their ancestors never ended here: forwarded as they are
         self._judging.pipeline.end_sessions()  # the end of the input: sessions not judged yet are judged as they stand
         self._judging.pipeline.close()
@@ -302,105 +280,21 @@ class ReliabilitySpanProcessor(SpanProcessor):
 
     def drain(self, timeout: float = 30.0) -> bool:
         """Wait until every span queued so far has been judged and forwarded; False on timeout."""
-        if not self._worker.is_alive():  # after shutdown: only what no worker will ever handle is left
-            return not any(isinstance(item, (ReadableSpan, LogData)) for item in list(self._backlog))
-        done = threading.Event()
-        self._submit(done)
-        return done.wait(timeout)
-
-    def _submit(self, marker: Any) -> None:
-        self._backlog.append(marker)
-        self._wake.set()
-        self._hurry.set()
-
-    # -- worker -------------------------------------------------------------------
-
-    def _start_worker(self, inherited: Sequence[Any]) -> threading.Thread:
-        worker = threading.Thread(target=self._work, args=(inherited,), name="otel-reliability", daemon=True)
-        worker.start()
-        return worker
-
-    def _work(self, inherited: Sequence[Any]) -> None:
-        suppress_instrumentation_in_this_thread()  # the store's writes are not the app's spans
-        judging = self._judging
-        if inherited:  # queued in the parent before a fork: the parent forwards and judges them
-            with self._batch_lock:
-                spans = [item for item in inherited if isinstance(item, ReadableSpan)]
-                judging.process(spans, [item for item in inherited if type(item) is LogData], judge=False)
-        while True:
-            try:
-                self._wake.wait(_IDLE_WAKE_SECONDS)
-                self._wake.clear()
-                with self._batch_lock:
-                    stopped = self._handle_backlog()
-                    if not stopped:
-                        judging.sweep()
-                if stopped:
-                    return
-                if self._hurry.wait(_BATCH_WINDOW_SECONDS):
-                    self._hurry.clear()
-            except BaseException:  # the worker outlives anything (process() already guards each batch)
-                logger.exception("otel-reliability's worker failed; it carries on")
-                judging.count_drop("internal_error")
-
-    def _handle_backlog(self) -> bool:
-        """Process what is queued, up to and through each marker; True at the stop marker."""
-        batch: list[ReadableSpan] = []
-        logs: list[LogData] = []
-        process = self._judging.process
-        while self._backlog:
-            item = self._backlog.popleft()
-            if isinstance(item, (_Stop, threading.Event)):
-                process(batch, logs)
-                batch, logs = [], []
-                if isinstance(item, _Stop):
-                    return True
-                item.set()
-            elif type(item) is LogData:
-                logs.append(item)
-            else:
-                batch.append(item)
-        process(batch, logs)
-        return False
-
-    def _forward_leftovers(self) -> None:
-        """After the worker stopped: what another thread queued meanwhile goes on unjudged."""
-        while self._backlog:
-            try:
-                item = self._backlog.popleft()
-            except IndexError:
-                return
-            if isinstance(item, threading.Event):
-                item.set()
-            elif type(item) is LogData:
-                self._judging.count_log_drop("shutdown")
-            elif isinstance(item, ReadableSpan) and id(item) in self._judging.held:  # the others went on in on_end
-                self._judging.held.discard(id(item))
-                self._judging.forward([item])
+        return self._worker.drain(timeout)
 
     # -- fork (forking.register_fork_hooks calls these on the thread that forks) -------------
 
     def before_fork(self) -> None:
         """Let the worker finish its batch, and hold it there until the fork is done."""
-        worker = self._worker
-        if self._shut or not worker.is_alive() or worker is threading.current_thread():
-            self._quiet_for_fork = False
-            return
-        self._quiet_for_fork = self._batch_lock.acquire(timeout=_FORK_WAIT_SECONDS)
+        if not self._shut:
+            self._worker.before_fork()
 
     def after_fork_in_parent(self) -> None:
-        if self._quiet_for_fork:
-            self._quiet_for_fork = False
-            self._batch_lock.release()
+        self._worker.after_fork_in_parent()
 
     def after_fork_in_child(self) -> None:
         """A worker, locks and events of the child's own: the parent's worker did not come along."""
-        quiet, self._quiet_for_fork = self._quiet_for_fork, False
-        self._batch_lock = threading.Lock()
-        self._wake = threading.Event()
-        self._hurry = threading.Event()
-        inherited = list(self._backlog)
-        self._backlog.clear()
+        quiet, inherited = self._worker.after_fork_in_child()
         self._judging.deferred.clear()  # the parent forwards the run spans it keeps waiting
         if self._shut:  # shut down before the fork: on_end forwards, nothing is left to judge
             return
@@ -413,7 +307,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
                 self._judging.count_drop("fork", lost)
             inherited = []
         self._reopen_store()
-        self._worker = self._start_worker(inherited)
+        self._worker.restart_in_child(inherited)
 
     def _reopen_store(self) -> None:
         sink = self._store_sink
