@@ -40,12 +40,13 @@ Pure bookkeeping: the clock is passed in, and nothing here does I/O.
 from __future__ import annotations
 
 from collections import OrderedDict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import groupby
 from operator import attrgetter
 from typing import Callable
 
-from ..model import EventRecord, Role, SpanRecord, ToolResponse
+from ..model import EventRecord, Role, SpanRecord
+from .event_join import with_events
 from .settings import EngineSettings
 from .sizes import TRACE_BYTES, event_size, record_size
 
@@ -85,7 +86,7 @@ class _Trace:
         out = []
         for span_id, record in self.records.items():
             extra = events.get(span_id)
-            out.append(record if extra is None else _join(record, extra))
+            out.append(record if extra is None else with_events(record, extra))
         return out
 
 
@@ -376,36 +377,3 @@ class TraceBuffer:
     def _dropped(self, reason: str) -> None:
         dropped = self.stats.traces_dropped
         dropped[reason] = dropped.get(reason, 0) + 1
-
-
-def _join(record: SpanRecord, events: list[EventRecord]) -> SpanRecord:
-    """A copy of ``record`` with the events' requests and responses added after its own, in the
-    events' order. A call id the span (or an earlier event) already holds is not added twice (a
-    producer that writes content both on the span and in events); an assistant-turn marker
-    drops the events' answers before it (they were replayed history)."""
-    requests = list(record.requests)
-    own_responses = record.responses
-    asked = {r.call_id for r in requests if r.call_id is not None}
-    answered = {r.call_id for r in own_responses}
-    own_requests = bool(requests)
-    added: dict[str, ToolResponse] = {}  # the events' answers, by call id, in order
-    for event in sorted(events, key=_time_ns):
-        if event.assistant_turn:
-            added.clear()
-            continue
-        for request in event.requests:
-            if request.call_id is None:
-                if own_requests:
-                    continue  # no id to tell it from the span's own: the span's content wins
-            elif request.call_id in asked:
-                continue
-            else:
-                asked.add(request.call_id)
-            requests.append(request)
-        for response in event.responses:
-            if response.call_id not in answered:
-                added.setdefault(response.call_id, response)
-    return replace(record, requests=tuple(requests), responses=(*own_responses, *added.values()))
-
-
-_time_ns = attrgetter("time_ns")
