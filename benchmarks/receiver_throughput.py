@@ -23,7 +23,9 @@ clock starts, then sends raw bytes through a generic channel call to
    in flight) to a fresh receiver. The ratio of each to the ceiling is the figure of merit
    (goal >= 60%). Both servers' CPU time a span is printed too: it tells work the
    receiver does from time it spends waiting; so does how many of the machine's CPUs each
-   server kept busy, printed with the load average at start and end: the ceiling is one
+   server kept busy and how many no process used while the clients sent (idle CPUs while the
+   receiver is behind: it waits, on its workers or the disk, rather than lacks CPU), printed
+   with the load average at start and end: the ceiling is one
    process and needs one CPU, the receiver's workers need them all, so other processes on
    a shared machine lower the ratio. Over gRPC the receiver runs once per
    ``--durability`` setting (default ``none,batch``: the intake log's cost, side by side,
@@ -308,6 +310,18 @@ def cpu_seconds(pid: int) -> float:
     return total
 
 
+def machine_times() -> tuple[int, int]:
+    """(all, idle) CPU time of the whole machine so far, in clock ticks (``/proc/stat``)."""
+    fields = [int(f) for f in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return sum(fields), fields[3] + fields[4]  # idle and iowait: no process had the CPU
+
+
+def idle_cpus(before: tuple[int, int], after: tuple[int, int]) -> float:
+    """How many of the machine's CPUs no process used between two ``machine_times``."""
+    total, idle = after[0] - before[0], after[1] - before[1]
+    return idle / total * (os.cpu_count() or 1) if total else 0.0
+
+
 def measure_ceiling(args, first_trace: int) -> tuple[float, float]:
     """(spans/s, server CPU microseconds per span)."""
     ctx = mp.get_context("spawn")
@@ -410,14 +424,17 @@ def measure_receiver(
     args, workdir: Path, first_trace: int, transport: str = "grpc", durability: str = "batch"
 ) -> tuple[float, float, float, float]:
     """(evaluated spans/s end to end, intake spans/s, seconds from last response to last verdict,
-    receiver CPU microseconds per span, its worker processes included), the clients sending
-    over ``transport`` (``grpc`` or ``http``: OTLP/HTTP protobuf) to a receiver with ``durability``."""
+    receiver CPU microseconds per span, its worker processes included, the machine's CPUs left
+    idle meanwhile), the clients sending over ``transport`` (``grpc`` or ``http``: OTLP/HTTP
+    protobuf) to a receiver with ``durability``. Idle CPUs while the receiver is behind mean it
+    waits (on its workers, the disk, the clients), not that it lacks CPU."""
     receiver = Receiver(workdir, args.decision_wait, config={"workers": args.workers, "durability": durability})
     traces = args.clients * args.requests * args.traces_per_request
     target = receiver.target if transport == "grpc" else f"127.0.0.1:{receiver.http_port}"
     try:
-        cpu_before = cpu_seconds(receiver.process.pid)
+        cpu_before, machine_before = cpu_seconds(receiver.process.pid), machine_times()
         start, sent = run_clients(target, args, first_trace, transport)
+        idle = idle_cpus(machine_before, machine_times())  # while the clients sent: the tail waits by design
         judged = wait_for(lambda: receiver.metric("agent_reliability_evaluations_total") >= traces, 600)
         cpu = cpu_seconds(receiver.process.pid) - cpu_before
         late = receiver.metric("agent_reliability_evaluations_late_total")
@@ -427,7 +444,7 @@ def measure_receiver(
     finally:
         receiver.stop()
     spans = total_spans(args)
-    return spans / (judged - start), spans / (sent - start), judged - sent, cpu / spans * 1e6
+    return spans / (judged - start), spans / (sent - start), judged - sent, cpu / spans * 1e6, idle
 
 
 def measure_memory(args, workdir: Path, first_trace: int) -> tuple[float, float, int]:
@@ -515,17 +532,17 @@ def main(argv: list[str] | None = None) -> int:
             first = 1 + runs_a_round * round_ * per_run
             ceiling, ceiling_cpu = measure_ceiling(args, first_trace=first)
             for n, durability in enumerate(durabilities):
-                end_to_end, intake, tail, receiver_cpu = measure_receiver(
+                end_to_end, intake, tail, receiver_cpu, idle = measure_receiver(
                     args, workdir, first_trace=first + (1 + n) * per_run, durability=durability
                 )
                 by_durability[durability].append(end_to_end)
                 print(
                     f"  round {round_ + 1}, durability {durability}: receiver {end_to_end:,.0f} evaluated spans/s "
-                    f"end to end ({receiver_cpu:.1f} us CPU a span, {_cores(receiver_cpu, end_to_end)} busy; "
-                    f"intake {intake:,.0f} spans/s, last verdict "
+                    f"end to end ({receiver_cpu:.1f} us CPU a span, {_cores(receiver_cpu, end_to_end)} busy, "
+                    f"{idle:.2f} idle while sending; intake {intake:,.0f} spans/s, last verdict "
                     f"{tail:.2f} s after the last response)"
                 )
-            http_end, _, _, http_cpu = measure_receiver(
+            http_end, _, _, http_cpu, http_idle = measure_receiver(
                 args, workdir, first_trace=first + (1 + len(durabilities)) * per_run, transport="http",
                 durability=durabilities[-1],
             )
@@ -535,7 +552,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"  round {round_ + 1}: bare gRPC ceiling {ceiling:,.0f} spans/s ({ceiling_cpu:.1f} us CPU a span, "
                 f"{_cores(ceiling_cpu, ceiling)} busy); "
                 f"over OTLP/HTTP protobuf (durability {durabilities[-1]}) {http_end:,.0f} evaluated spans/s "
-                f"({http_cpu:.1f} us CPU a span, {_cores(http_cpu, http_end)} busy)"
+                f"({http_cpu:.1f} us CPU a span, {_cores(http_cpu, http_end)} busy, {http_idle:.2f} idle while sending)"
             )
             ceiling_cpus.append(ceiling_cpu)
             receiver_cpus.append(receiver_cpu)  # of the last durability listed

@@ -54,8 +54,8 @@ from .model import LogData
 from .results import RunResult
 from .session_results import SessionResult
 from .span_judging import ProcessorStats, SpanJudging, UnavailableStore, flush_within, may_be_run_span
-from .stores import ResultStore, open_store, parse_store_spec
 from .span_worker import WAKE_EVERY, SpanWorker
+from .stores import ResultStore, open_store, parse_store_spec
 
 if TYPE_CHECKING:
     from .reputation import Reputation
