@@ -22,12 +22,12 @@ clock starts, then sends raw bytes through a generic channel call to
    requests as OTLP/HTTP protobuf (``POST /v1/traces``, a keep-alive connection per request
    in flight) to a fresh receiver. The ratio of each to the ceiling is the figure of merit
    (goal >= 60%). Both servers' CPU time a span is printed too: it tells work the
-   receiver does from time it spends waiting; so does how many of the machine's CPUs each
-   server kept busy and how many no process used while the clients sent (idle CPUs while the
-   receiver is behind: it waits, on its workers or the disk, rather than lacks CPU), printed
-   with the load average at start and end: the ceiling is one
-   process and needs one CPU, the receiver's workers need them all, so other processes on
-   a shared machine lower the ratio. Over gRPC the receiver runs once per
+   receiver does from time it spends waiting; so do how many of the machine's CPUs each
+   server kept busy and how many no process used while the clients sent (idle CPUs while
+   the receiver is behind: it waits, on its workers or the disk, rather than lacks CPU),
+   printed with the load average at start and end. The ceiling is one process and needs
+   one CPU, the receiver's workers need them all, so other processes on a shared machine
+   lower the ratio. Over gRPC the receiver runs once per
    ``--durability`` setting (default ``none,batch``: the intake log's cost, side by side,
    goal: ``batch`` within 15% of ``none``); OTLP/HTTP, and the figures against the ceiling,
    are those of the last setting listed (by default ``batch``, the receiver's default).
@@ -422,7 +422,7 @@ def wait_for(probe, timeout: float, interval: float = 0.05) -> float:
 
 def measure_receiver(
     args, workdir: Path, first_trace: int, transport: str = "grpc", durability: str = "batch"
-) -> tuple[float, float, float, float]:
+) -> tuple[float, float, float, float, float]:
     """(evaluated spans/s end to end, intake spans/s, seconds from last response to last verdict,
     receiver CPU microseconds per span, its worker processes included, the machine's CPUs left
     idle meanwhile), the clients sending over ``transport`` (``grpc`` or ``http``: OTLP/HTTP
