@@ -140,6 +140,15 @@ class SpanRecord:
     evaluations: tuple[Mapping[str, Any], ...] = ()  # attributes of its gen_ai.evaluation.result events
     policy_denied: bool = False
     session_id: str | None = None  # the conversation the span belongs to (one session of runs), when it says
+    # a span no convention marks as a run: the agent its attributes name (agent or graph-node name),
+    # for a run assembly finds from structure (``assembly.inferred``)
+    names_agent: str | None = None
+    # assembly only: the rule that made this span a run no convention marks (``assembly.inferred``)
+    inferred: str | None = None
+    # tool executions: the other spans that recorded the same call (``assembly.layers``), outermost first
+    layers: tuple[int, ...] = ()
+    # the declarative profile (``adapters.profiles``) whose selector the span carries, if any
+    profile: str | None = None
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns
@@ -179,6 +188,9 @@ class Attempt:
     # False when neither the execution nor the request recorded the arguments: ``arguments``
     # is then {} for want of evidence, and a check that needs them cannot be evaluated.
     arguments_captured: bool = True
+    # every span that recorded this call (the execution span's layers: framework, toolset, MCP
+    # client and server), outermost first; () when only ``span_id`` (or none) did
+    evidence: tuple[int, ...] = ()
 
     @property
     def clean(self) -> bool:
@@ -205,6 +217,8 @@ class Run:
     output: str | None = None
     error: str | None = None
     session_id: str | None = None  # the conversation this run is a turn of, when its spans say
+    # how assembly found a run no span marks (``assembly.inferred``); None for a marked run span
+    inferred: str | None = None
     # (trace id, span id) of the earlier top-level run spans this run continues (their evidence is its own)
     continues: tuple[tuple[int, int], ...] = ()
     own_attempts: list[Attempt] = field(default_factory=list)

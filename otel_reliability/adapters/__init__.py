@@ -13,12 +13,13 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping, Protocol
 
-from ..model import EVALUATION_EVENT, POLICY_DENIED, SpanData, SpanRecord
+from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord
 from . import genai, openinference, traceloop, vercel_ai
 from .autogen_runtime import AutogenRuntimeAdapter
-from .common import SESSION_KEYS, session_of
+from .common import SESSION_KEYS, session_of, str_or_none
 from .genai import GenAIAdapter
 from .genai_events import may_be_genai_event, to_event_record
+from .mcp import MCPAdapter
 from .openinference import OpenInferenceAdapter
 from .traceloop import TraceloopAdapter
 from .vercel_ai import VercelAIAdapter
@@ -36,14 +37,19 @@ class Adapter(Protocol):
         """The normalised record of a span this adapter claims."""
 
 
-# The most specific convention first: traceloop's spans carry GenAI attributes too.
+# The most specific convention first: traceloop's spans carry GenAI attributes too, and so do
+# MCP's (``execute_tool`` on a ``tools/call``), whose other methods are no calls at all.
 ADAPTERS: tuple[Adapter, ...] = (
-    TraceloopAdapter(), VercelAIAdapter(), GenAIAdapter(), OpenInferenceAdapter(), AutogenRuntimeAdapter()
+    MCPAdapter(), TraceloopAdapter(), VercelAIAdapter(), GenAIAdapter(), OpenInferenceAdapter(), AutogenRuntimeAdapter()
 )
 # Every marker with its adapter, in ADAPTERS order: finding a span's adapter costs a few
 # dict lookups, not a call per adapter (this runs for every span).
 _BY_MARKER: tuple[tuple[str, Adapter], ...] = tuple((key, adapter) for adapter in ADAPTERS for key in adapter.markers)
 _SESSION_KEY, _SESSION_FALLBACK_KEY = SESSION_KEYS
+_OTHER = Role.OTHER
+# What names the agent of a span that may turn out to enclose an agent's loop (no convention
+# marked it a run): the conventions' agent and graph-node names, the most specific first.
+AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name", "graph.node.name")
 
 
 def adapter_for(attributes: Mapping[str, Any]) -> Adapter | None:
@@ -102,4 +108,9 @@ def to_record(span: SpanData) -> SpanRecord:
         record.policy_denied = True
     if _SESSION_KEY in attributes or _SESSION_FALLBACK_KEY in attributes:
         record.session_id = session_of(attributes)
+    if record.role is _OTHER:
+        for key in AGENT_NAME_KEYS:
+            if key in attributes:
+                record.names_agent = str_or_none(attributes[key])
+                break
     return record

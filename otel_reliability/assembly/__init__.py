@@ -15,6 +15,8 @@ from typing import Iterable
 
 from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
 from .attempts import attempts_of
+from .inferred import infer_runs
+from .layers import fold_layers
 from .ownership import enclosing_run, inherit_dispatched_call_id, run_of_sender
 from .usage import model_usage
 
@@ -38,10 +40,15 @@ def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = 
     >>> assemble([])
     []
     """
-    records = list(records)
     traces: dict[int, dict[int, SpanRecord]] = defaultdict(dict)  # span ids are unique only within a trace
     for record in records:
         traces[record.trace_id][record.span_id] = record
+    # What structure tells beyond the conventions: the runs no span marks, and one record per call
+    # however many layers recorded it. Both copy what they change: the buffer keeps the originals.
+    records = []
+    for trace_id, spans in traces.items():
+        spans = traces[trace_id] = fold_layers(infer_runs(spans))
+        records.extend(spans.values())
     owned: dict[_Key, list[SpanRecord]] = defaultdict(list)
     members: dict[_Key, list[SpanRecord]] = defaultdict(list)
     top_level: list[SpanRecord] = []
@@ -130,6 +137,7 @@ def _build(
         output=latest.output,
         error=run_error,
         session_id=_session_of(group, owned_records, member_records),
+        inferred=latest.inferred,
         continues=tuple(_key(record) for record in group[:-1]),
         own_attempts=attempts_of(owned_records, name, path, run_error, pairing),
     )

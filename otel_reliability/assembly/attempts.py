@@ -260,7 +260,10 @@ def _executed(
     name = execution.tool_name or (request.request.name if request is not None else execution.name)
     call_id = execution.call_id or (request.request.call_id if request is not None else None)
     captured = execution.arguments is not None or (lends and request.request.arguments is not None)
-    return Attempt(name, arguments, outcome, agent, path, call_id, execution.span_id, error, execution.start_ns, captured)
+    return Attempt(
+        name, arguments, outcome, agent, path, call_id, execution.span_id, error, execution.start_ns, captured,
+        execution.layers,
+    )
 
 
 def _answers(owned: Sequence[SpanRecord]) -> dict[str, ToolResponse]:
@@ -289,3 +292,4 @@ def _unexecuted(
         outcome, error = PENDING, None
     captured = request.request.arguments is not None
     return Attempt(request.request.name, request.arguments, outcome, agent, path, call_id, None, error, request.issued_ns, captured)
+

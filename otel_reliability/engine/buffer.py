@@ -191,7 +191,8 @@ class TraceBuffer:
                 held[record.span_id] = record
                 kept += 1
                 added += record_size(record)
-                if record.role is Role.AGENT_RUN:
+                # a tool execution may belong to a run that no span marks (assembly.inferred)
+                if record.role is Role.AGENT_RUN or record.role is Role.TOOL:
                     trace.has_run = True
             if not kept:
                 continue

@@ -9,7 +9,7 @@ import sys
 from typing import Iterable
 
 from ..adapters import to_event_record, to_record
-from ..model import EventRecord, LogData, Role, SpanData, SpanRecord
+from ..model import EventRecord, LogData, SpanData, SpanRecord
 from ..results import RunResult
 from ..session_results import SessionResult
 from .judge import Engine
@@ -55,7 +55,7 @@ def judge_all_at_end(
     records = list(records)
     pipeline.add(records, now=0.0)
     pipeline.add_events(list(events), now=0.0)
-    started = {(r.trace_id, r.span_id): r.start_ns for r in records if r.role is Role.AGENT_RUN}
+    started = {(r.trace_id, r.span_id): r.start_ns for r in records}  # a run no span marks is inferred from any span
     final: dict[tuple[int, int], Judgement] = {}
     for trace in pipeline.drain():
         for judgement in trace.judgements:  # a re-judgement supersedes the first

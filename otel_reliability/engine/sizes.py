@@ -63,7 +63,7 @@ def record_size(record: SpanRecord) -> int:
     # Python shares rather than allocates.
     size = RECORD_BYTES + value_size(record.name) + _texts_size(tuple(filter(None, (
         record.error, record.agent_name, record.run_key, record.output, record.tool_name,
-        record.call_id, record.refusal, record.handoff_to,
+        record.call_id, record.refusal, record.handoff_to, record.names_agent,
     ))))
     if record.attributes:
         size += _mapping_size(record.attributes, 1)

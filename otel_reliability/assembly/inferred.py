@@ -1,0 +1,136 @@
+"""Runs that no span marks, found from the shape of the trace.
+
+Many instrumentations mark no agent run: a ReAct module's tools are plain tool spans under
+plain chain spans, a pipeline's agent is one component among others. Their model calls and
+tool executions would then belong to no run and the trace would go unjudged. An agent's
+run is what encloses its loop, so:
+
+* **smallest enclosing span** — where model calls and tool executions lie outside every
+  marked run, the smallest span that encloses them all becomes a run. Siblings that each
+  hold both model calls and tool executions (two agents one after the other) are runs of
+  their own. A span that is itself a model call or a tool execution is never made a run.
+* **inside a tool execution** — a tool execution whose body holds model calls and tool
+  executions of its own, outside every marked run, ran an agent (an agent used as a tool):
+  the smallest span inside it that encloses them becomes a member run, named after the
+  agent its span names, else after the tool.
+
+A span becomes a run only when both kinds are there: model calls alone are a chat, tool
+spans alone (a server's) are no agent. The run is named by the agent its span names
+(``names_agent``: the convention's agent or graph-node name), else by its span name; the rule
+that found it is kept (``inferred``) and reported on the result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Iterator
+
+from ..model import Role, SpanRecord
+from .ownership import MAX_DEPTH
+
+_TOOL, _MODEL, _RUN = Role.TOOL, Role.MODEL, Role.AGENT_RUN
+SMALLEST_ENCLOSING = "smallest span enclosing model calls and tool executions"
+INSIDE_TOOL = "agent run inside the tool execution {tool}"
+NAMED_BY_SPAN = "no span names the agent: named after the span"
+
+
+def infer_runs(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
+    """The trace's records (span id → record) with the runs found from structure made runs
+    (copies of their spans' records); ``spans`` itself when there are none.
+
+    >>> root = SpanRecord(1, 1, 0, "ReAct.forward", 0, 10)
+    >>> llm = SpanRecord(1, 2, 1, "LM.__call__", 1, 2, role=Role.MODEL, model_call=True)
+    >>> tool = SpanRecord(1, 3, 1, "search", 3, 4, role=Role.TOOL, tool_name="search")
+    >>> found = infer_runs({1: root, 2: llm, 3: tool})
+    >>> found[1].role.value, found[1].agent_name, found[1].inferred.split(";")[0]
+    ('agent_run', 'ReAct.forward', 'smallest span enclosing model calls and tool executions')
+    """
+    below = _content_below(spans)
+    if not below:
+        return spans
+    children: dict[int, list[SpanRecord]] = {}
+    for record in spans.values():
+        if record.span_id in below and record.parent_id in spans:
+            children.setdefault(record.parent_id, []).append(record)
+    roots = [r for r in spans.values() if r.span_id in below and r.parent_id not in spans]
+    found: dict[int, tuple[str, str]] = {}
+    for root in roots:
+        for run in _runs_in(root, children, below):
+            found[run.span_id] = (SMALLEST_ENCLOSING, "")
+    for record in spans.values():
+        if record.role is _TOOL and _holds_an_agent(record, children, below):
+            for run in _runs_among(children.get(record.span_id, ()), children, below):
+                found.setdefault(run.span_id, (INSIDE_TOOL.format(tool=record.tool_name or record.name), record.tool_name or ""))
+    if not found:
+        return spans
+    inferred = dict(spans)
+    for span_id, (rule, tool_name) in found.items():
+        record = spans[span_id]
+        name = record.names_agent or tool_name or record.name
+        how = rule if record.names_agent or tool_name else f"{rule}; {NAMED_BY_SPAN}"
+        inferred[span_id] = replace(record, role=_RUN, agent_name=name, inferred=how, attributes=record.attributes or {})
+    return inferred
+
+
+def _content_below(spans: dict[int, SpanRecord]) -> dict[int, tuple[int, int]]:
+    """span id → (model calls, tool executions) in its subtree outside every marked run, for
+    the spans that have any below them (the content records themselves included)."""
+    below: dict[int, list[int]] = {}
+    for record in spans.values():
+        role = record.role
+        if role is not _TOOL and role is not _MODEL:
+            continue
+        kind = 0 if role is _MODEL else 1
+        node: SpanRecord | None = record
+        for _ in range(MAX_DEPTH):
+            if node is None or node.role is _RUN:
+                break
+            counts = below.setdefault(node.span_id, [0, 0])
+            counts[kind] += 1
+            node = spans.get(node.parent_id)
+    return {span_id: (models, tools) for span_id, (models, tools) in below.items() if models or tools}
+
+
+def _qualifies(record: SpanRecord, below: dict[int, tuple[int, int]]) -> bool:
+    models, tools = below.get(record.span_id, (0, 0))
+    return models > 0 and tools > 0
+
+
+def _is_content(record: SpanRecord) -> bool:
+    return record.role is _TOOL or record.role is _MODEL
+
+
+def _runs_in(node: SpanRecord, children: dict[int, list[SpanRecord]], below: dict[int, tuple[int, int]]) -> Iterator[SpanRecord]:
+    """The runs in ``node``'s subtree: the smallest enclosing spans of its unowned loops."""
+    if not _qualifies(node, below) or node.role is _RUN:
+        return
+    if _is_content(node):
+        yield from _runs_among(children.get(node.span_id, ()), children, below)
+        return
+    for _ in range(MAX_DEPTH):
+        kids = children.get(node.span_id, ())
+        if len(kids) == 1 and not _is_content(kids[0]) and _qualifies(kids[0], below):
+            node = kids[0]
+            continue
+        break
+    kids = children.get(node.span_id, ())
+    if len(kids) >= 2 and all(not _is_content(k) and _qualifies(k, below) for k in kids):
+        for kid in kids:
+            yield from _runs_in(kid, children, below)
+        return
+    yield node
+
+
+def _runs_among(kids, children, below) -> Iterator[SpanRecord]:
+    """The runs below a span that cannot be one itself (a tool or model call)."""
+    for kid in kids:
+        yield from _runs_in(kid, children, below)
+
+
+def _holds_an_agent(tool: SpanRecord, children: dict[int, list[SpanRecord]], below: dict[int, tuple[int, int]]) -> bool:
+    """Whether model calls and tool executions of no marked run lie strictly inside ``tool``."""
+    models = tools = 0
+    for kid in children.get(tool.span_id, ()):
+        kid_models, kid_tools = below.get(kid.span_id, (0, 0))
+        models, tools = models + kid_models, tools + kid_tools
+    return models > 0 and tools > 0
