@@ -191,6 +191,10 @@ class Attempt:
     # every span that recorded this call (the execution span's layers: framework, toolset, MCP
     # client and server), outermost first; () when only ``span_id`` (or none) did
     evidence: tuple[int, ...] = ()
+    # False when no span records whether the call ran (an instrumentation that traces no tool
+    # executions, only the model's requests): ``outcome`` is then a reading, and the checks
+    # that depend on it cannot be evaluated
+    outcome_known: bool = True
 
     @property
     def clean(self) -> bool:

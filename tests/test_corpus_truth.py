@@ -18,7 +18,7 @@ from otel_reliability.assembly import assemble
 from otel_reliability.engine.buffer import TraceBuffer
 from otel_reliability.sources import read_spans, read_telemetry
 
-from .corpus import ADAPTED, AS_RECORDED, LIMITS, adapted_files, companion, logs_of, scenario_id, trace_files
+from .corpus import ADAPTED, AS_RECORDED, LIFTING, LIMITS, adapted_files, companion, logs_of, scenario_id, trace_files
 
 TRUTH_FILES = [p for p in adapted_files() if p.with_name(p.stem + ".truth.json").exists()]
 
@@ -81,8 +81,8 @@ def test_attempts_follow_the_real_start_order(path):
     assert reconstructed(path, truth) == expected(path, truth)
 
 
-def test_every_captured_framework_is_held_to_its_truth():
-    assert sorted({p.parent.name for p in trace_files()} - set(ADAPTED)) == []
+def test_every_captured_framework_is_held_to_its_truth_or_to_its_reading_floors():
+    assert sorted({p.parent.name for p in trace_files()} - set(ADAPTED) - set(LIFTING)) == []
 
 
 def test_every_limit_is_a_scenario_the_spans_get_wrong_and_is_listed_once():

@@ -16,7 +16,8 @@ from typing import Any, Mapping, Protocol
 from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord
 from . import genai, openinference, traceloop, vercel_ai
 from .autogen_runtime import AutogenRuntimeAdapter
-from .common import SESSION_KEYS, session_of, str_or_none
+from .common import SESSION_KEYS, object_of, session_of, str_or_none
+from .profiles import has_selectors, profile_of
 from .genai import GenAIAdapter
 from .genai_events import may_be_genai_event, to_event_record
 from .mcp import MCPAdapter
@@ -109,8 +110,17 @@ def to_record(span: SpanData) -> SpanRecord:
     if _SESSION_KEY in attributes or _SESSION_FALLBACK_KEY in attributes:
         record.session_id = session_of(attributes)
     if record.role is _OTHER:
-        for key in AGENT_NAME_KEYS:
-            if key in attributes:
-                record.names_agent = str_or_none(attributes[key])
-                break
+        record.names_agent = _named_agent(attributes, span.name)
+    profile = profile_of(attributes, span.name) if has_selectors() else None
+    if profile is not None:
+        record.profile = profile
     return record
+
+
+def _named_agent(attributes: Mapping[str, Any], span_name: str) -> str | None:
+    """The agent a span names, should assembly find that it encloses an agent's loop: the
+    conventions' agent or graph-node name, else the object of an ``<object>.<method>`` name."""
+    for key in AGENT_NAME_KEYS:
+        if key in attributes:
+            return str_or_none(attributes[key])
+    return object_of(span_name)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Mapping
 
 from ..jsontext import decode_json
@@ -93,3 +94,18 @@ def session_of(attributes: Mapping[str, Any]) -> str | None:
         if value is not None and value != "" and not isinstance(value, (list, tuple, dict, bytes)):
             return str_or_none(value)  # an array is no id: no session rather than a made-up one
     return None
+
+
+# ``<object>.<method>``: how Python instrumentations that wrap methods name their spans
+# (``ReAct.forward``, ``Agent.run``, ``multiply.__call__``).
+_OBJECT_DOT_METHOD = re.compile(r"^([A-Za-z_][\w-]*)\.(?:[a-z_][a-z0-9_]*)$")
+
+
+def object_of(span_name: str) -> str | None:
+    """The object a ``<object>.<method>`` span name names, None for any other name.
+
+    >>> object_of("ReAct.forward"), object_of("multiply.__call__"), object_of("invoke_agent calc")
+    ('ReAct', 'multiply', None)
+    """
+    match = _OBJECT_DOT_METHOD.match(span_name)
+    return match.group(1) if match else None

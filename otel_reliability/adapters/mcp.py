@@ -51,6 +51,11 @@ class MCPAdapter:
 
 
 def _named_in(span_name: str) -> str | None:
-    """The tool a ``tools/call {tool}`` span name names."""
-    method, _, target = span_name.partition(" ")
-    return target or None if method == TOOL_CALL else None
+    """The tool a ``tools/call {tool}`` span name names (some clients put a word before it:
+    ``MCP send tools/call {tool}``).
+
+    >>> _named_in("tools/call multiply"), _named_in("MCP send tools/call multiply"), _named_in("tools/call")
+    ('multiply', 'multiply', None)
+    """
+    _, found, target = span_name.partition(TOOL_CALL + " ")
+    return target.strip() or None if found else None

@@ -18,7 +18,7 @@ from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from . import crewai, langchain_agents, llama_index, openai_agents, smolagents
-from .common import error_text, loads, str_or_none, text_of
+from .common import error_text, loads, object_of, str_or_none, text_of
 from .usage import openinference_tokens
 
 KIND = "openinference.span.kind"  # marks the convention
@@ -115,7 +115,7 @@ def _read_tool(span: SpanData, record: SpanRecord) -> None:
         # openai-agents: the span names the target; its input is the source agent, not arguments
         record.handoff_to = span.name[len(_HANDOFF_PREFIX):]
     else:
-        record.tool_name = crewai.tool_name(record.tool_name or span.name, attrs)
+        record.tool_name = crewai.tool_name(record.tool_name or object_of(span.name) or span.name, attrs)
         arguments = attrs.get("input.value")
         if arguments is None:
             arguments = attrs.get("tool.parameters")

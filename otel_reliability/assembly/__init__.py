@@ -17,6 +17,7 @@ from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
 from .attempts import attempts_of
 from .inferred import infer_runs
 from .layers import fold_layers
+from .profiled import apply_profiles
 from .ownership import enclosing_run, inherit_dispatched_call_id, run_of_sender
 from .usage import model_usage
 
@@ -43,11 +44,12 @@ def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = 
     traces: dict[int, dict[int, SpanRecord]] = defaultdict(dict)  # span ids are unique only within a trace
     for record in records:
         traces[record.trace_id][record.span_id] = record
-    # What structure tells beyond the conventions: the runs no span marks, and one record per call
-    # however many layers recorded it. Both copy what they change: the buffer keeps the originals.
+    # What the trace's profiles say, then what structure tells beyond the conventions: the runs no
+    # span marks, and one record per call however many layers recorded it. Each copies what it
+    # changes: the buffer keeps the originals.
     records = []
     for trace_id, spans in traces.items():
-        spans = traces[trace_id] = fold_layers(infer_runs(spans))
+        spans = traces[trace_id] = fold_layers(infer_runs(apply_profiles(spans)))
         records.extend(spans.values())
     owned: dict[_Key, list[SpanRecord]] = defaultdict(list)
     members: dict[_Key, list[SpanRecord]] = defaultdict(list)

@@ -119,7 +119,10 @@ def attempts_of(
         answers = _answers(owned)
         failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
         for request in unexecuted:
-            attempt = _unexecuted(request, answers, agent, path, run_error, failures)
+            if not executions and request.request.call_id is None:
+                attempt = _unrecorded(request, agent, path)
+            else:
+                attempt = _unexecuted(request, answers, agent, path, run_error, failures)
             attempts.append(attempt)
             if pairing is not None:
                 pairing[id(attempt)] = UNPAIRED
@@ -293,3 +296,15 @@ def _unexecuted(
     captured = request.request.arguments is not None
     return Attempt(request.request.name, request.arguments, outcome, agent, path, call_id, None, error, request.issued_ns, captured)
 
+
+
+def _unrecorded(request: _Request, agent: str, path: tuple[str, ...]) -> Attempt:
+    """A request with no call id in a run whose spans record no tool execution at all: the
+    instrumentation traces no tools and no answer can name the call, so nothing says whether it
+    ran or what it returned. Read as run, and marked as read (``outcome_known``): never a
+    refusal or a pending call, which the spans do not say either."""
+    captured = request.request.arguments is not None
+    return Attempt(
+        request.request.name, request.arguments, OK, agent, path, None, None, None, request.issued_ns, captured,
+        outcome_known=False,
+    )

@@ -15,7 +15,8 @@ run is what encloses its loop, so:
   agent its span names, else after the tool.
 
 A span becomes a run only when both kinds are there: model calls alone are a chat, tool
-spans alone (a server's) are no agent. The run is named by the agent its span names
+spans alone (a server's) are no agent. Where an instrumentation records no tool spans at all,
+model calls that asked for tools followed by another model call are the loop. The run is named by the agent its span names
 (``names_agent``: the convention's agent or graph-node name), else by its span name; the rule
 that found it is kept (``inferred``) and reported on the result.
 """
@@ -72,35 +73,40 @@ def infer_runs(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
     return inferred
 
 
-def _content_below(spans: dict[int, SpanRecord]) -> dict[int, tuple[int, int]]:
-    """span id → (model calls, tool executions) in its subtree outside every marked run, for
-    the spans that have any below them (the content records themselves included)."""
+def _content_below(spans: dict[int, SpanRecord]) -> dict[int, tuple[int, int, int]]:
+    """span id → (model calls, tool executions, model calls that asked for tools) in its subtree
+    outside every marked run, for the spans that have any below them (content records included)."""
     below: dict[int, list[int]] = {}
     for record in spans.values():
         role = record.role
-        if role is not _TOOL and role is not _MODEL:
-            continue
-        kind = 0 if role is _MODEL else 1
+        if (role is not _TOOL and role is not _MODEL) or record.sent_by is not None:
+            continue  # a record that names its sender is owned by that agent's run (ownership.run_of_sender)
         node: SpanRecord | None = record
         for _ in range(MAX_DEPTH):
             if node is None or node.role is _RUN:
                 break
-            counts = below.setdefault(node.span_id, [0, 0])
-            counts[kind] += 1
+            counts = below.setdefault(node.span_id, [0, 0, 0])
+            if role is _TOOL:
+                counts[1] += 1
+            else:
+                counts[0] += 1
+                counts[2] += bool(record.requests)
             node = spans.get(node.parent_id)
-    return {span_id: (models, tools) for span_id, (models, tools) in below.items() if models or tools}
+    return {span_id: tuple(counts) for span_id, counts in below.items()}
 
 
-def _qualifies(record: SpanRecord, below: dict[int, tuple[int, int]]) -> bool:
-    models, tools = below.get(record.span_id, (0, 0))
-    return models > 0 and tools > 0
+def _qualifies(record: SpanRecord, below: dict[int, tuple[int, int, int]]) -> bool:
+    """An agent's loop: model calls and tool executions, or (an instrumentation that records no
+    tool spans) model calls that asked for tools and a model call after them."""
+    models, tools, asking = below.get(record.span_id, (0, 0, 0))
+    return models > 0 and (tools > 0 or (asking > 0 and models > 1))
 
 
 def _is_content(record: SpanRecord) -> bool:
     return record.role is _TOOL or record.role is _MODEL
 
 
-def _runs_in(node: SpanRecord, children: dict[int, list[SpanRecord]], below: dict[int, tuple[int, int]]) -> Iterator[SpanRecord]:
+def _runs_in(node: SpanRecord, children: dict[int, list[SpanRecord]], below: dict[int, tuple[int, int, int]]) -> Iterator[SpanRecord]:
     """The runs in ``node``'s subtree: the smallest enclosing spans of its unowned loops."""
     if not _qualifies(node, below) or node.role is _RUN:
         return
@@ -127,10 +133,10 @@ def _runs_among(kids, children, below) -> Iterator[SpanRecord]:
         yield from _runs_in(kid, children, below)
 
 
-def _holds_an_agent(tool: SpanRecord, children: dict[int, list[SpanRecord]], below: dict[int, tuple[int, int]]) -> bool:
+def _holds_an_agent(tool: SpanRecord, children: dict[int, list[SpanRecord]], below: dict[int, tuple[int, int, int]]) -> bool:
     """Whether model calls and tool executions of no marked run lie strictly inside ``tool``."""
-    models = tools = 0
+    models = tools = asking = 0
     for kid in children.get(tool.span_id, ()):
-        kid_models, kid_tools = below.get(kid.span_id, (0, 0))
-        models, tools = models + kid_models, tools + kid_tools
-    return models > 0 and tools > 0
+        kid_models, kid_tools, kid_asking = below.get(kid.span_id, (0, 0, 0))
+        models, tools, asking = models + kid_models, tools + kid_tools, asking + kid_asking
+    return models > 0 and (tools > 0 or (asking > 0 and models > 1))

@@ -191,8 +191,9 @@ class TraceBuffer:
                 held[record.span_id] = record
                 kept += 1
                 added += record_size(record)
-                # a tool execution may belong to a run that no span marks (assembly.inferred)
-                if record.role is Role.AGENT_RUN or record.role is Role.TOOL:
+                # a tool execution, or a model call that asked for tools, may belong to a run
+                # that no span marks (assembly.inferred)
+                if record.role is Role.AGENT_RUN or record.role is Role.TOOL or record.requests:
                     trace.has_run = True
             if not kept:
                 continue

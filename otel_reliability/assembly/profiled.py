@@ -1,0 +1,37 @@
+"""What the declarative profiles of a trace's instrumentations say about its records.
+
+A profile applies to every record of a trace one of whose spans carries its selector
+(``SpanRecord.profile``, set by the adapters). It leaves out the framework's own
+pseudo-tools (their executions and the requests for them: they end a run, they are no call
+of the agent's), and marks as refused the tool spans whose error is one the profile names
+as a call whose body never ran. Records it changes are copies: the buffer keeps the originals.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..adapters import profiles
+from ..model import Role, SpanRecord
+
+_TOOL, _MODEL = Role.TOOL, Role.MODEL
+
+
+def apply_profiles(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
+    """The trace's records as its profiles read them; ``spans`` itself when no profile applies."""
+    named = {record.profile for record in spans.values() if record.profile is not None}
+    found = [p for p in map(profiles.get, sorted(named)) if p is not None]
+    if not found:
+        return spans
+    pseudo = frozenset(tool for p in found for tool in p.pseudo_tools)
+    refused_when = tuple(text for p in found for text in p.refused_when_error_contains)
+    read: dict[int, SpanRecord] = {}
+    for span_id, record in spans.items():
+        if record.role is _TOOL and record.tool_name in pseudo:
+            continue
+        if record.role is _TOOL and record.error and record.refusal is None and any(t in record.error for t in refused_when):
+            record = replace(record, refusal=record.error)
+        elif record.role is _MODEL and pseudo and any(r.name in pseudo for r in record.requests):
+            record = replace(record, requests=tuple(r for r in record.requests if r.name not in pseudo))
+        read[span_id] = record
+    return read

@@ -1,0 +1,76 @@
+"""How the reader does on a corpus folder, scenario by scenario: right, honest or wrong.
+
+* **right** — the chain (agent, tool, outcome per attempt, in order) is the truth's, the
+  framework's own pseudo-tools (``framework_tool`` in the truth) left out: they end a run,
+  they are no call of the agent's;
+* **honest** — not right, but nothing confident was said: no run was found, or every run
+  found was judged ``NOT_EVALUATED``;
+* **wrong** — a ``PASSED`` or ``FAILED`` verdict stands on a chain that is not the truth's.
+
+A chain is read as ``tests/test_corpus_truth.py`` reads it: a later run's view of a call (the
+same call id) replaces an earlier run's, so a paused run resumed in the same trace counts
+once. ``cold`` scores run with every declarative profile removed: the generic reader alone.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from otel_reliability.adapters import profiles
+from otel_reliability.engine import Engine, judge_spans
+from otel_reliability.model import NOT_EVALUATED
+from otel_reliability.sources import read_telemetry
+
+from .corpus import companion, logs_of, trace_files
+
+RIGHT, HONEST, WRONG = "right", "honest", "wrong"
+
+
+@dataclass(frozen=True)
+class Reading:
+    scenario: str
+    truth: tuple[str, ...]
+    chain: tuple[str, ...]
+    verdict: str
+
+    @property
+    def mark(self) -> str:
+        if self.truth == self.chain:
+            return RIGHT
+        return HONEST if self.verdict in ("no run", NOT_EVALUATED) else WRONG
+
+
+def truth_chain(truth: dict) -> tuple[str, ...]:
+    in_order = sorted(truth["tool_executions"], key=lambda t: (t.get("run", 1), t["seq"]))
+    return tuple(f"{t['agent']}:{t['name']}:{t['outcome']}" for t in in_order if not t.get("framework_tool"))
+
+
+def read_scenario(trace: Path) -> Reading:
+    truth = companion(trace, "truth")
+    logs = logs_of(trace)
+    results = judge_spans(Engine(), read_telemetry(trace).spans, read_telemetry(logs).logs if logs else ())
+    known = {t.get("tool_call_id") for t in truth["tool_executions"]} - {None}
+    steps: dict[object, str] = {}
+    for index, attempt in enumerate(a for r in results for a in r.verdict.chain):
+        key = attempt.call_id if attempt.call_id in known else index
+        steps[key] = f"{attempt.agent}:{attempt.tool}:{attempt.outcome}"
+    statuses = {r.verdict.eval_status for r in results}
+    verdict = "no run" if not results else (NOT_EVALUATED if statuses == {NOT_EVALUATED} else "/".join(sorted(statuses)))
+    return Reading(trace.stem, truth_chain(truth), tuple(steps.values()), verdict)
+
+
+def read_folder(folder: str, *, cold: bool = False) -> list[Reading]:
+    """Every scenario of a corpus folder that has a truth, as the reader reads it now."""
+    traces = [t for t in trace_files(folder) if t.with_name(t.stem + ".truth.json").exists()]
+    if not cold:
+        return [read_scenario(t) for t in traces]
+    with profiles.removed():
+        return [read_scenario(t) for t in traces]
+
+
+def tally(readings: list[Reading]) -> dict[str, int]:
+    counts = {RIGHT: 0, HONEST: 0, WRONG: 0}
+    for reading in readings:
+        counts[reading.mark] += 1
+    return counts

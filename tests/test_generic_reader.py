@@ -1,0 +1,86 @@
+"""The generic reader (SPEC §3, "Reading what no adapter was written for"): runs found from
+structure, one attempt per call, unknown outcomes said to be unknown, and declarative profiles
+that fail a test, not a user."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from otel_reliability.adapters import profiles
+from otel_reliability.engine import Engine, judge_spans
+from otel_reliability.model import NOT_EVALUATED
+from otel_reliability.sources import read_telemetry
+
+from .corpus import CORPUS
+
+PACKAGE = Path(__file__).resolve().parents[1] / "otel_reliability"
+GENERIC_MODULES = [
+    "adapters/mcp.py",
+    "adapters/profiles/__init__.py",
+    "assembly/inferred.py",
+    "assembly/layers.py",
+    "assembly/profiled.py",
+]
+FRAMEWORKS = re.compile(
+    r"agno|pydantic.ai|openai|strands|langgraph|langchain|crewai|smolagents|llama|autogen|haystack|dspy|beeai"
+    r"|semantic.kernel|vercel|google|adk|agent.framework",
+    re.IGNORECASE,
+)
+
+
+@pytest.mark.parametrize("module", GENERIC_MODULES)
+def test_the_generic_reader_names_no_framework(module):
+    assert FRAMEWORKS.findall((PACKAGE / module).read_text()) == []
+
+
+def judged(scenario: str):
+    trace = CORPUS / scenario
+    return judge_spans(Engine(), read_telemetry(trace).spans)
+
+
+def test_a_run_no_span_marks_is_found_from_structure_and_its_unrecorded_outcome_is_not_guessed():
+    # Haystack's Agent under OpenInference: a CHAIN span around model calls, no tool spans at all.
+    [result] = judged("haystack/single_tool.json")
+    assert (result.agent, [(a.tool, a.outcome) for a in result.verdict.chain]) == ("Agent", [("multiply", "ok")])
+    assert result.verdict.eval_status == NOT_EVALUATED
+    assert result.verdict.unevaluated_checks == [
+        "outcome of multiply not recorded: no span records the run's tool executions"
+    ]
+
+
+def test_an_agent_run_inside_a_tool_execution_is_a_member_run_named_after_its_agent():
+    # DSPy: a ReAct module used as a tool of another; no span marks either run.
+    [result] = judged("dspy/delegation.json")
+    assert result.agent == "Manager"
+    assert [(a.agent, a.tool) for a in result.verdict.chain] == [("Manager", "ask_researcher"), ("Researcher", "lookup")]
+
+
+def test_a_profile_leaves_a_frameworks_pseudo_tools_out_and_removing_it_brings_them_back():
+    with_profile = [a.tool for a in judged("dspy/single_tool.json")[0].verdict.chain]
+    with profiles.removed():
+        cold = [a.tool for a in judged("dspy/single_tool.json")[0].verdict.chain]
+    assert (with_profile, cold) == (["multiply"], ["multiply", "finish"])
+
+
+def test_every_shipped_profile_is_valid_and_selects_by_attributes_or_span_names():
+    shipped = profiles.load()
+    assert shipped and all(p.select.any_attribute or p.select.any_span_name for p in shipped)
+
+
+@pytest.mark.parametrize(
+    "text, complaint",
+    [
+        ("name: x\ndescription: d\nselect: {}\n", "select needs any_attribute or any_span_name"),
+        ("name: x\ndescription: d\nselect: {any_attribute: [a]}\npseudo_tool: [finish]\n", "pseudo_tool"),
+        ("name: X Y\ndescription: d\nselect: {any_attribute: [a]}\n", "name"),
+        ("name: x\ndescription: d\nselect: {any_attribute: [a]}\npseudo_tools: ['  ']\n", "must not be blank"),
+    ],
+)
+def test_a_wrong_profile_fails_loading_naming_its_file_and_what_is_wrong(tmp_path, text, complaint):
+    (tmp_path / "broken.yaml").write_text(text)
+    with pytest.raises(ValueError, match="broken.yaml") as raised:
+        profiles.load(tmp_path)
+    assert complaint in str(raised.value)
