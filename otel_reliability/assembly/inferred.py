@@ -6,7 +6,8 @@ tool executions would then belong to no run and the trace would go unjudged. An 
 run is what encloses its loop, so:
 
 * **smallest enclosing span** — where model calls and tool executions lie outside every
-  marked run, the smallest span that encloses them all becomes a run. Siblings that each
+  marked run, under a root span of the trace, the smallest span that encloses them all
+  becomes a run (under a parent the trace lacks, the span that enclosed them is unknown). Siblings that each
   hold both model calls and tool executions (two agents one after the other) are runs of
   their own. A span that is itself a model call or a tool execution is never made a run.
 * **inside a tool execution** — a tool execution whose body holds model calls and tool
@@ -53,7 +54,9 @@ def infer_runs(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
     for record in spans.values():
         if record.span_id in below and record.parent_id in spans:
             children.setdefault(record.parent_id, []).append(record)
-    roots = [r for r in spans.values() if r.span_id in below and r.parent_id not in spans]
+    # Only from a trace's own root: under a parent the trace lacks (a span never exported, e.g. a
+    # run span its instrumentation left open when the run raised) the enclosing span is unknown.
+    roots = [r for r in spans.values() if r.span_id in below and r.parent_id == 0]
     found: dict[int, tuple[str, str]] = {}
     for root in roots:
         for run in _runs_in(root, children, below):
