@@ -10,7 +10,14 @@ from otel_reliability.engine.settings import EngineSettings
 
 
 def record(trace_id: int, span_id: int, run: bool = False) -> SpanRecord:
-    return SpanRecord(trace_id, span_id, 0 if run else 1, "s", 0, 1, role=Role.AGENT_RUN if run else Role.TOOL)
+    """A run span, or a plain span (no tool: a tool execution may belong to a run inferred from structure)."""
+    return SpanRecord(trace_id, span_id, 0 if run else 1, "s", 0, 1, role=Role.AGENT_RUN if run else Role.OTHER)
+
+
+def test_a_trace_with_a_tool_execution_and_no_run_span_is_due_for_a_run_inferred_from_structure():
+    buffer = TraceBuffer(decision_wait=100.0)
+    buffer.add([SpanRecord(1, 1, 0, "search", 0, 1, role=Role.TOOL), record(2, 3)], now=0.0)
+    assert [d.trace_id for d in buffer.drain()] == [1]
 
 
 def due_ids(buffer: TraceBuffer, now: float) -> list[tuple[int, int, bool]]:
