@@ -166,6 +166,18 @@ class ReliabilityMetrics:
         self._sink_failures = meter.create_counter(
             "agent.reliability.sink.failures", unit="{failure}", description="Times a verdict sink raised, by sink"
         )
+        self._evaluations_failed = meter.create_counter(
+            "agent.reliability.evaluations.failed",
+            unit="{failure}",
+            description="Runs (or whole traces) the engine raised on while judging, given NOT_EVALUATED verdicts, "
+            "by reason (recursion, encoding, internal_error)",
+        )
+        self._text_repaired = meter.create_counter(
+            "agent.reliability.text.repaired",
+            unit="{character}",
+            description="Characters of accepted OTLP/JSON that were not valid Unicode, replaced by U+FFFD, by reason "
+            "(lone_surrogate)",
+        )
         self._session_evaluations = meter.create_counter(
             "agent.reliability.session.evaluations",
             unit="{evaluation}",
@@ -275,6 +287,14 @@ class ReliabilityMetrics:
     def open_spans_forgotten(self, count: int) -> None:
         """Count started spans no longer tracked as open (the span processor's bound on spans that never end)."""
         self._open_forgotten.add(count)
+
+    def evaluation_failed(self, reason: str) -> None:
+        """Count a run or trace the engine raised on while judging (``engine.boundary``)."""
+        self._evaluations_failed.add(1, {REASON: reason})
+
+    def text_repaired(self, count: int, reason: str) -> None:
+        """Count characters repaired at the door (``sources.unicode_repair``)."""
+        self._text_repaired.add(count, {REASON: reason})
 
     def sink_failed(self, sink: str) -> None:
         """Count a sink (store, metrics, reputation, callback …) that raised while publishing."""

@@ -15,15 +15,17 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from ..assembly import assemble
 from ..expectations import Expectation, ExpectationError
 from ..model import EventRecord, Role, Run, SpanRecord
 from ..session_results import SessionResult
+from .boundary import failure_reason, log_failure, not_evaluated, outermost_runs
 from .buffer import DueTrace, TraceBuffer
 from .continuations import PausedRuns, Resumers, SharedPausedRuns
 from .judge import Engine
+from .said_about import said_about
 from .sessions import HandOn, SharedSessions, Sessions
 from .settings import EngineSettings
 from .sinks import Judgement, Sink, Sinks
@@ -45,6 +47,8 @@ class Observer(Protocol):
     def sink_failed(self, sink: str) -> None: ...
 
     def sessions_dropped(self, count: int, reason: str) -> None: ...
+
+    def evaluation_failed(self, reason: str) -> None: ...
 
 
 @dataclass(slots=True)
@@ -294,6 +298,25 @@ class Pipeline:
         only: int | None = None,
         inline: Expectation | None = None,
     ) -> list[Judgement]:
+        """The trace's judgements, inside the boundary (``boundary``): whatever this trace
+        makes the engine raise gives its runs NOT_EVALUATED verdicts, and costs no other trace."""
+        try:
+            return self._judge_runs(trace_id, records, late, only, inline)
+        except Exception as exc:
+            self._failed(trace_id, exc)
+            return [
+                Judgement(run, not_evaluated(self.engine, run, exc, inline), late)
+                for run in outermost_runs(trace_id, records, only)
+            ]
+
+    def _failed(self, trace_id: int, exc: Exception) -> None:
+        log_failure(trace_id, exc)
+        if self._observer is not None:
+            self._observer.evaluation_failed(failure_reason(exc))
+
+    def _judge_runs(
+        self, trace_id: int, records: list[SpanRecord], late: bool, only: int | None, inline: Expectation | None
+    ) -> list[Judgement]:
         keys = [r.run_key for r in records if r.role is _AGENT_RUN]
         earlier = self.paused.predecessors(records, keys)
         if earlier:  # a paused run of this very trace, judged before a late arrival, is in ``records`` already
@@ -310,7 +333,7 @@ class Pipeline:
         superseded = frozenset(
             r.span_id for r in records if r.role is _AGENT_RUN and r.trace_id == trace_id and r.span_id not in top_ids
         )
-        said = _said_about(records, runs)
+        said = said_about(records, runs)
         judgements = []
         for run in runs:
             try:
@@ -319,6 +342,10 @@ class Pipeline:
                 logger.warning("otel-reliability could not judge run %r: %s", run.span_name, exc)
                 if self._on_unjudgeable is not None:
                     self._on_unjudgeable(run.span_name, exc)
+                continue
+            except Exception as exc:  # this run alone: the trace's other runs are judged
+                self._failed(trace_id, exc)
+                judgements.append(Judgement(run, not_evaluated(self.engine, run, exc, inline), late))
                 continue
             kept = self.paused.remember(run, every)
             if kept:
@@ -353,42 +380,3 @@ class Pipeline:
                         self._reported[what, reason] = count
                         tell(count - told, reason)
 
-
-def _said_about(
-    records: Iterable[SpanRecord], runs: list[Run]
-) -> dict[int, tuple[tuple[Mapping[str, Any], ...], frozenset[int]]]:
-    """By top-level run span: other evaluators' events on the run's spans (the run span, its
-    descendants, evaluator spans reporting as its children), and its calls a policy denied."""
-    records = list(records)
-    marked = [r for r in records if r.evaluations or r.policy_denied]
-    if not marked:
-        return {}
-    by_id = {r.span_id: r for r in records}
-    run_ids = {run.span_id for run in runs}
-    evaluations: dict[int, list[Mapping[str, Any]]] = {}
-    denied: dict[int, set[int]] = {}
-    for record in marked:
-        top = _outermost_run(record, by_id, run_ids)
-        if top is None:
-            continue
-        if record.evaluations:
-            evaluations.setdefault(top, []).extend(record.evaluations)
-        if record.policy_denied:
-            denied.setdefault(top, set()).add(record.span_id)
-    return {
-        run_id: (tuple(evaluations.get(run_id, ())), frozenset(denied.get(run_id, ())))
-        for run_id in evaluations.keys() | denied.keys()
-    }
-
-
-def _outermost_run(record: SpanRecord, by_id: dict[int, SpanRecord], run_ids: set[int]) -> int | None:
-    """The outermost of ``run_ids`` among ``record`` and its ancestors."""
-    top = None
-    node: SpanRecord | None = record
-    for _ in range(1024):  # a parent cycle in bad input must not hang the judge
-        if node is None:
-            break
-        if node.span_id in run_ids:
-            top = node.span_id
-        node = by_id.get(node.parent_id)
-    return top

@@ -34,6 +34,7 @@ from ..model import SpanRecord
 from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
 from ..sources import WHOLE, Shard
+from ..sources.unicode_repair import LONE_SURROGATE
 from ..stores import open_paused_runs, open_shared_sessions, open_store
 from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
@@ -223,6 +224,8 @@ class ReceiverService:
         ``intake_log.wait_durable`` before answering (0 when nothing was logged). ``replaying``:
         the traces whose spans a replayed request may add; the bounds do not refuse a replay."""
         payload = read_payload(body, self.shard)
+        if payload.decoded.repaired and replaying is None:  # counted when it came, not again
+            self.metrics.text_repaired(payload.decoded.repaired, LONE_SURROGATE)
         if replaying is not None:
             decoded = payload.decoded
             decoded.spans = [span for span in decoded.spans if span.trace_id in replaying]
