@@ -126,7 +126,10 @@ class ReliabilitySpanProcessor(SpanProcessor):
         store = open_store(store) if self._store_spec is not None else store
         metrics = ReliabilityMetrics(meter_provider, max_label_values=max_label_values)
         # Where each verdict goes, in this order; a failing one is logged, counted and skipped.
-        self._store_sink = StoreSink(store) if store is not None else None
+        self._store_sink = (
+            StoreSink(store, on_dropped=lambda count, reason: metrics.verdicts_dropped(count, "store", reason))
+            if store is not None else None
+        )
         chosen: list[Sink] = [self._store_sink] if self._store_sink is not None else []
         chosen += [MetricsSink(metrics), *sinks]
         if on_result is not None:

@@ -178,6 +178,12 @@ class ReliabilityMetrics:
             description="Characters of accepted OTLP/JSON that were not valid Unicode, replaced by U+FFFD, by reason "
             "(lone_surrogate)",
         )
+        self._verdicts_dropped = meter.create_counter(
+            "agent.reliability.verdicts.dropped",
+            unit="{verdict}",
+            description="Verdicts a sink refused for what they hold, by sink and reason (unencodable); "
+            "the other verdicts of the same write were written",
+        )
         self._session_evaluations = meter.create_counter(
             "agent.reliability.session.evaluations",
             unit="{evaluation}",
@@ -295,6 +301,10 @@ class ReliabilityMetrics:
     def text_repaired(self, count: int, reason: str) -> None:
         """Count characters repaired at the door (``sources.unicode_repair``)."""
         self._text_repaired.add(count, {REASON: reason})
+
+    def verdicts_dropped(self, count: int, sink: str, reason: str) -> None:
+        """Count verdicts a sink refused for what they hold (``emitters.sinks.StoreSink``)."""
+        self._verdicts_dropped.add(count, {SINK: sink, REASON: reason})
 
     def sink_failed(self, sink: str) -> None:
         """Count a sink (store, metrics, reputation, callback …) that raised while publishing."""
