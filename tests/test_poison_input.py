@@ -26,7 +26,9 @@ from .receiver_harness import (
     new_trace_id,
     otlp_json,
     receivers,  # noqa: F401 - fixture
+    wait_until,
 )
+from .reputation_postgres import fresh_schema_url, postgres_server  # noqa: F401 - fixture
 
 DEEP = "[" * 100_000
 
@@ -157,3 +159,22 @@ def test_the_span_processor_judges_every_run_beside_one_that_makes_the_engine_ra
     assert by_agent["deep"].verdict.chain[0].arguments == {"_raw": DEEP}
     assert by_agent["level-0"].verdict.eval_status == "NOT_EVALUATED"
     assert len([span for span in exporter.get_finished_spans()]) == 3 * 2 + 3000
+
+
+def test_a_verdict_the_store_cannot_encode_costs_that_verdict_alone(receivers, postgres_server):  # noqa: F811
+    """PostgreSQL takes no NUL in text, which JSON allows (``\\u0000``): the verdict naming
+    such an agent is refused by the store, the others of the same write are stored."""
+    url = fresh_schema_url(postgres_server)
+    receiver = receivers.start("nul", decision_wait=0.5, store=url, config={"reputation": False})
+    clean = [agent_spans(new_trace_id(), f"clean-{i}", failed=["get_news"] if i else ()) for i in range(3)]
+    nul = agent_spans(new_trace_id(), "nul-agent")
+    body = otlp_json(export_request([span for spans in (*clean, nul) for span in spans]))
+    body = body.replace(b'"nul-agent"', b'"nul\\u0000agent"')
+
+    assert receiver.post_traces(body, "application/json").status == 200
+
+    expected = [r for r in _eval_of(body) if r["agent"].startswith("clean")]
+    wait_until(lambda: receiver.metric("agent_reliability_verdicts_dropped_total", reason="unencodable", reliability_sink="store") == 1,
+               15, "the one verdict the store refused, counted")
+    receiver.wait_verdicts(expected)
+    assert receiver.results_for([nul[0].trace_id.hex()]) == []

@@ -222,6 +222,8 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
                     send(("reply", call_id, outcome))
             elif kind == "metrics":
                 send(("reply", call_id, list(service.registry.collect())))
+            elif kind == "readiness":
+                send(("reply", call_id, service.not_ready()))
     finally:
         if durable is not None:
             durable.close()

@@ -122,6 +122,19 @@ class ShardedReceiver:
                 raise outcome
         return Accepted([reason for outcome in outcomes for reason in outcome.reasons])
 
+    def not_ready(self) -> list[str]:
+        """Why the receiver cannot take work now, every worker asked (``/readyz``); empty when it can."""
+        if not self._workers:
+            return self._local.not_ready()
+        pending = [(worker, worker.call("readiness")) for worker in self._workers]
+        reasons = []
+        for worker, reply in pending:
+            try:
+                reasons += [f"worker {worker.shard.index}: {reason}" for reason in worker.result(reply)]
+            except IntakeError as down:
+                reasons.append(str(down))
+        return reasons
+
     def metrics_text(self) -> bytes:
         pending = [worker.call("metrics") for worker in self._workers]
         families = list(self._local.registry.collect())
