@@ -102,6 +102,8 @@ class ReliabilitySpanProcessor(SpanProcessor):
         max_sessions: int = EngineSettings.model_fields["max_sessions"].default,
         max_runs_per_session: int = EngineSettings.model_fields["max_runs_per_session"].default,
         max_buffered_bytes: int = EngineSettings.model_fields["max_buffered_bytes"].default,
+        max_held_verdicts: int = EngineSettings.model_fields["max_held_verdicts"].default,
+        max_held_bytes: int = EngineSettings.model_fields["max_held_bytes"].default,
         max_queue: int = 100_000,
         max_open_spans: int = 100_000,
         max_label_values: int = 100,
@@ -109,7 +111,8 @@ class ReliabilitySpanProcessor(SpanProcessor):
         settings = EngineSettings.checked(
             {"max_traces": max_traces, "max_spans_per_trace": max_spans_per_trace,
              "trace_ttl": trace_ttl, "max_paused_runs": max_paused_runs, "max_buffered_bytes": max_buffered_bytes,
-             "session_idle": session_idle, "max_sessions": max_sessions, "max_runs_per_session": max_runs_per_session}
+             "session_idle": session_idle, "max_sessions": max_sessions, "max_runs_per_session": max_runs_per_session,
+             "max_held_verdicts": max_held_verdicts, "max_held_bytes": max_held_bytes}
         )
         if reputation is not None:
             from .reputation.processor import wire_reputation

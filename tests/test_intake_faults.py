@@ -43,7 +43,7 @@ def small_disk(tmp_path):
         subprocess.run(["umount", "-l", str(mount)], check=False)
 
 
-def _fill(directory: Path) -> Path:
+def fill(directory: Path) -> Path:
     """Take every free byte of ``directory``'s filesystem with one file."""
     filler = directory / "filler"
     with open(filler, "wb", buffering=0) as out:
@@ -75,7 +75,7 @@ def test_a_full_disk_refuses_retryably_says_not_ready_resumes_by_itself_and_lose
     first.send(before)
     assert _readyz(first)[0] == 200
 
-    filler = _fill(small_disk)
+    filler = fill(small_disk)
     refused = agent_spans(new_trace_id(), "while-the-disk-is-full")
     from .receiver_harness import export_request
 

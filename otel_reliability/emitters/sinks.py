@@ -9,14 +9,21 @@ from __future__ import annotations
 import logging
 from typing import Any, Callable, Sequence
 
-from ..engine import Judgement
+from ..engine import Judgement, SinkUnavailable
 from ..session_results import SessionResult
 from ..stores import ResultStore, Superseded
-from ..stores.base import record_fault
+from ..stores.base import passing_fault, record_fault
 from .metrics import ReliabilityMetrics
 from .table import render_table
 
 logger = logging.getLogger(__name__)
+
+
+def _raise_if_passing(exc: Exception) -> None:
+    """A store failure that may pass becomes ``SinkUnavailable``: the engine holds the verdicts and retries."""
+    reason = passing_fault(exc)
+    if reason is not None:
+        raise SinkUnavailable(reason, str(exc)) from exc
 
 
 def _superseded(judgements: Sequence[Judgement]) -> list[Superseded]:
@@ -32,7 +39,8 @@ class StoreSink:
     A tick's verdicts go in one write. When the store refuses it for what a record holds
     (``stores.record_fault``: a value it cannot encode), each verdict is written alone, so
     that only the ones at fault are lost; they are told to ``on_dropped(count, reason)``. A
-    failure that may pass (the store unreachable, full) is raised, for the fan-out to count.
+    failure that may pass (``stores.passing_fault``: the store unreachable, full, locked)
+    raises ``SinkUnavailable``: the engine holds the verdicts and offers them again.
     """
 
     name = "store"
@@ -52,6 +60,7 @@ class StoreSink:
             self._add([result for result, _ in items], superseded)
             return
         except Exception as exc:
+            _raise_if_passing(exc)
             if record_fault(exc) is None or len(items) == 1:
                 self._tell_dropped(exc, len(items))
                 raise
@@ -59,6 +68,7 @@ class StoreSink:
             try:
                 self._add([result], voids)
             except Exception as exc:
+                _raise_if_passing(exc)  # all of them are held: those written are written again, the same
                 self._tell_dropped(exc, 1)
                 if record_fault(exc) is None:
                     raise

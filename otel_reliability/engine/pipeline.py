@@ -24,11 +24,13 @@ from ..session_results import SessionResult
 from .boundary import failure_reason, log_failure, not_evaluated, outermost_runs
 from .buffer import DueTrace, TraceBuffer
 from .continuations import PausedRuns, Resumers, SharedPausedRuns
+from .held import HeldVerdicts
 from .judge import Engine
+from .publishing import Publisher
 from .said_about import said_about
 from .sessions import HandOn, SharedSessions, Sessions
 from .settings import EngineSettings
-from .sinks import Judgement, Sink, Sinks
+from .sinks import Judgement, Sink
 
 PausedHook = Callable[[list[str], list[SpanRecord]], None]
 _AGENT_RUN = Role.AGENT_RUN
@@ -45,6 +47,10 @@ class Observer(Protocol):
     def late_evaluation(self, count: int = 1) -> None: ...
 
     def sink_failed(self, sink: str) -> None: ...
+
+    def sink_retried(self, sink: str, reason: str) -> None: ...
+
+    def verdicts_dropped(self, count: int, sink: str, reason: str) -> None: ...
 
     def sessions_dropped(self, count: int, reason: str) -> None: ...
 
@@ -96,13 +102,15 @@ class Pipeline:
         settings = settings or EngineSettings()
         self.engine = engine
         self.settings = settings
-        self.sinks = Sinks(sinks, on_failure=observer.sink_failed if observer is not None else None)
+        self.held = HeldVerdicts(settings.max_held_verdicts, settings.max_held_bytes)
+        self.publisher = Publisher(sinks, self.held, observer, on_trace_leave)
+        self.sinks = self.publisher.sinks
         self.resumers = Resumers()
         drop = self.resumers.drop
         if on_trace_leave is not None:
             def left(trace_id: int) -> None:
                 drop(trace_id)
-                on_trace_leave(trace_id)
+                self.publisher.leave(trace_id)  # told once its verdicts are published
         # One byte budget for the buffer and the paused runs: the buffer evicts to make room for both.
         self.paused = PausedRuns(settings.max_paused_runs, settings.max_buffered_bytes)
         self.buffer = TraceBuffer(
@@ -165,6 +173,7 @@ class Pipeline:
         Paused runs other processes shared since the last tick are learnt first, so that a
         trace resuming one is judged with it (and one judged without it, judged again)."""
         self._learn_shared()
+        self.publisher.retry(now)
         with self.lock:
             due = self.buffer.due(now)
         judged = [self.judge_due(trace) for trace in due]
@@ -236,7 +245,14 @@ class Pipeline:
             self.buffer.forget(trace_id)
 
     def publish(self, judgements: Sequence[Judgement], extra_sinks: Sequence[Sink] = ()) -> None:
-        self.sinks.publish(judgements, extra_sinks)
+        if not judgements:
+            return
+        with self.lock:  # what a held verdict weighs: its share of its trace's bytes
+            runs: dict[int, int] = {}
+            for j in judgements:
+                runs[j.result.trace_id] = runs.get(j.result.trace_id, 0) + 1
+            sizes = [self.buffer.bytes_of(j.result.trace_id) // runs[j.result.trace_id] for j in judgements]
+        self.publisher.publish(judgements, sizes, self._clock(), extra_sinks)
         if judgements and self.sessions.active:
             self.sessions.note([j.run for j in judgements], self._clock())
             self._report_drops()
@@ -245,6 +261,8 @@ class Pipeline:
             self._observer.late_evaluation(late)
 
     def close(self) -> None:
+        """Offer the held verdicts once more, whatever their backoff, then close the sinks."""
+        self.publisher.retry(float("inf"))
         self.sinks.close()
 
     # -- continuations ----------------------------------------------------------------
@@ -260,8 +278,8 @@ class Pipeline:
             return
         try:
             shared = self._shared.shared_since_last()
-        except Exception:  # the shared store is down: judge with what is known here, try again next tick
-            logger.warning("otel-reliability could not read the shared paused runs", exc_info=True)
+        except Exception as exc:  # the shared store is down: judge with what is known here, try again next tick
+            logger.warning("otel-reliability could not read the shared paused runs: %s", exc)
             return
         for keys, records in shared:
             self.keep_paused(keys, records)
@@ -271,8 +289,8 @@ class Pipeline:
             return
         try:
             self._shared.share(keys, records)
-        except Exception:  # the verdict stands; only a resumption judged elsewhere misses this run
-            logger.warning("otel-reliability could not share a paused run", exc_info=True)
+        except Exception as exc:  # the verdict stands; only a resumption judged elsewhere misses this run
+            logger.warning("otel-reliability could not share a paused run: %s", exc)
 
     def _reopen_resumers(self, keys: list[str], paused_records: list[SpanRecord]) -> None:
         """Make due again the judged traces that resume this paused run (not its own)."""

@@ -43,7 +43,9 @@ from .intake import LOGS, Body, IntakeError, Payload, read_payload
 from .intake_log import IntakeLog, Logged
 from .intake_startup import open_intake_log, replay
 from .intake_metrics import IntakeLogMetrics
-from .outcomes import INTAKE_LOG_FULL, INTAKE_LOG_UNWRITABLE, OVERLOADED, SOFT_BYTE_LIMIT, Accepted, Overloaded
+from .outcomes import (
+    INTAKE_LOG_FULL, INTAKE_LOG_UNWRITABLE, OVERLOADED, SOFT_BYTE_LIMIT, VERDICTS_HELD, Accepted, Overloaded,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -135,6 +137,7 @@ class ReceiverService:
         self.metrics.register_buffered(lambda: len(self.pipeline))
         self.metrics.register_pending(lambda: self.pipeline.buffer.pending)
         self.metrics.register_buffered_bytes(lambda: self.pipeline.buffered_bytes)
+        self.metrics.register_held(lambda: {sink: count for sink, (count, _) in self.pipeline.held.reasons().items()})
         self.forwarder = (
             Forwarder(config.forward_endpoint, config.forward_headers, config.forward_queue_size)
             if config.forward_endpoint
@@ -173,8 +176,8 @@ class ReceiverService:
             self._held.forward_unjudged()
             self.forwarder.stop()
         self.pipeline.close()
-        if self.intake_log is not None:  # after the store closed: what was judged is stored
-            self.intake_log.close(unjudged=self.pipeline.buffer.unjudged())
+        if self.intake_log is not None:  # after the store closed: what was judged is stored, or held and kept
+            self.intake_log.close(unjudged=self.pipeline.buffer.unjudged() + self.pipeline.held.trace_ids())
         if self.shared_paused is not None:
             self.shared_paused.close()
         if self.shared_sessions is not None:
@@ -324,6 +327,8 @@ class ReceiverService:
             return INTAKE_LOG_FULL
         if incoming and not self.log_writable():
             return INTAKE_LOG_UNWRITABLE
+        if self.pipeline.held.at_bound:
+            return VERDICTS_HELD
         return None
 
     def keep_paused(self, keys: list[str], records: list[SpanRecord]) -> None:
@@ -359,7 +364,11 @@ class ReceiverService:
     def not_ready(self) -> list[str]:
         """Why this receiver cannot take work now (``/readyz``); empty when it can."""
         log = self.intake_log
-        return [] if log is None or log.ready else [f"intake log {log.directory}: {log.fault}"]
+        reasons = [] if log is None or log.ready else [f"intake log {log.directory}: {log.fault}"]
+        return reasons + [
+            f"sink {sink}: {count} verdict(s) held ({reason}), retried with backoff"
+            for sink, (count, reason) in self.pipeline.held.reasons().items()
+        ]
 
     def _judge_loop(self) -> None:
         suppress_instrumentation_in_this_thread()
