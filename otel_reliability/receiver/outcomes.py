@@ -25,6 +25,7 @@ _WHAT_IS_FULL = {
     INTAKE_LOG_FULL: "receiver intake log is full",
     INTAKE_LOG_UNWRITABLE: "receiver cannot write its intake log",
     VERDICTS_HELD: "receiver holds as many verdicts as it may for a store that cannot take them",
+    "inflight_bytes": "receiver is decoding as many request bytes as max_inflight_bytes allows",
 }
 
 
