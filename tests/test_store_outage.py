@@ -10,9 +10,13 @@ outage replays the held traces at its next start and publishes them then.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
 from .receiver_harness import (
+    REPO,
     Receiver,
     agent_spans,
     expected_results,
@@ -22,6 +26,7 @@ from .receiver_harness import (
 )
 from .reputation_postgres import fresh_schema_url, postgres_bin, restartable_postgres
 from .test_intake_faults import fill, small_disk  # noqa: F401 - fixture
+from .test_receiver_durability import SENDER, _acknowledged, _corpus_copies, _eval_of, _spans_by_trace
 
 
 @pytest.fixture
@@ -114,3 +119,40 @@ def test_verdicts_a_full_disk_kept_from_sqlite_are_published_once_it_has_room(sm
 
     receiver.wait_verdicts([r for spans in before + during for r in expected_results(spans)], 30)
     wait_until(lambda: _held(receiver) == 0 == _held(receiver, "reputation"), 30, "the held verdicts published")
+
+
+def test_a_store_outage_under_the_real_exporter_s_stream_costs_no_acknowledged_trace_its_verdict(
+    receivers, postgres, tmp_path  # noqa: F811
+):
+    """The issue's scenario: the corpus streamed by the real OTLP/gRPC exporter, PostgreSQL
+    stopped while a part of it is acknowledged and judged, started again; every trace whose
+    spans were all acknowledged ends with the verdict ``eval`` gives it."""
+    files = _corpus_copies(tmp_path / "corpus", 1)
+    spans = _spans_by_trace(files)
+    total = sum(map(len, spans.values()))
+    url = fresh_schema_url(postgres.url)
+    receiver = receivers.start("stream-outage", store=url, decision_wait=0.5,
+                               config={"intake_dir": str(tmp_path / "intake"), "late_window": 1.0})
+    acked = tmp_path / "acked.txt"
+    acked.touch()
+    sender = subprocess.Popen([sys.executable, str(SENDER), receiver.grpc_endpoint, "1000", str(acked), *map(str, files)],
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=REPO)
+    try:
+        wait_until(lambda: len(_acknowledged(acked)) >= 0.25 * total, 60, "a quarter of the spans acknowledged")
+        postgres.stop()
+        wait_until(lambda: _held(receiver) > 0, 60, "verdicts held while the store is down")
+        wait_until(lambda: len(_acknowledged(acked)) >= 0.6 * total or sender.poll() is not None, 60,
+                   "more spans acknowledged during the outage")
+        postgres.start()
+        assert sender.wait(120) == 0, sender.stderr.read().decode()
+    finally:
+        if sender.poll() is None:
+            sender.kill()
+    done = _acknowledged(acked)
+    acknowledged = {trace for trace, ids in spans.items() if all((trace, span) in done for span in ids)}
+
+    expected = _eval_of([tmp_path / "corpus"], acknowledged)
+    assert len(expected) >= 20
+    wait_until(lambda: _held(receiver) == 0 == _held(receiver, "reputation"), 60, "every held verdict published")
+    got = receiver.wait_verdicts(expected, 60)
+    assert len(got) == len(expected)
