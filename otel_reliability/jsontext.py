@@ -16,25 +16,68 @@ and most JSON readers reject. Stores encode with orjson (a verdict is encoded on
 per run, and orjson does it about four times faster); what orjson refuses (integers
 beyond 64 bits, keys that are not strings, lone surrogates) is encoded by ``json``
 instead, with the same value.
+
+A text nested deeper than ``MAX_JSON_DEPTH`` arrays and objects is not decoded at all
+(``JsonTooDeep``, a ``ValueError``: its callers keep such arguments raw, as they keep any
+text that is not JSON). Python would decode up to about a thousand levels and then raise
+``RecursionError``; and every step after decoding (matching, encoding the verdict,
+orjson's own limit of 255) recurses over the value again. No tool's arguments need more.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 import orjson
 
 _scan = json.JSONDecoder().scan_once
 
+MAX_JSON_DEPTH = 64  # arrays and objects nested in one another, at most
+# A string (brackets inside it are text) or one bracket: what nesting is counted from.
+_STRUCTURE = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+class JsonTooDeep(ValueError):
+    """A JSON text nested deeper than ``MAX_JSON_DEPTH``."""
+
+
+def nested_too_deep(text: str, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether ``text`` opens more than ``limit`` arrays or objects inside one another
+    (brackets inside strings do not count).
+
+    >>> nested_too_deep("[" * 65), nested_too_deep('["[[[["]', limit=2)
+    (True, False)
+    """
+    if text.count("[") + text.count("{") <= limit:  # the common case, two scans in C
+        return False
+    depth = 0
+    for match in _STRUCTURE.finditer(text):
+        token = match.group()[0]
+        if token == "[" or token == "{":
+            depth += 1
+            if depth > limit:
+                return True
+        elif token != '"':
+            depth -= 1
+    return False
+
 
 def decode_json(text: str) -> Any:
-    """``json.loads(text)`` for a ``str``, faster on a bare object or array.
+    """``json.loads(text)`` for a ``str``, faster on a bare object or array; ``JsonTooDeep``
+    (a ``ValueError``) beyond ``MAX_JSON_DEPTH`` levels.
 
     >>> decode_json('{"city": "Paris"}'), decode_json(' [1] ')
     ({'city': 'Paris'}, [1])
+    >>> decode_json("[" * 100_000)
+    Traceback (most recent call last):
+    ...
+    otel_reliability.jsontext.JsonTooDeep: JSON nested deeper than 64 levels: kept as text
     """
+    if nested_too_deep(text):
+        raise JsonTooDeep(f"JSON nested deeper than {MAX_JSON_DEPTH} levels: kept as text")
     if text[:1] in ("{", "[") and text[-1:] in ("}", "]"):
         try:
             value, end = _scan(text, 0)

@@ -12,8 +12,10 @@ run is judged.
 
 The worker outlives whatever it runs: a sink, the user's callback or the wrapped processor
 raising anything, ``SystemExit`` and ``KeyboardInterrupt`` included, is logged and counted
-(``agent.reliability.sink.failures``), and the worker carries on; only the app thread's own
-calls into the wrapped processor raise into the app, as they would without this one.
+(``agent.reliability.sink.failures``), and the worker carries on. On the app's thread, an
+exception the wrapped processor raises from ``on_start`` or ``on_end`` is counted the same way
+(logged the first time) and never reaches the app's ``span.end()``; ``force_flush`` and
+``shutdown``, which the app calls itself, raise what the wrapped processor raised.
 
 After ``os.fork()`` (gunicorn ``--preload``, Celery prefork) the child gets a worker of its
 own, with fresh locks and events. The parent first waits (up to a second, ``span_worker``) for
@@ -102,6 +104,8 @@ class ReliabilitySpanProcessor(SpanProcessor):
         max_sessions: int = EngineSettings.model_fields["max_sessions"].default,
         max_runs_per_session: int = EngineSettings.model_fields["max_runs_per_session"].default,
         max_buffered_bytes: int = EngineSettings.model_fields["max_buffered_bytes"].default,
+        max_held_verdicts: int = EngineSettings.model_fields["max_held_verdicts"].default,
+        max_held_bytes: int = EngineSettings.model_fields["max_held_bytes"].default,
         max_queue: int = 100_000,
         max_open_spans: int = 100_000,
         max_label_values: int = 100,
@@ -109,7 +113,8 @@ class ReliabilitySpanProcessor(SpanProcessor):
         settings = EngineSettings.checked(
             {"max_traces": max_traces, "max_spans_per_trace": max_spans_per_trace,
              "trace_ttl": trace_ttl, "max_paused_runs": max_paused_runs, "max_buffered_bytes": max_buffered_bytes,
-             "session_idle": session_idle, "max_sessions": max_sessions, "max_runs_per_session": max_runs_per_session}
+             "session_idle": session_idle, "max_sessions": max_sessions, "max_runs_per_session": max_runs_per_session,
+             "max_held_verdicts": max_held_verdicts, "max_held_bytes": max_held_bytes}
         )
         if reputation is not None:
             from .reputation.processor import wire_reputation
@@ -126,7 +131,10 @@ class ReliabilitySpanProcessor(SpanProcessor):
         store = open_store(store) if self._store_spec is not None else store
         metrics = ReliabilityMetrics(meter_provider, max_label_values=max_label_values)
         # Where each verdict goes, in this order; a failing one is logged, counted and skipped.
-        self._store_sink = StoreSink(store) if store is not None else None
+        self._store_sink = (
+            StoreSink(store, on_dropped=lambda count, reason: metrics.verdicts_dropped(count, "store", reason))
+            if store is not None else None
+        )
         chosen: list[Sink] = [self._store_sink] if self._store_sink is not None else []
         chosen += [MetricsSink(metrics), *sinks]
         if on_result is not None:
@@ -151,6 +159,8 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._open = self._judging.open_spans
         self._watchers = self._judging.watchers
         self._shut = False
+        self._metrics = metrics
+        self._wrapped_failures = 0  # the wrapped processor's exceptions on the app's thread
         metrics.register_buffered(lambda: self.buffered_traces)
         metrics.register_buffered_bytes(lambda: self.buffered_bytes)
         self._worker = SpanWorker(self._judging)
@@ -182,12 +192,18 @@ class ReliabilitySpanProcessor(SpanProcessor):
             if check is not None:
                 self._watchers[span_id] = check
         if self._next is not None:
-            self._next.on_start(span, parent_context=parent_context)
+            try:
+                self._next.on_start(span, parent_context=parent_context)
+            except Exception:
+                self._wrapped_failed("on_start", span)
 
     def on_end(self, span: ReadableSpan) -> None:
         if self._shut:  # nothing would judge it: the wrapped processor has it as it is
             if self._next is not None:
-                self._next.on_end(span)
+                try:
+                    self._next.on_end(span)
+                except Exception:
+                    self._wrapped_failed("on_end", span)
             return
         backlog = len(self._backlog)
         span_id = span.context.span_id
@@ -214,7 +230,18 @@ class ReliabilitySpanProcessor(SpanProcessor):
                 if not wake.is_set():
                     wake.set()
         if not held and self._next is not None:
-            self._next.on_end(span)
+            try:
+                self._next.on_end(span)
+            except Exception:  # the SDK's span.end() must not raise what an exporter's processor did
+                self._wrapped_failed("on_end", span)
+
+    def _wrapped_failed(self, call: str, span: Any) -> None:
+        """The wrapped processor raised on the app's thread: logged once with its traceback, counted always."""
+        if not self._wrapped_failures:
+            logger.exception("otel-reliability: the wrapped span processor's %s raised on span %r (logged once, "
+                             "counted in agent.reliability.sink.failures)", call, getattr(span, "name", span))
+        self._wrapped_failures += 1
+        self._metrics.sink_failed("span_processor")
 
     def log_record_processor(self) -> ReliabilityLogRecordProcessor:
         """A ``LogRecordProcessor`` that hands GenAI event log records to this processor, for

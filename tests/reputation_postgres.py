@@ -38,6 +38,30 @@ def throwaway_postgres(*, durable: bool = False) -> Iterator[str]:
 
     ``durable=False`` turns off fsync (tests); ``True`` keeps PostgreSQL's defaults (benchmarks).
     """
+    with restartable_postgres(durable=durable) as server:
+        yield server.url
+
+
+class PostgresServer:
+    """A running throwaway server that a test may stop (as an outage would) and start again."""
+
+    def __init__(self, url: str, ctl: list[str]) -> None:
+        self.url = url
+        self._ctl = ctl  # pg_ctl with its data directory, as the server's user
+
+    def stop(self) -> None:
+        """Stop it now (``-m immediate``: connections are cut, as when a server crashes)."""
+        subprocess.run([*self._ctl, "-m", "immediate", "-w", "stop"], check=True, stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE)
+
+    def start(self) -> None:
+        """Start it again on the same port and data; returns once it accepts connections."""
+        subprocess.run([*self._ctl, "-w", "start"], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+@contextmanager
+def restartable_postgres(*, durable: bool = False) -> Iterator[PostgresServer]:
+    """``throwaway_postgres``, yielding a ``PostgresServer`` that can be stopped and started."""
     bindir = postgres_bin()
     if bindir is None:
         raise RuntimeError("PostgreSQL is not installed (apt-get install -y postgresql)")
@@ -63,8 +87,9 @@ def throwaway_postgres(*, durable: bool = False) -> Iterator[str]:
         log = (base / "log").read_text() if (base / "log").exists() else ""
         shutil.rmtree(base, ignore_errors=True)
         raise RuntimeError(f"could not start PostgreSQL: {exc.stderr.decode(errors='replace')}{log}") from exc
+    ctl = [*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(base / "log")]
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
+        yield PostgresServer(f"postgresql://postgres@127.0.0.1:{port}/postgres", ctl)
     finally:
         subprocess.run([*prefix, str(bindir / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"], check=False,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -580,3 +580,41 @@ def test_through_the_receiver_a_late_root_span_replaces_the_member_runs_verdict(
         service.stop()
     assert _stored_agents(store_spec) == ["router"]
     assert [r.agent for r in judge_spans(Engine(), spans)] == ["router"]  # as eval has it
+
+
+class _RaisesOnToolSpans:
+    """A wrapped processor whose ``on_start`` and ``on_end`` raise for tool spans (on the app's thread)."""
+
+    def __init__(self, exporter: InMemorySpanExporter) -> None:
+        self.inner = SimpleSpanProcessor(exporter)
+
+    def on_start(self, span, parent_context=None) -> None:
+        if span.name.startswith("execute_tool"):
+            raise RuntimeError("wrapped on_start")
+        self.inner.on_start(span, parent_context=parent_context)
+
+    def on_end(self, span) -> None:
+        if span.name.startswith("execute_tool"):
+            raise RuntimeError("wrapped on_end")
+        self.inner.on_end(span)
+
+    def force_flush(self, timeout_millis: int = 30_000) -> bool:
+        return self.inner.force_flush(timeout_millis)
+
+    def shutdown(self) -> None:
+        self.inner.shutdown()
+
+
+def test_a_wrapped_processor_raising_on_the_app_thread_never_reaches_span_end_and_is_counted():
+    exporter = InMemorySpanExporter()
+    results = []
+    app = App(_RaisesOnToolSpans(exporter), on_result=results.append)
+
+    for _ in range(3):
+        app.run()  # each tool span's start and end raise inside the wrapped processor: the app sees nothing
+    assert app.processor.force_flush()
+
+    assert [r.verdict.eval_status for r in results] == ["PASSED"] * 3  # judged with the spans it raised on
+    assert len([s for s in exporter.get_finished_spans() if s.name == RUN]) == 3
+    assert app.metric("agent.reliability.sink.failures") == {(("reliability.sink", "span_processor"),): 6}
+    app.processor.shutdown()

@@ -190,3 +190,39 @@ def test_with_workers_a_request_refused_at_one_worker_s_byte_limit_is_refused_by
     assert receiver.metric("agent_reliability_spans_dropped_total", reason="soft_byte_limit") == refused * spans
     # A committed request may take a worker past its soft limit; its hard limit evicts.
     assert receiver.metric("agent_reliability_buffer_size_bytes") <= 4 * MIB
+
+
+SMALL_BUDGET = 64 * MIB
+# What the README states beyond 1.5 x the budget: the process (75 MiB) and the bodies received
+# and not yet decoded (SENDERS x 4 MiB here), with slack.
+SMALL_BUDGET_CONSTANT = 120 * MIB
+
+
+def test_at_a_small_budget_the_peak_rss_stays_within_one_and_a_half_budgets_and_a_constant(receivers):  # noqa: F811
+    """Decoding is bounded too (``max_inflight_bytes``, a quarter of the budget): four clients
+    sending 4 MiB requests at once no longer take the process to four budgets."""
+    receiver: Receiver = receivers.start("small-budget", decision_wait=2.0, config={"max_buffered_bytes": SMALL_BUDGET})
+    pid = receiver.process.pid
+    refusals: list[tuple[grpc.StatusCode, float]] = []
+    lock = threading.Lock()
+
+    def send(requests: int) -> None:
+        for _ in range(requests):
+            try:
+                receiver.grpc_export(big_request()[0])
+            except grpc.RpcError as refused:
+                with lock:
+                    refusals.append((refused.code(), retry_delay(refused)))
+
+    senders = [threading.Thread(target=send, args=(16,)) for _ in range(SENDERS)]  # 256 MiB of values
+    for sender in senders:
+        sender.start()
+    for sender in senders:
+        sender.join()
+    peak = vm(pid, "VmHWM")
+    print(f"\npeak RSS {peak / MIB:.0f} MiB for a {SMALL_BUDGET / MIB:.0f} MiB budget; {len(refusals)} refused")
+
+    assert peak <= 1.5 * SMALL_BUDGET + SMALL_BUDGET_CONSTANT, f"peak RSS {peak / MIB:.0f} MiB"
+    assert set(refusals) == {(grpc.StatusCode.RESOURCE_EXHAUSTED, RETRY_AFTER)}
+    assert receiver.metric("agent_reliability_refusals_total", reason="inflight_bytes") > 0
+    assert receiver.metric("agent_reliability_refusals_total") == len(refusals)

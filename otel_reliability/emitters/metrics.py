@@ -25,7 +25,7 @@ at most ``max_label_values`` distinct values through; later ones are recorded as
 from __future__ import annotations
 
 import threading
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Mapping
 
 from opentelemetry import metrics
 from opentelemetry.metrics import CallbackOptions, MeterProvider, Observation
@@ -87,6 +87,7 @@ class ReliabilityMetrics:
         self._buffered: Callable[[], int] | None = None
         self._pending: Callable[[], int] | None = None
         self._buffered_bytes: Callable[[], int] | None = None
+        self._held: Callable[[], Mapping[str, int]] | None = None
         self._evaluations = meter.create_counter(
             "agent.reliability.evaluations", unit="{evaluation}", description="Runs evaluated, by verdict"
         )
@@ -133,6 +134,13 @@ class ReliabilityMetrics:
             unit="By",
             description="Estimated bytes buffered: traces and paused runs (bounded by max_buffered_bytes)",
         )
+        meter.create_observable_gauge(
+            "agent.reliability.verdicts.held",
+            callbacks=[self._observe_held],
+            unit="{verdict}",
+            description="Verdicts held for a sink that could not take them yet (its store unreachable or full), "
+            "retried with backoff; their traces' intake log segments are kept meanwhile",
+        )
         self._traces_dropped = meter.create_counter(
             "agent.reliability.traces.dropped",
             unit="{trace}",
@@ -165,6 +173,30 @@ class ReliabilityMetrics:
         )
         self._sink_failures = meter.create_counter(
             "agent.reliability.sink.failures", unit="{failure}", description="Times a verdict sink raised, by sink"
+        )
+        self._evaluations_failed = meter.create_counter(
+            "agent.reliability.evaluations.failed",
+            unit="{failure}",
+            description="Runs (or whole traces) the engine raised on while judging, given NOT_EVALUATED verdicts, "
+            "by reason (recursion, encoding, internal_error)",
+        )
+        self._text_repaired = meter.create_counter(
+            "agent.reliability.text.repaired",
+            unit="{character}",
+            description="Characters of accepted OTLP/JSON that were not valid Unicode, replaced by U+FFFD, by reason "
+            "(lone_surrogate)",
+        )
+        self._verdicts_dropped = meter.create_counter(
+            "agent.reliability.verdicts.dropped",
+            unit="{verdict}",
+            description="Verdicts a sink refused for what they hold, by sink and reason (unencodable); "
+            "the other verdicts of the same write were written",
+        )
+        self._sink_retries = meter.create_counter(
+            "agent.reliability.sink.retries",
+            unit="{retry}",
+            description="Held verdicts offered again to a sink that still could not take them, by sink and reason "
+            "(unreachable, disk_full, locked, sink_error)",
         )
         self._session_evaluations = meter.create_counter(
             "agent.reliability.session.evaluations",
@@ -276,6 +308,26 @@ class ReliabilityMetrics:
         """Count started spans no longer tracked as open (the span processor's bound on spans that never end)."""
         self._open_forgotten.add(count)
 
+    def evaluation_failed(self, reason: str) -> None:
+        """Count a run or trace the engine raised on while judging (``engine.boundary``)."""
+        self._evaluations_failed.add(1, {REASON: reason})
+
+    def text_repaired(self, count: int, reason: str) -> None:
+        """Count characters repaired at the door (``sources.unicode_repair``)."""
+        self._text_repaired.add(count, {REASON: reason})
+
+    def verdicts_dropped(self, count: int, sink: str, reason: str) -> None:
+        """Count verdicts a sink refused for what they hold (``emitters.sinks.StoreSink``)."""
+        self._verdicts_dropped.add(count, {SINK: sink, REASON: reason})
+
+    def sink_retried(self, sink: str, reason: str) -> None:
+        """Count a retry of held verdicts that the sink refused again (``engine.publishing``)."""
+        self._sink_retries.add(1, {SINK: sink, REASON: reason})
+
+    def register_held(self, callback: Callable[[], Mapping[str, int]]) -> None:
+        """Feed ``agent.reliability.verdicts.held`` from ``callback`` (verdicts held by sink name)."""
+        self._held = callback
+
     def sink_failed(self, sink: str) -> None:
         """Count a sink (store, metrics, reputation, callback …) that raised while publishing."""
         self._sink_failures.add(1, {SINK: sink})
@@ -291,3 +343,8 @@ class ReliabilityMetrics:
     def _observe_buffered_bytes(self, options: CallbackOptions) -> Iterable[Observation]:
         if self._buffered_bytes is not None:
             yield Observation(self._buffered_bytes())
+
+    def _observe_held(self, options: CallbackOptions) -> Iterable[Observation]:
+        if self._held is not None:
+            for sink, count in self._held().items():
+                yield Observation(count, {SINK: sink})

@@ -13,7 +13,7 @@ from .judge import Engine
 from .pipeline import Judged, Pipeline
 from .sessions import Sessions, SharedSessions, Turn
 from .settings import EngineSettings, SettingsError
-from .sinks import CallbackSink, Judgement, Sink, Sinks
+from .sinks import CallbackSink, Judgement, Sink, Sinks, SinkUnavailable
 
 __all__ = [
     "CallbackSink",
@@ -27,6 +27,7 @@ __all__ = [
     "SharedPausedRuns",
     "SharedSessions",
     "Sink",
+    "SinkUnavailable",
     "Sinks",
     "Turn",
     "judge_all_at_end",

@@ -321,6 +321,11 @@ class TraceBuffer:
         trace = self._open.get(trace_id) or self._judged.get(trace_id)
         return None if trace is None else trace.records
 
+    def bytes_of(self, trace_id: int) -> int:
+        """The estimated bytes a buffered trace holds (a trace's own overhead when it is not buffered)."""
+        trace = self._open.get(trace_id) or self._judged.get(trace_id)
+        return TRACE_BYTES if trace is None else trace.bytes
+
     def joined_records(self, trace_id: int) -> list[SpanRecord]:
         """The records of a trace as judged: each with its event records joined ([] when not buffered)."""
         trace = self._open.get(trace_id) or self._judged.get(trace_id)

@@ -15,18 +15,22 @@ import logging
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Mapping, Protocol, Sequence
+from typing import Callable, Protocol, Sequence
 
 from ..assembly import assemble
 from ..expectations import Expectation, ExpectationError
 from ..model import EventRecord, Role, Run, SpanRecord
 from ..session_results import SessionResult
+from .boundary import failure_reason, log_failure, not_evaluated, outermost_runs
 from .buffer import DueTrace, TraceBuffer
 from .continuations import PausedRuns, Resumers, SharedPausedRuns
+from .held import HeldVerdicts
 from .judge import Engine
+from .publishing import Publisher
+from .said_about import said_about
 from .sessions import HandOn, SharedSessions, Sessions
 from .settings import EngineSettings
-from .sinks import Judgement, Sink, Sinks
+from .sinks import Judgement, Sink
 
 PausedHook = Callable[[list[str], list[SpanRecord]], None]
 _AGENT_RUN = Role.AGENT_RUN
@@ -44,7 +48,13 @@ class Observer(Protocol):
 
     def sink_failed(self, sink: str) -> None: ...
 
+    def sink_retried(self, sink: str, reason: str) -> None: ...
+
+    def verdicts_dropped(self, count: int, sink: str, reason: str) -> None: ...
+
     def sessions_dropped(self, count: int, reason: str) -> None: ...
+
+    def evaluation_failed(self, reason: str) -> None: ...
 
 
 @dataclass(slots=True)
@@ -92,13 +102,15 @@ class Pipeline:
         settings = settings or EngineSettings()
         self.engine = engine
         self.settings = settings
-        self.sinks = Sinks(sinks, on_failure=observer.sink_failed if observer is not None else None)
+        self.held = HeldVerdicts(settings.max_held_verdicts, settings.max_held_bytes)
+        self.publisher = Publisher(sinks, self.held, observer, on_trace_leave)
+        self.sinks = self.publisher.sinks
         self.resumers = Resumers()
         drop = self.resumers.drop
         if on_trace_leave is not None:
             def left(trace_id: int) -> None:
                 drop(trace_id)
-                on_trace_leave(trace_id)
+                self.publisher.leave(trace_id)  # told once its verdicts are published
         # One byte budget for the buffer and the paused runs: the buffer evicts to make room for both.
         self.paused = PausedRuns(settings.max_paused_runs, settings.max_buffered_bytes)
         self.buffer = TraceBuffer(
@@ -161,6 +173,7 @@ class Pipeline:
         Paused runs other processes shared since the last tick are learnt first, so that a
         trace resuming one is judged with it (and one judged without it, judged again)."""
         self._learn_shared()
+        self.publisher.retry(now)
         with self.lock:
             due = self.buffer.due(now)
         judged = [self.judge_due(trace) for trace in due]
@@ -232,7 +245,14 @@ class Pipeline:
             self.buffer.forget(trace_id)
 
     def publish(self, judgements: Sequence[Judgement], extra_sinks: Sequence[Sink] = ()) -> None:
-        self.sinks.publish(judgements, extra_sinks)
+        if not judgements:
+            return
+        with self.lock:  # what a held verdict weighs: its share of its trace's bytes
+            runs: dict[int, int] = {}
+            for j in judgements:
+                runs[j.result.trace_id] = runs.get(j.result.trace_id, 0) + 1
+            sizes = [self.buffer.bytes_of(j.result.trace_id) // runs[j.result.trace_id] for j in judgements]
+        self.publisher.publish(judgements, sizes, self._clock(), extra_sinks)
         if judgements and self.sessions.active:
             self.sessions.note([j.run for j in judgements], self._clock())
             self._report_drops()
@@ -241,6 +261,8 @@ class Pipeline:
             self._observer.late_evaluation(late)
 
     def close(self) -> None:
+        """Offer the held verdicts once more, whatever their backoff, then close the sinks."""
+        self.publisher.retry(float("inf"))
         self.sinks.close()
 
     # -- continuations ----------------------------------------------------------------
@@ -256,8 +278,8 @@ class Pipeline:
             return
         try:
             shared = self._shared.shared_since_last()
-        except Exception:  # the shared store is down: judge with what is known here, try again next tick
-            logger.warning("otel-reliability could not read the shared paused runs", exc_info=True)
+        except Exception as exc:  # the shared store is down: judge with what is known here, try again next tick
+            logger.warning("otel-reliability could not read the shared paused runs: %s", exc)
             return
         for keys, records in shared:
             self.keep_paused(keys, records)
@@ -267,8 +289,8 @@ class Pipeline:
             return
         try:
             self._shared.share(keys, records)
-        except Exception:  # the verdict stands; only a resumption judged elsewhere misses this run
-            logger.warning("otel-reliability could not share a paused run", exc_info=True)
+        except Exception as exc:  # the verdict stands; only a resumption judged elsewhere misses this run
+            logger.warning("otel-reliability could not share a paused run: %s", exc)
 
     def _reopen_resumers(self, keys: list[str], paused_records: list[SpanRecord]) -> None:
         """Make due again the judged traces that resume this paused run (not its own)."""
@@ -294,6 +316,25 @@ class Pipeline:
         only: int | None = None,
         inline: Expectation | None = None,
     ) -> list[Judgement]:
+        """The trace's judgements, inside the boundary (``boundary``): whatever this trace
+        makes the engine raise gives its runs NOT_EVALUATED verdicts, and costs no other trace."""
+        try:
+            return self._judge_runs(trace_id, records, late, only, inline)
+        except Exception as exc:
+            self._failed(trace_id, exc)
+            return [
+                Judgement(run, not_evaluated(self.engine, run, exc, inline), late)
+                for run in outermost_runs(trace_id, records, only)
+            ]
+
+    def _failed(self, trace_id: int, exc: Exception) -> None:
+        log_failure(trace_id, exc)
+        if self._observer is not None:
+            self._observer.evaluation_failed(failure_reason(exc))
+
+    def _judge_runs(
+        self, trace_id: int, records: list[SpanRecord], late: bool, only: int | None, inline: Expectation | None
+    ) -> list[Judgement]:
         keys = [r.run_key for r in records if r.role is _AGENT_RUN]
         earlier = self.paused.predecessors(records, keys)
         if earlier:  # a paused run of this very trace, judged before a late arrival, is in ``records`` already
@@ -310,7 +351,7 @@ class Pipeline:
         superseded = frozenset(
             r.span_id for r in records if r.role is _AGENT_RUN and r.trace_id == trace_id and r.span_id not in top_ids
         )
-        said = _said_about(records, runs)
+        said = said_about(records, runs)
         judgements = []
         for run in runs:
             try:
@@ -319,6 +360,10 @@ class Pipeline:
                 logger.warning("otel-reliability could not judge run %r: %s", run.span_name, exc)
                 if self._on_unjudgeable is not None:
                     self._on_unjudgeable(run.span_name, exc)
+                continue
+            except Exception as exc:  # this run alone: the trace's other runs are judged
+                self._failed(trace_id, exc)
+                judgements.append(Judgement(run, not_evaluated(self.engine, run, exc, inline), late))
                 continue
             kept = self.paused.remember(run, every)
             if kept:
@@ -353,42 +398,3 @@ class Pipeline:
                         self._reported[what, reason] = count
                         tell(count - told, reason)
 
-
-def _said_about(
-    records: Iterable[SpanRecord], runs: list[Run]
-) -> dict[int, tuple[tuple[Mapping[str, Any], ...], frozenset[int]]]:
-    """By top-level run span: other evaluators' events on the run's spans (the run span, its
-    descendants, evaluator spans reporting as its children), and its calls a policy denied."""
-    records = list(records)
-    marked = [r for r in records if r.evaluations or r.policy_denied]
-    if not marked:
-        return {}
-    by_id = {r.span_id: r for r in records}
-    run_ids = {run.span_id for run in runs}
-    evaluations: dict[int, list[Mapping[str, Any]]] = {}
-    denied: dict[int, set[int]] = {}
-    for record in marked:
-        top = _outermost_run(record, by_id, run_ids)
-        if top is None:
-            continue
-        if record.evaluations:
-            evaluations.setdefault(top, []).extend(record.evaluations)
-        if record.policy_denied:
-            denied.setdefault(top, set()).add(record.span_id)
-    return {
-        run_id: (tuple(evaluations.get(run_id, ())), frozenset(denied.get(run_id, ())))
-        for run_id in evaluations.keys() | denied.keys()
-    }
-
-
-def _outermost_run(record: SpanRecord, by_id: dict[int, SpanRecord], run_ids: set[int]) -> int | None:
-    """The outermost of ``run_ids`` among ``record`` and its ancestors."""
-    top = None
-    node: SpanRecord | None = record
-    for _ in range(1024):  # a parent cycle in bad input must not hang the judge
-        if node is None:
-            break
-        if node.span_id in run_ids:
-            top = node.span_id
-        node = by_id.get(node.parent_id)
-    return top

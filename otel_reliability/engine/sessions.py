@@ -220,8 +220,8 @@ class Sessions:
         if self._shared is not None:
             try:
                 self._shared.share(session_id, turn)
-            except Exception:  # judged here with the turns known here; only another process misses this one
-                logger.warning("otel-reliability could not share a turn of session %r", session_id, exc_info=True)
+            except Exception as exc:  # judged here with the turns known here; only another process misses this one
+                logger.warning("otel-reliability could not share a turn of session %r: %s", session_id, exc)
 
     def _idle_everywhere(self, session_id: str, now: float) -> bool:
         """Whether no process saw a turn of the session for ``session_idle``; if one did, the
@@ -240,8 +240,8 @@ class Sessions:
             return None
         try:
             turns, quiet = self._shared.gather(session_id)
-        except Exception:  # judge with the turns known here
-            logger.warning("otel-reliability could not read the shared turns of session %r", session_id, exc_info=True)
+        except Exception as exc:  # judge with the turns known here
+            logger.warning("otel-reliability could not read the shared turns of session %r: %s", session_id, exc)
             return None
         session = self._open[session_id]
         for turn in turns:
@@ -254,8 +254,8 @@ class Sessions:
             return True
         try:
             return self._shared.claim(session_id, _digest(turns))
-        except Exception:  # better a verdict twice (the store keeps one) than none
-            logger.warning("otel-reliability could not claim session %r", session_id, exc_info=True)
+        except Exception as exc:  # better a verdict twice (the store keeps one) than none
+            logger.warning("otel-reliability could not claim session %r: %s", session_id, exc)
             return True
 
     def _judge_each(self, session_ids: list[str]) -> list[SessionResult]:

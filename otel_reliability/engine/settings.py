@@ -50,6 +50,14 @@ class EngineSettings(BaseModel):
         description="estimated bytes of everything buffered (traces and paused runs); beyond it the oldest "
         "traces are evicted, judged ones first",
     )
+    max_held_verdicts: int = Field(
+        10_000, ge=1,
+        description="verdicts held for a sink that failed for a reason that can pass (its store unreachable or "
+        "full), retried with backoff; at the bound the receiver refuses new data with a retry delay",
+    )
+    max_held_bytes: int = Field(
+        64 * MIB, ge=MIB, description="estimated bytes of the held verdicts (their traces'); the same bound in bytes"
+    )
     soft_limit_ratio: float = Field(
         0.8, gt=0, le=1,
         description="share of max_buffered_bytes beyond which the receiver refuses new data with a retry delay",

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .intake import Body, IntakeError, read_payload
-from .outcomes import INTAKE_LOG_FULL, OVERLOADED, SOFT_BYTE_LIMIT
+from .outcomes import INTAKE_LOG_FULL, INTAKE_LOG_UNWRITABLE, OVERLOADED, SOFT_BYTE_LIMIT, VERDICTS_HELD
 from .service import ReceiverService
 
 MIN_SPAN_BYTES = 28  # a serialized span holds at least its trace id and span id, tagged
@@ -58,6 +58,12 @@ class Reservations:
         if not self._service.log_has_room(self._bytes + len(body.data)):
             self._service.metrics.spans_dropped(self._share(body), INTAKE_LOG_FULL)
             return INTAKE_LOG_FULL
+        if not self._service.log_writable():
+            self._service.metrics.spans_dropped(self._share(body), INTAKE_LOG_UNWRITABLE)
+            return INTAKE_LOG_UNWRITABLE
+        if self._service.pipeline.held.at_bound:
+            self._service.metrics.spans_dropped(self._share(body), VERDICTS_HELD)
+            return VERDICTS_HELD
         room = self._room()
         bound = span_bound(body)
         if bound <= room:

@@ -16,7 +16,7 @@ import threading
 
 from ..expectations import ExpectationError
 from .config import ConfigError, ReceiverConfig, load_config
-from .tuning import tune_garbage_collection
+from .tuning import tune_garbage_collection, tune_malloc
 
 
 def register(commands: argparse._SubParsersAction) -> None:
@@ -72,6 +72,7 @@ def _serve(args: argparse.Namespace) -> int:
         "tls_cert": args.tls_cert,
         "tls_key": args.tls_key,
     }
+    tune_malloc()  # before any thread of the receiver allocates
     try:
         config = load_config(args.config, overrides)
         service = ShardedReceiver(config)

@@ -71,6 +71,11 @@ class ReceiverConfig(EngineSettings):
     )
     max_request_bytes: int = Field(16 * 1024 * 1024, ge=1024, description="largest request body accepted")
     max_decompressed_bytes: int = Field(64 * 1024 * 1024, ge=1024, description="largest payload after gunzip")
+    max_inflight_bytes: int | None = Field(
+        None, ge=1024 * 1024,
+        description="bytes requests may take while decoded, all at once (5 per byte of body); beyond it requests "
+        "are refused with a retry delay; default a quarter of max_buffered_bytes",
+    )
     auth_token: str | None = Field(
         None, description="bearer token required on OTLP, /api/v1/* and (see metrics_auth) /metrics; /healthz stays open"
     )
@@ -146,6 +151,10 @@ class ReceiverConfig(EngineSettings):
         if spec.in_memory or spec.path is None:
             return None
         return spec.path.with_name(spec.path.name + ".intake")
+
+    def inflight_limit(self) -> int:
+        """``max_inflight_bytes``, or its default: a quarter of ``max_buffered_bytes``."""
+        return self.max_inflight_bytes or self.max_buffered_bytes // 4
 
     def engine_settings(self) -> EngineSettings:
         return EngineSettings(**{name: getattr(self, name) for name in EngineSettings.model_fields})

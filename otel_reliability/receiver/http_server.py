@@ -2,9 +2,10 @@
 
 Routes: ``POST /v1/traces``; ``POST /v1/logs`` (GenAI event log records, joined to their spans); ``GET /api/v1/results`` (same JSON as ``eval --format json``);
 ``GET /api/v1/reputation`` (each agent's standing);
-``GET /metrics`` (Prometheus); ``GET /healthz``.
+``GET /metrics`` (Prometheus); ``GET /healthz`` (liveness: the process answers);
+``GET /readyz`` (readiness: 503 with the reasons while intake cannot be written).
 
-With ``auth_token`` set, every route but ``/healthz`` asks for it (``/metrics`` too,
+With ``auth_token`` set, every route but ``/healthz`` and ``/readyz`` asks for it (``/metrics`` too,
 unless ``metrics_auth: false``). Request bodies are gunzipped, parsed and buffered on a
 thread pool of their own, never on the event loop: one 60 MB body must not stall the
 other clients, ``/healthz`` included. A client gets ``header_timeout`` seconds to send
@@ -50,7 +51,7 @@ def intake_threads(config: ReceiverConfig) -> int:
 
 def build_app(service: ShardedReceiver, intake: ThreadPoolExecutor) -> web.Application:
     config = service.config
-    open_paths = {"/healthz"} if config.metrics_auth else {"/healthz", "/metrics"}
+    open_paths = {"/healthz", "/readyz"} if config.metrics_auth else {"/healthz", "/readyz", "/metrics"}
     app = web.Application(
         client_max_size=config.max_request_bytes, middlewares=[_auth(config.auth_token, frozenset(open_paths))]
     )
@@ -62,6 +63,7 @@ def build_app(service: ShardedReceiver, intake: ThreadPoolExecutor) -> web.Appli
     app.router.add_get("/api/v1/reputation", _reputation)
     app.router.add_get("/metrics", _metrics)
     app.router.add_get("/healthz", _healthz)
+    app.router.add_get("/readyz", _readyz)
     return app
 
 
@@ -219,6 +221,14 @@ async def _metrics(request: web.Request) -> web.Response:
 
 async def _healthz(request: web.Request) -> web.Response:
     return web.json_response({"status": "ok"})
+
+
+async def _readyz(request: web.Request) -> web.Response:
+    service: ShardedReceiver = request.app["service"]
+    reasons = await asyncio.get_running_loop().run_in_executor(None, service.not_ready)
+    if reasons:
+        return web.json_response({"status": "not ready", "reasons": reasons}, status=503)
+    return web.json_response({"status": "ready"})
 
 
 class HttpServer:

@@ -115,7 +115,10 @@ def read_payload(body: Body, shard: Shard = WHOLE) -> Payload:
         if body.signal == LOGS:
             if body.media_type == PROTOBUF:
                 return Payload(decode_logs_request(parse_logs_request(body.data), shard))
-            return Payload(decode_logs_json(body.data, shard))
+            logs = decode_logs_json(body.data, shard)
+            if shard.index:  # every shard decodes the whole text: shard 0 alone reports its repairs
+                logs.repaired = 0
+            return Payload(logs)
         if body.media_type == PROTOBUF:
             request = parse_request(body.data)
             return Payload(decode_request(request, shard), request=request)
@@ -125,6 +128,7 @@ def read_payload(body: Body, shard: Shard = WHOLE) -> Payload:
             decoded = Decoded(
                 [span for span in decoded.spans if shard.owns(span.trace_id)],
                 decoded.rejected if shard.index == 0 else [],
+                repaired=decoded.repaired if shard.index == 0 else 0,
             )
         return Payload(decoded, json_body=body.data)
     except TraceInputError as exc:

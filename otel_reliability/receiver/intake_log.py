@@ -8,9 +8,18 @@ Every accepted request body is appended to a segment file before its answer goes
 - ``always`` — one flush per request, before its answer;
 - ``none`` — no log at all (the service does not open one).
 
-A record is ``length | crc32 | payload``; a crash mid-write leaves a torn tail, which
-``recover`` detects (short header, short payload or a CRC that does not match), counts and
-cuts off, keeping everything before it.
+Records are framed (``intake_records``: a marker, the length, a CRC of both and the payload),
+so ``recover`` reads past damage: a torn tail (a crash mid-write) or a damaged stretch in the
+middle of a segment is skipped and counted, every intact record after it replays, and the
+damaged segment is first copied aside (``intake_found``).
+
+**Whole records or none.** A record is written whole: a short write is continued, and a
+write that fails leaves the segment cut back to the end of its last whole record (or, when
+even that fails, no longer written to). After any failure — a write, a flush, a rotation
+to the next segment — the log is *faulted*: ``ready`` is False and says why, and the next
+``append`` (or ``probe``) first starts a fresh segment; when that works the log is ready
+again, whatever went wrong before. A file descriptor is closed only once its successor is
+open, so no write can land in a file the log does not own.
 
 **Checkpoint.** The log knows which traces each segment holds that are still in the
 engine's buffer (``trace_entered``/``trace_left``, told by the buffer). Segments are
@@ -35,46 +44,30 @@ A graceful stop judges what it can and writes ``checkpoint``: the traces still u
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import logging
 import os
-import struct
 import threading
-import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
-from ..sources import Shard
-from ..stores.spec import parse_store_spec
-from .config import ReceiverConfig
-from .intake import Body, IntakeError
+from .intake_found import FoundSegments
+from .intake_records import HEADER_BYTES, SEGMENT_MAGIC, Logged, encode
+
+__all__ = ["IntakeLog", "IntakeLogError", "Logged"]
 
 logger = logging.getLogger(__name__)
 
 DURABILITIES = ("none", "batch", "always")
 SEGMENT_BYTES = 8 * 1024 * 1024  # a segment is closed past this size; release works segment by segment
-_HEADER = struct.Struct("<II")  # payload length, crc32 of the payload
-_META = struct.Struct("<BBI")  # signal, media type, number of births
-_SIGNALS = ("traces", "logs")
-_MEDIA = ("application/x-protobuf", "application/json")
 _SUFFIX = ".seg"
 CHECKPOINT = "checkpoint"
 
 
 class IntakeLogError(OSError):
     """The log's directory cannot be used (another receiver holds it, or it is not writable)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Logged:
-    """One accepted request as logged: its signal, media type and body, and the traces that
-    entered the buffer with it."""
-
-    signal: str
-    media_type: str
-    data: bytes
-    births: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -96,7 +89,6 @@ class IntakeLog:
         self.max_bytes = max_bytes
         # several segments fit in the bound, or a full log could not release any
         self.segment_bytes = max(64 * 1024, min(segment_bytes, max_bytes // 8))
-        self.torn_records = 0  # records cut off as torn by the last ``recover``
         try:
             directory.mkdir(parents=True, exist_ok=True)
             self._lock_file = open(directory / "LOCK", "a+b")
@@ -107,9 +99,8 @@ class IntakeLog:
         except OSError:
             self._lock_file.close()
             raise IntakeLogError(f"intake log {directory} is in use by another receiver") from None
-        self._recovered = sorted(directory.glob("*" + _SUFFIX))
+        self.found = FoundSegments(directory, sorted(directory.glob("*" + _SUFFIX)))  # left by an earlier run
         self._checkpoint = _read_checkpoint(directory / CHECKPOINT)
-        self._recovered_bytes = sum(p.stat().st_size for p in self._recovered)
         self._segments: list[_Segment] = []  # oldest first; the last one is written to
         self._by_trace: dict[int, list[_Segment]] = {}  # traces in the buffer → their segments
         self._births: list[int] = []
@@ -119,18 +110,39 @@ class IntakeLog:
         self._synced = 0
         self._syncing = False
         self._fd = -1
-        self._next_number = int(self._recovered[-1].stem) + 1 if self._recovered else 0
-        self._open_segment()
+        self.fault: str | None = None  # why the last write, flush or rotation failed; None while ready
+        self._next_number = int(self.found.paths[-1].stem) + 1 if self.found.paths else 0
+        try:
+            self._use(*self._new_segment())
+        except OSError as exc:
+            self._lock_file.close()
+            raise IntakeLogError(f"intake log {directory}: {exc.strerror or exc}") from exc
 
     # -- size
 
     @property
     def size(self) -> int:
         """Bytes on disk: segments not yet released (those being replayed included)."""
-        return self._recovered_bytes + sum(s.size for s in self._segments)
+        return self.found.bytes + sum(s.size for s in self._segments)
 
     def has_room(self, data_bytes: int) -> bool:
-        return self.size + data_bytes + _HEADER.size + _META.size <= self.max_bytes
+        return self.size + data_bytes + HEADER_BYTES <= self.max_bytes
+
+    @property
+    def ready(self) -> bool:
+        """Whether the log can be written: False from a failed write, flush or rotation until
+        a fresh segment could be started (``probe``, or the next ``append``)."""
+        return self.fault is None
+
+    def probe(self) -> bool:
+        """Try to leave a fault behind (start a fresh segment); returns ``ready``."""
+        with self._lock:
+            if self.fault is not None:
+                try:
+                    self._recover_from_fault()
+                except OSError:
+                    pass
+            return self.fault is None
 
     # -- what the buffer holds
 
@@ -155,12 +167,18 @@ class IntakeLog:
         """Write one accepted request, holding ``trace_ids`` (those buffered); returns the
         ticket ``wait_durable`` waits for. Births come from ``trace_entered`` since the last append."""
         with self._lock:
+            if self.fault is not None:
+                self._recover_from_fault()
             births, self._births = self._births, []
-            record = _encode(Logged(logged.signal, logged.media_type, logged.data, tuple(births)))
-            segment = self._segments[-1]
-            if segment.size and segment.size + len(record) > self.segment_bytes:
-                segment = self._rotate()
-            os.write(self._fd, record)  # one write per record: a crash tears at most the last one
+            record = encode(Logged(logged.signal, logged.media_type, logged.data, tuple(births)))
+            try:
+                segment = self._segments[-1]
+                if segment.size > len(SEGMENT_MAGIC) and segment.size + len(record) > self.segment_bytes:
+                    segment = self._rotate()
+                self._write_whole(segment, record)
+            except OSError:
+                self._births = births + self._births  # still unlogged: the next record names them
+                raise
             segment.size += len(record)
             self._written += len(record)
             for trace_id in trace_ids:
@@ -169,9 +187,32 @@ class IntakeLog:
                     segments.append(segment)
                     segment.open_traces.add(trace_id)
             if self.always:
-                os.fsync(self._fd)
+                try:
+                    os.fsync(self._fd)
+                except OSError as exc:
+                    self._faulted("flush", exc)
+                    raise
                 self._synced = self._written
             return self._written
+
+    def _write_whole(self, segment: _Segment, record: bytes) -> None:
+        """Write all of ``record`` at the end of ``segment``, or none of it (the segment is
+        cut back to where the record began); a failure faults the log."""
+        view = memoryview(record)
+        try:
+            while view:
+                written = os.write(self._fd, view)
+                if written == 0:
+                    raise OSError(errno.EIO, "the disk took no byte of the record")
+                view = view[written:]
+        except OSError as exc:
+            if len(view) < len(record):  # a part of it is on disk: cut it off
+                try:
+                    os.ftruncate(self._fd, segment.size)
+                except OSError:  # the recovery's fresh segment leaves it a torn tail, skipped by replay
+                    logger.warning("intake log %s: could not cut a partly written record off", segment.path)
+            self._faulted("write", exc)
+            raise
 
     def wait_durable(self, ticket: int) -> None:
         """Return once everything up to ``ticket`` is on disk, flushing it when no one else is."""
@@ -185,6 +226,10 @@ class IntakeLog:
                 self._lock.release()
                 try:
                     os.fsync(fd)
+                except OSError as exc:
+                    with self._lock:
+                        self._faulted("flush", exc)  # what it held is not on disk: write on in a new segment
+                    raise
                 finally:
                     os.close(fd)
                     self._lock.acquire()
@@ -202,11 +247,10 @@ class IntakeLog:
     # -- replay
 
     def recover(self) -> Iterator[Logged]:
-        """The records of the segments found at start, oldest first, torn tails cut off and
-        counted (``torn_records``). After a graceful stop only the traces its checkpoint names
-        are replayed: the records are filtered to them through their births."""
-        for path in self._recovered:
-            yield from self._read_segment(path)
+        """The records of the segments found at start, oldest first, read past damage
+        (``found`` counts what it skipped). After a graceful stop only the traces its checkpoint
+        names are replayed: the records are filtered to them through their births."""
+        return self.found.records()
 
     @property
     def checkpoint(self) -> frozenset[int] | None:
@@ -214,51 +258,68 @@ class IntakeLog:
         return self._checkpoint
 
     def drop_recovered(self) -> None:
-        """The replayed records are in this log's own segments now (and flushed): delete the old ones."""
+        """The replayed records are in this log's own segments now (and flushed): delete the old
+        ones — unless ``found.keep`` says they must stay until the next start."""
         self.sync()
-        for path in self._recovered:
-            path.unlink(missing_ok=True)
-        (self.directory / CHECKPOINT).unlink(missing_ok=True)
-        self._recovered, self._recovered_bytes, self._checkpoint = [], 0, None
-        _sync_directory(self.directory)
-
-    def _read_segment(self, path: Path) -> Iterator[Logged]:
-        data = path.read_bytes()
-        offset = 0
-        while offset < len(data):
-            record = _decode(data, offset)
-            if record is None:
-                self.torn_records += 1
-                logger.warning("intake log %s: torn record at byte %d of %d; cut off there", path, offset, len(data))
-                with open(path, "r+b") as out:
-                    out.truncate(offset)
-                    os.fsync(out.fileno())
-                self._recovered_bytes -= len(data) - offset
-                return
-            logged, offset = record
-            yield logged
+        if self.found.drop():
+            (self.directory / CHECKPOINT).unlink(missing_ok=True)
+            self._checkpoint = None
+            _sync_directory(self.directory)
 
     # -- segments
 
-    def _open_segment(self) -> _Segment:
+    def _new_segment(self) -> tuple[_Segment, int]:
+        """Create the next segment file, its header on disk; nothing is changed when it fails."""
         path = self.directory / f"{self._next_number:016d}{_SUFFIX}"
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC, 0o600)
+        try:
+            if os.write(fd, SEGMENT_MAGIC) != len(SEGMENT_MAGIC):
+                raise OSError(errno.ENOSPC, "no room for a segment's header")
+            _sync_directory(self.directory)
+        except OSError:
+            os.close(fd)
+            path.unlink(missing_ok=True)
+            raise
         self._next_number += 1
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
-        _sync_directory(self.directory)
-        segment = _Segment(self._next_number - 1, path)
+        return _Segment(self._next_number - 1, path, size=len(SEGMENT_MAGIC)), fd
+
+    def _use(self, segment: _Segment, fd: int) -> None:
+        """Write to ``segment`` from now on; the previous descriptor is closed only now."""
+        old, self._fd = self._fd, fd
         self._segments.append(segment)
-        self._fd = fd
-        return segment
+        self._written += segment.size
+        if old >= 0:
+            os.close(old)
 
     def _rotate(self) -> _Segment:
         """Close the segment written to (flushed first: the next flush covers only the new one)."""
-        old = self._fd
-        os.fsync(old)
-        self._synced = self._written
-        os.close(old)
-        segment = self._open_segment()
+        try:
+            os.fsync(self._fd)
+            self._synced = self._written
+            self._use(*self._new_segment())
+        except OSError as exc:
+            self._faulted("rotation", exc)
+            raise
         self._release()
-        return segment
+        return self._segments[-1]
+
+    def _faulted(self, what: str, exc: OSError) -> None:
+        if self.fault is None:
+            logger.error("intake log %s: %s failed (%s); not ready until a fresh segment can be started",
+                         self.directory, what, exc.strerror or exc)
+        self.fault = f"{what} failed: {exc.strerror or exc}"
+
+    def _recover_from_fault(self) -> None:
+        """Start a fresh segment after a failure (its records, never acknowledged, need no flush);
+        raises while that fails too."""
+        try:
+            self._use(*self._new_segment())
+        except OSError as exc:
+            self.fault = f"cannot start a segment: {exc.strerror or exc}"
+            raise
+        logger.info("intake log %s: writable again (%s before)", self.directory, self.fault)
+        self.fault = None
+        self._release()
 
     def _release(self) -> None:
         """Delete closed segments from the oldest on, while they hold no buffered trace."""
@@ -271,9 +332,11 @@ class IntakeLog:
         segments only if some are, with a checkpoint naming them. ``None``: keep everything."""
         with self._lock:
             if self._fd >= 0:
-                os.fsync(self._fd)
-                os.close(self._fd)
-                self._fd = -1
+                try:
+                    os.fsync(self._fd)
+                finally:
+                    os.close(self._fd)
+                    self._fd = -1
             if unjudged is not None:
                 still = set(unjudged) & self._by_trace.keys()
                 if still:
@@ -288,55 +351,6 @@ class IntakeLog:
                     self._segments.clear()
                 _sync_directory(self.directory)
             self._lock_file.close()
-
-
-def open_intake_log(config: ReceiverConfig, shard: Shard) -> IntakeLog | None:
-    """The intake log ``config`` asks for, the shard's own (``worker-<i>/`` under the
-    directory with workers); None when there is none (``ReceiverConfig.intake_directory``)."""
-    directory = config.intake_directory()
-    if directory is None:
-        if config.durability != "none" and parse_store_spec(config.store).shared:
-            logger.warning("otel-reliability receiver: no intake_dir for a postgresql:// store, so no intake log: "
-                           "requests are acknowledged from memory (durability none)")
-        return None
-    own = directory / f"worker-{shard.index}" if shard.count > 1 else directory
-    if shard.index == 0:  # said once: segments that no one of this configuration replays
-        others = [d for d in [directory, *directory.glob("worker-*")] if d != own and any(d.glob("*" + _SUFFIX))]
-        others = [
-            d for d in others
-            if shard.count == 1 or d == directory or not d.name[7:].isdigit() or int(d.name[7:]) >= shard.count
-        ]
-        for other in others:
-            logger.warning("otel-reliability receiver: %s holds intake log segments of a receiver with another "
-                           "workers setting; they are not replayed (start it with that setting to replay them)", other)
-    directory = own
-    return IntakeLog(directory, config.durability, max(1, config.max_intake_log_bytes // shard.count))
-
-
-def _encode(logged: Logged) -> bytes:
-    payload = b"".join((
-        _META.pack(_SIGNALS.index(logged.signal), _MEDIA.index(logged.media_type), len(logged.births)),
-        b"".join(t.to_bytes(16, "big") for t in logged.births),
-        logged.data,
-    ))
-    return _HEADER.pack(len(payload), zlib.crc32(payload)) + payload
-
-
-def _decode(data: bytes, offset: int) -> tuple[Logged, int] | None:
-    """The record at ``offset`` and the offset after it; None when it is torn."""
-    end = offset + _HEADER.size
-    if end > len(data):
-        return None
-    length, crc = _HEADER.unpack_from(data, offset)
-    payload = data[end:end + length]
-    if len(payload) < length or zlib.crc32(payload) != crc or length < _META.size:
-        return None
-    signal, media, count = _META.unpack_from(payload)
-    if signal >= len(_SIGNALS) or media >= len(_MEDIA) or _META.size + 16 * count > length:
-        return None
-    start = _META.size + 16 * count
-    births = tuple(int.from_bytes(payload[i:i + 16], "big") for i in range(_META.size, start, 16))
-    return Logged(_SIGNALS[signal], _MEDIA[media], payload[start:], births), end + length
 
 
 def _read_checkpoint(path: Path) -> frozenset[int] | None:
@@ -354,24 +368,3 @@ def _sync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
-
-
-def replay(log: IntakeLog, take: Callable[[Body, set[int]], int]) -> int:
-    """Take again what ``log`` holds from before this start (``take(body, traces)`` buffers
-    the spans of those traces and returns the request's ticket in the new log, 0 when it
-    kept none), then let the old segments go: the replayed requests are in the new ones,
-    flushed. Returns how many requests held spans of traces not judged yet."""
-    checkpoint = log.checkpoint
-    alive: set[int] = set(checkpoint or ())
-    replayed = 0
-    for logged in log.recover():
-        if checkpoint is None:
-            alive.update(logged.births)  # a trace's spans from the record it entered the buffer with on
-        try:
-            ticket = take(Body(logged.data, logged.media_type, logged.signal), alive)
-        except IntakeError as exc:  # it was accepted once: only a change of version could do this
-            logger.warning("otel-reliability could not replay a logged request: %s", exc)
-            continue
-        replayed += bool(ticket)  # it held spans of a trace not judged yet (logged again, so: a ticket)
-    log.drop_recovered()
-    return replayed

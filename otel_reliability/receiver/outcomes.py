@@ -17,10 +17,15 @@ from dataclasses import dataclass
 OVERLOADED = "overloaded"  # max_buffered_spans
 SOFT_BYTE_LIMIT = "soft_byte_limit"  # the buffered bytes reached the soft limit of max_buffered_bytes
 INTAKE_LOG_FULL = "intake_log_full"  # the durable intake log reached max_intake_log_bytes
+INTAKE_LOG_UNWRITABLE = "intake_log_unwritable"  # its disk refused a write (full, read-only, …) and still does
+VERDICTS_HELD = "verdicts_held"  # a sink (the store) cannot take verdicts, and those held reached max_held_verdicts/bytes
 _WHAT_IS_FULL = {
     OVERLOADED: "receiver buffer is full",
     SOFT_BYTE_LIMIT: "receiver buffer is at its byte limit",
     INTAKE_LOG_FULL: "receiver intake log is full",
+    INTAKE_LOG_UNWRITABLE: "receiver cannot write its intake log",
+    VERDICTS_HELD: "receiver holds as many verdicts as it may for a store that cannot take them",
+    "inflight_bytes": "receiver is decoding as many request bytes as max_inflight_bytes allows",
 }
 
 

@@ -20,7 +20,6 @@ import zlib
 from typing import Callable
 
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
-from opentelemetry.metrics import Observation
 from opentelemetry.sdk.metrics import MeterProvider
 from opentelemetry.sdk.resources import Resource
 from prometheus_client import CollectorRegistry, generate_latest
@@ -34,14 +33,19 @@ from ..model import SpanRecord
 from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
 from ..sources import WHOLE, Shard
+from ..sources.unicode_repair import LONE_SURROGATE
 from ..stores import open_paused_runs, open_shared_sessions, open_store
 from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
 from .forwarding import Forwarder
 from .held_runs import HeldRunSpans
 from .intake import LOGS, Body, IntakeError, Payload, read_payload
-from .intake_log import IntakeLog, Logged, open_intake_log, replay
-from .outcomes import INTAKE_LOG_FULL, OVERLOADED, SOFT_BYTE_LIMIT, Accepted, Overloaded
+from .intake_log import IntakeLog, Logged
+from .intake_startup import open_intake_log, replay
+from .intake_metrics import IntakeLogMetrics
+from .outcomes import (
+    INTAKE_LOG_FULL, INTAKE_LOG_UNWRITABLE, OVERLOADED, SOFT_BYTE_LIMIT, VERDICTS_HELD, Accepted, Overloaded,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -99,21 +103,7 @@ class ReceiverService:
             explicit_bucket_boundaries_advisory=[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
         )
         self.intake_log = open_intake_log(config, shard) if log_intake else None
-        if self.intake_log is not None:
-            log = self.intake_log
-            meter.create_observable_gauge(
-                "agent.reliability.intake_log.size", callbacks=[lambda _: [Observation(log.size)]], unit="By",
-                description="Bytes of acknowledged requests in the intake log, not yet released by a checkpoint",
-            )
-        self._replayed = meter.create_counter(
-            "agent.reliability.intake_log.replayed", unit="{request}",
-            description="Requests replayed from the intake log at start: acknowledged before a crash or stop, "
-            "and holding spans of traces not yet judged",
-        )
-        self._torn = meter.create_counter(
-            "agent.reliability.intake_log.torn_records", unit="{record}",
-            description="Records found torn (cut short by a crash mid-write) in the intake log at start, and cut off",
-        )
+        self._log_metrics = IntakeLogMetrics(meter, self.intake_log)
         engine = Engine(config.expectations)
         self.engine = engine
         # Only when something judges sessions: otherwise no turn is kept, so none is shared.
@@ -129,7 +119,8 @@ class ReceiverService:
             else None
         )
         self.judged = self.failed = 0  # verdicts since start, for the shutdown log
-        sinks = [StoreSink(self.store), MetricsSink(self.metrics), CallbackSink(self._tally, name="tally")]
+        stored = StoreSink(self.store, on_dropped=lambda count, reason: self.metrics.verdicts_dropped(count, "store", reason))
+        sinks = [stored, MetricsSink(self.metrics), CallbackSink(self._tally, name="tally")]
         if self.reputation is not None:
             sinks.append(ReputationSink(self.reputation))
         self.pipeline = Pipeline(
@@ -146,6 +137,7 @@ class ReceiverService:
         self.metrics.register_buffered(lambda: len(self.pipeline))
         self.metrics.register_pending(lambda: self.pipeline.buffer.pending)
         self.metrics.register_buffered_bytes(lambda: self.pipeline.buffered_bytes)
+        self.metrics.register_held(lambda: {sink: count for sink, (count, _) in self.pipeline.held.reasons().items()})
         self.forwarder = (
             Forwarder(config.forward_endpoint, config.forward_headers, config.forward_queue_size)
             if config.forward_endpoint
@@ -184,8 +176,8 @@ class ReceiverService:
             self._held.forward_unjudged()
             self.forwarder.stop()
         self.pipeline.close()
-        if self.intake_log is not None:  # after the store closed: what was judged is stored
-            self.intake_log.close(unjudged=self.pipeline.buffer.unjudged())
+        if self.intake_log is not None:  # after the store closed: what was judged is stored, or held and kept
+            self.intake_log.close(unjudged=self.pipeline.buffer.unjudged() + self.pipeline.held.trace_ids())
         if self.shared_paused is not None:
             self.shared_paused.close()
         if self.shared_sessions is not None:
@@ -223,6 +215,8 @@ class ReceiverService:
         ``intake_log.wait_durable`` before answering (0 when nothing was logged). ``replaying``:
         the traces whose spans a replayed request may add; the bounds do not refuse a replay."""
         payload = read_payload(body, self.shard)
+        if payload.decoded.repaired and replaying is None:  # counted when it came, not again
+            self.metrics.text_repaired(payload.decoded.repaired, LONE_SURROGATE)
         if replaying is not None:
             decoded = payload.decoded
             decoded.spans = [span for span in decoded.spans if span.trace_id in replaying]
@@ -274,6 +268,10 @@ class ReceiverService:
         """Whether the intake log can take a request of ``body_bytes`` (always, without a log)."""
         return self.intake_log is None or self.intake_log.has_room(body_bytes)
 
+    def log_writable(self) -> bool:
+        """Whether the intake log can be written (always, without a log); a faulted log tries to recover first."""
+        return self.intake_log is None or self.intake_log.probe()
+
     def _log(self, body: Body, records: list) -> int:
         """Append the request to the intake log when this shard kept something of it. The body
         goes as received: replaying it rejects the same spans again (decoding and the bounds
@@ -291,14 +289,7 @@ class ReceiverService:
 
     def _replay(self, log: IntakeLog) -> None:
         replayed = replay(log, lambda body, alive: self.take(body, replaying=alive)[1])
-        if log.torn_records:
-            self._torn.add(log.torn_records)
-        if replayed:
-            self._replayed.add(replayed)
-            logger.info(
-                "otel-reliability receiver%s replayed %d acknowledged request(s) from %s (%d torn record(s) cut off)",
-                "" if self.shard.count == 1 else f" shard {self.shard.index}", replayed, log.directory, log.torn_records,
-            )
+        self._log_metrics.replayed(log, replayed, "" if self.shard.count == 1 else f" shard {self.shard.index}")
 
     def _buffered(self) -> int:
         """Spans and event records held: ``max_buffered_spans`` bounds both together."""
@@ -334,6 +325,10 @@ class ReceiverService:
             return SOFT_BYTE_LIMIT
         if incoming and not self.log_has_room(body_bytes):
             return INTAKE_LOG_FULL
+        if incoming and not self.log_writable():
+            return INTAKE_LOG_UNWRITABLE
+        if self.pipeline.held.at_bound:
+            return VERDICTS_HELD
         return None
 
     def keep_paused(self, keys: list[str], records: list[SpanRecord]) -> None:
@@ -356,11 +351,24 @@ class ReceiverService:
                 self._held.release(trace.trace_id, [j.result for j in trace.judgements])
 
     def judge_tick(self) -> None:
-        """``judge_due``, logging what went wrong instead of raising: the next traces are judged whatever one did."""
+        """``judge_due``, logging what went wrong instead of raising: the next traces are judged
+        whatever one did. A faulted intake log is given a chance to recover on each tick, so that
+        readiness comes back once its disk does, whether or not a request arrives."""
         try:
             self.judge_due()
         except Exception:
             logger.exception("otel-reliability receiver failed while judging")
+        if self.intake_log is not None and not self.intake_log.ready:
+            self.intake_log.probe()
+
+    def not_ready(self) -> list[str]:
+        """Why this receiver cannot take work now (``/readyz``); empty when it can."""
+        log = self.intake_log
+        reasons = [] if log is None or log.ready else [f"intake log {log.directory}: {log.fault}"]
+        return reasons + [
+            f"sink {sink}: {count} verdict(s) held ({reason}), retried with backoff"
+            for sink, (count, reason) in self.pipeline.held.reasons().items()
+        ]
 
     def _judge_loop(self) -> None:
         suppress_instrumentation_in_this_thread()

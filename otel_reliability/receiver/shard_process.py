@@ -29,7 +29,7 @@ from .intake import Body, IntakeError
 from .intake_log import IntakeLog
 from .outcomes import Overloaded
 from .service import ReceiverService
-from .tuning import tune_garbage_collection
+from .tuning import tune_garbage_collection, tune_malloc
 
 logger = logging.getLogger(__name__)
 
@@ -165,6 +165,7 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     def hand_on_turn(owner: int, session_id: str, turn: Turn) -> None:
         send(("turn", None, owner, session_id, turn))
 
+    tune_malloc()
     try:
         service = ReceiverService(
             ReceiverConfig.model_validate(config_data), Shard(index, count), on_paused=hand_on, on_turn=hand_on_turn
@@ -222,6 +223,8 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
                     send(("reply", call_id, outcome))
             elif kind == "metrics":
                 send(("reply", call_id, list(service.registry.collect())))
+            elif kind == "readiness":
+                send(("reply", call_id, service.not_ready()))
     finally:
         if durable is not None:
             durable.close()

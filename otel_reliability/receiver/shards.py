@@ -34,6 +34,7 @@ from ..engine import Turn
 from ..model import SpanRecord
 from ..sources import Shard
 from .config import ReceiverConfig
+from .inflight import DECODE_FACTOR, INFLIGHT_BYTES, InflightGate
 from .intake import Body, IntakeError
 from .outcomes import OVERLOADED, Accepted, Overloaded
 from .service import ReceiverService
@@ -67,6 +68,7 @@ class ShardedReceiver:
         self.reputation = self._local.reputation
         self.request_duration = self._local.request_duration
         self.metrics = self._local.metrics  # what the serving process counts itself: refusals
+        self.inflight = InflightGate(config.inflight_limit())
         self._workers: list[ShardWorker] = []
         try:
             for index in range(count) if count > 1 else ():  # appended one by one: a failure stops those started
@@ -89,6 +91,18 @@ class ShardedReceiver:
             worker.join()
 
     def accept(self, body: Body) -> Accepted:
+        """Take the request if its decoding fits ``max_inflight_bytes`` (``inflight``), else
+        refuse it retryably; see ``_accept``."""
+        cost = DECODE_FACTOR * len(body.data)
+        if not self.inflight.try_acquire(cost):
+            self.metrics.refused(INFLIGHT_BYTES)
+            raise Overloaded(self.config.retry_after, INFLIGHT_BYTES)
+        try:
+            return self._accept(body)
+        finally:
+            self.inflight.release(cost)
+
+    def _accept(self, body: Body) -> Accepted:
         """Every shard takes its spans of the request, or none does; raises what the first
         failing shard raised."""
         if not self._workers:
@@ -121,6 +135,19 @@ class ShardedReceiver:
             if isinstance(outcome, Overloaded):
                 raise outcome
         return Accepted([reason for outcome in outcomes for reason in outcome.reasons])
+
+    def not_ready(self) -> list[str]:
+        """Why the receiver cannot take work now, every worker asked (``/readyz``); empty when it can."""
+        if not self._workers:
+            return self._local.not_ready()
+        pending = [(worker, worker.call("readiness")) for worker in self._workers]
+        reasons = []
+        for worker, reply in pending:
+            try:
+                reasons += [f"worker {worker.shard.index}: {reason}" for reason in worker.result(reply)]
+            except IntakeError as down:
+                reasons.append(str(down))
+        return reasons
 
     def metrics_text(self) -> bytes:
         pending = [worker.call("metrics") for worker in self._workers]

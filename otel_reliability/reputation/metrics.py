@@ -76,8 +76,9 @@ class ReputationMetrics:
     def _current(self) -> list[Standing]:
         try:
             return list(self._standings())
-        except Exception:  # a store that is down must not break the metrics pipeline
-            logger.exception("otel-reliability could not read standings for the reputation gauges")
+        except Exception as exc:  # a store that is down must not break the metrics pipeline (said, not traced:
+            # it is said on every scrape while the store is down)
+            logger.error("otel-reliability could not read standings for the reputation gauges: %s", exc)
             return []
 
     def _observe_scores(self, options: CallbackOptions) -> Iterable[Observation]:

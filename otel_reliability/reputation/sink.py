@@ -14,9 +14,10 @@ import threading
 from collections import OrderedDict
 from typing import Any, Mapping, Sequence
 
-from otel_reliability.engine import Judgement
+from otel_reliability.engine import Judgement, SinkUnavailable
 from otel_reliability.reputation.evidence import Evidence
 from otel_reliability.reputation.tracker import Observed, Reputation
+from otel_reliability.stores.base import passing_fault
 
 _MAX_REMEMBERED = 10_000
 
@@ -34,13 +35,21 @@ class ReputationSink:
         self._early: OrderedDict[int, list[Evidence]] = OrderedDict()  # run span id → a judge's evidence
 
     def publish(self, judgements: Sequence[Judgement]) -> None:
+        """Record the judgements; ``SinkUnavailable`` when the standings store failed in a way
+        that may pass (the engine holds them and offers them again)."""
         observed = self._observed(judgements)
         fresh = [seen for seen, j in zip(observed, judgements) if not j.late]
         late = [seen for seen, j in zip(observed, judgements) if j.late]
-        if fresh:
-            self.reputation.record_many(fresh)
-        if late:
-            self.reputation.record_many(late, supersede=True)
+        try:
+            if fresh:
+                self.reputation.record_many(fresh)
+            if late:
+                self.reputation.record_many(late, supersede=True)
+        except Exception as exc:
+            reason = passing_fault(exc)
+            if reason is None:
+                raise
+            raise SinkUnavailable(reason, str(exc)) from exc
 
     def close(self) -> None:
         if self._owned:

@@ -18,6 +18,7 @@ class Decoded:
     spans: list[SpanData] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)
     logs: list[LogData] = field(default_factory=list)
+    repaired: int = 0  # lone surrogates replaced by U+FFFD (``unicode_repair``)
 
     def raise_if_rejected(self, source: str = "") -> None:
         """Raise ``TraceInputError`` naming the first rejected span (and how many more)."""

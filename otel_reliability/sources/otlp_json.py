@@ -24,6 +24,7 @@ from typing import Any
 from ..model import EventData, SpanData
 from .decoded import Decoded, TraceInputError
 from .json_slices import loads_in_slices
+from .unicode_repair import repair_lone_surrogates
 
 _INT64_MIN = -(1 << 63)
 _INT64_END = 1 << 63
@@ -421,9 +422,10 @@ def decode_json(data: bytes | str | Any) -> Decoded:
     Malformed JSON or damage above the span level raises ``TraceInputError``; spans
     that cannot be accepted are skipped and listed in ``Decoded.rejected``.
     """
+    repaired = 0
     if isinstance(data, (bytes, bytearray, memoryview, str)):
-        data = loads(data)
-    decoded = Decoded()
+        data, repaired = loads_repaired(data)
+    decoded = Decoded(repaired=repaired)
     decode_object(data, decoded)
     return decoded
 
@@ -442,14 +444,21 @@ SLICED_JSON_CHARS = 1 << 20
 
 
 def loads(data: bytes | bytearray | memoryview | str) -> Any:
-    """``json.loads`` with every failure turned into ``TraceInputError``."""
+    """``json.loads`` with every failure turned into ``TraceInputError``, and strings that
+    are not valid Unicode repaired (``unicode_repair``)."""
+    return loads_repaired(data)[0]
+
+
+def loads_repaired(data: bytes | bytearray | memoryview | str) -> tuple[Any, int]:
+    """``loads``, and how many lone surrogates were replaced."""
     if not isinstance(data, str):
         try:
             data = bytes(data).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise TraceInputError(f"not UTF-8 text at byte {exc.start}") from None
+    data, repaired = repair_lone_surrogates(data)
     try:
-        return loads_in_slices(data) if len(data) > SLICED_JSON_CHARS else json.loads(data)
+        return loads_in_slices(data) if len(data) > SLICED_JSON_CHARS else json.loads(data), repaired
     except json.JSONDecodeError as exc:
         raise TraceInputError(f"line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
     except RecursionError:

@@ -16,7 +16,7 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 
 from ..model import LogData
 from .decoded import WHOLE, Decoded, Shard, TraceInputError
-from .otlp_json import _any, _attributes, _Bad, _get, _id, _kind_of, _list, _str, _uint64, loads
+from .otlp_json import _any, _attributes, _Bad, _get, _id, _kind_of, _list, _str, _uint64, loads_repaired
 from .otlp_proto import any_value, attributes_from_proto
 
 
@@ -133,8 +133,9 @@ def decode_logs_json(data: bytes | str | Any, shard: Shard = WHOLE) -> Decoded:
     >>> [hex(r.span_id) for r in decode_logs_json(doc).logs]
     ['0xeee19b7ec3c1b174']
     """
+    repaired = 0
     if isinstance(data, (bytes, bytearray, memoryview, str)):
-        data = loads(data)
-    decoded = Decoded()
+        data, repaired = loads_repaired(data)
+    decoded = Decoded(repaired=repaired)
     decode_logs_object(data, decoded, shard=shard)
     return decoded

@@ -56,6 +56,55 @@ class ResultStore(Protocol):
     def close(self) -> None: ...
 
 
+UNENCODABLE = "unencodable"  # a value the store cannot write (text that is not valid Unicode, a NUL for PostgreSQL)
+
+
+def record_fault(exc: BaseException) -> str | None:
+    """Why a store refused a write for what the records hold — it would refuse them again,
+    so only the records at fault are lost — or None when the failure may pass (the store is
+    unreachable, locked, full) and the same write may succeed later.
+
+    >>> record_fault(UnicodeEncodeError("utf-8", "\\ud800", 0, 1, "surrogates not allowed")), record_fault(OSError())
+    ('unencodable', None)
+    """
+    if isinstance(exc, (UnicodeError, OverflowError)):
+        return UNENCODABLE
+    import sqlite3
+
+    if isinstance(exc, (sqlite3.DataError, sqlite3.InterfaceError)):
+        return UNENCODABLE
+    if type(exc).__module__.startswith("psycopg"):
+        import psycopg
+
+        if isinstance(exc, psycopg.DataError):
+            return UNENCODABLE
+    return None
+
+
+def passing_fault(exc: BaseException) -> str | None:
+    """Why a store failed when the failure may pass and the same write succeed later — its
+    server unreachable or restarting (``unreachable``), its disk full (``disk_full``), another
+    writer holding it past the busy timeout (``locked``) — or None for any other failure.
+
+    >>> passing_fault(ConnectionError("refused")), passing_fault(ValueError())
+    ('unreachable', None)
+    """
+    import errno
+    import sqlite3
+
+    if isinstance(exc, sqlite3.OperationalError):
+        text = str(exc).lower()
+        return "disk_full" if "full" in text else "locked" if "locked" in text or "busy" in text else "unreachable"
+    if isinstance(exc, OSError):
+        return "disk_full" if exc.errno in (errno.ENOSPC, errno.EDQUOT) else "unreachable"
+    if type(exc).__module__.startswith("psycopg"):
+        import psycopg
+
+        if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError)):
+            return "unreachable"
+    return None
+
+
 def normalise_trace_id(trace_id: int | str | None) -> int | None:
     """A trace id filter as an int; a string is read as hex.
 

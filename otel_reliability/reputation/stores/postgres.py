@@ -24,10 +24,23 @@ class PostgresStandings(SQLStandings):
     _lock_suffix = " FOR UPDATE"
 
     def _batch(self) -> Any:
+        self._reconnect_if_broken()
         return self._connection.pipeline()
+
+    def _reconnect_if_broken(self) -> None:
+        """A restarted server dropped the connection: the next update or read opens a new one
+        (the one that found it broken failed, and its verdicts are held and offered again)."""
+        if self._connection.broken and not self._closed:
+            self._connection = connect_postgres(self._url)
+
+    def close(self) -> None:
+        self._closed = True
+        super().close()
 
     def __init__(self, url: str, config: ReputationConfig | None = None) -> None:
         super().__init__(config or ReputationConfig())
+        self._url = url
+        self._closed = False
         self._connection = connect_postgres(url)
         added = ";".join(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {column} {kind}" for table, column, kind in ADDED_COLUMNS)
         create_tables(self._connection, f"{_DDL};{added}")

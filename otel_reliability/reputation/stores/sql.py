@@ -132,11 +132,13 @@ class SQLStandings:
 
     def standing(self, agent: str) -> Standing | None:
         with self._lock:
+            self._reconnect_if_broken()
             row = self._one(f"SELECT {_STANDING_COLUMNS} FROM reputation_standings WHERE agent = ?", (agent,))
         return None if row is None or row[5] == 0 else self._standing(row)
 
     def standings(self) -> list[Standing]:
         with self._lock:
+            self._reconnect_if_broken()
             rows = self._all(f"SELECT {_STANDING_COLUMNS} FROM reputation_standings WHERE last_seq > 0 ORDER BY agent", ())
         return [self._standing(row) for row in rows]
 
@@ -150,6 +152,7 @@ class SQLStandings:
             sql += " LIMIT ?"
             params += (limit,)
         with self._lock:
+            self._reconnect_if_broken()
             rows = self._all(sql, params)
         return [
             WindowEntry(
@@ -253,8 +256,12 @@ class SQLStandings:
         return _Transaction(self)
 
     def _batch(self) -> Any:
-        """Where the driver can send statements without waiting for each (PostgreSQL's pipeline)."""
+        """Where the driver can send statements without waiting for each (PostgreSQL's
+        pipeline); every update starts with it, under the lock."""
         return nullcontext()
+
+    def _reconnect_if_broken(self) -> None:
+        """Before a read or an update (never inside one): replace a connection the server dropped."""
 
     def _sql(self, sql: str) -> str:
         return sql if self._placeholder == "?" else sql.replace("?", self._placeholder)

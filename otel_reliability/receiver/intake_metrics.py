@@ -1,0 +1,55 @@
+"""What the receiver counts of its intake log: its size, and what a start replayed or skipped."""
+
+from __future__ import annotations
+
+import logging
+
+from opentelemetry.metrics import Meter, Observation
+
+from .intake_log import IntakeLog
+
+logger = logging.getLogger(__name__)
+
+
+class IntakeLogMetrics:
+    """The intake log's instruments (``agent.reliability.intake_log.*``)."""
+
+    def __init__(self, meter: Meter, log: IntakeLog | None) -> None:
+        if log is not None:
+            meter.create_observable_gauge(
+                "agent.reliability.intake_log.size", callbacks=[lambda _: [Observation(log.size)]], unit="By",
+                description="Bytes of acknowledged requests in the intake log, not yet released by a checkpoint",
+            )
+        self._replayed = meter.create_counter(
+            "agent.reliability.intake_log.replayed", unit="{request}",
+            description="Requests replayed from the intake log at start: acknowledged before a crash or stop, "
+            "and holding spans of traces not yet judged",
+        )
+        self._torn = meter.create_counter(
+            "agent.reliability.intake_log.torn_records", unit="{record}",
+            description="Records found torn (cut short by a crash mid-write) at the end of an intake log segment "
+            "at start, and skipped: never acknowledged",
+        )
+        self._corrupt = meter.create_counter(
+            "agent.reliability.intake_log.corrupt_records", unit="{region}",
+            description="Damaged stretches found inside intake log segments at start and skipped; "
+            "the intact records after each were replayed",
+        )
+        self._skipped = meter.create_counter(
+            "agent.reliability.intake_log.skipped", unit="By",
+            description="Bytes of intake log segments skipped at start as torn or damaged",
+        )
+
+    def replayed(self, log: IntakeLog, replayed: int, shard: str) -> None:
+        """Count what ``replay`` did with ``log`` (``shard``: how the log line names this worker)."""
+        found = log.found
+        for counter, count in ((self._torn, found.torn_records), (self._corrupt, found.corrupt_records),
+                               (self._skipped, found.skipped_bytes)):
+            if count:
+                counter.add(count)
+        if replayed:
+            self._replayed.add(replayed)
+            logger.info(
+                "otel-reliability receiver%s replayed %d acknowledged request(s) from %s (%d torn and %d damaged "
+                "record(s) skipped)", shard, replayed, log.directory, found.torn_records, found.corrupt_records,
+            )
