@@ -27,7 +27,6 @@ from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
 from .reports.compare_cli import register as register_compare
 from .reputation.cli import register as register_reputation
-from .model import Role
 from .progress import progress_bar
 from .matcher import explain
 from .results import RunResult
@@ -106,6 +105,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _first_files(files: list, runs: set[tuple[int, int]]) -> dict[tuple[int, int], str]:
+    """(trace id, span id) of each run → the first file that holds its span (a run span, or the
+    span a run no span marks was found from)."""
+    found: dict[tuple[int, int], str] = {}
+    for file in files:
+        for record in file.records:
+            key = (record.trace_id, record.span_id)
+            if key in runs and key not in found:
+                found[key] = str(file.path)
+    return found
+
+
 def _trace_files(paths: Sequence[str]) -> tuple[list[Path], set[Path]]:
     """The files to read, and those of them found in directories (skipped if not traces)."""
     files: list[Path] = []
@@ -134,18 +145,15 @@ def _eval(args: argparse.Namespace) -> int:
         files = read_files(
             paths, skippable=skippable, progress=advance, max_decompressed_bytes=args.max_decompressed_mib << 20
         )
-    sources: dict[tuple[int, int], str] = {}
     for file in files:
         if file.skipped is not None:
             print(f"otel-reliability: skipped, not a trace file: {file.skipped}", file=sys.stderr)
-        for record in file.records:
-            if record.role is Role.AGENT_RUN:
-                sources.setdefault((record.trace_id, record.span_id), str(file.path))
     # GenAI event records from log exports join their spans, whichever file holds them.
     records = [record for file in files for record in file.records]
     events = [event for file in files for event in file.events]
     judgements, sessions = judge_all_at_end(engine, records, events)
     results = [j.result for j in judgements]
+    sources = _first_files(files, {(r.trace_id, r.run_span_id) for r in results})
     for result in results:
         result.source = sources.get((result.trace_id, result.run_span_id))
     if not results:

@@ -167,6 +167,9 @@ class SpanJudging:
                 continue
             if record.trace_id in self.awaiting_parent and _has_unseen_local_parent(span, record, trace, open_spans):
                 continue
+            if judge and record.trace_id not in self.torn:
+                # a run no span marks has no span whose end makes it due: the local root's end does
+                self.stats.runs_judged += len(pipeline.judge_unmarked(record.trace_id))
             pipeline.forget(record.trace_id)  # the local root ended: nothing more will arrive
             self.torn.discard(record.trace_id)
             self.awaiting_parent.discard(record.trace_id)

@@ -64,6 +64,8 @@ LIFTING = (
     "haystack_native",
     "mcp_openai_agents",
     "mcp_openai_agents_semconv",
+    "mcp_pydantic_ai",
+    "mcp_pydantic_ai_semconv",
     "semantic_kernel",
 )
 

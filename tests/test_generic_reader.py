@@ -84,3 +84,32 @@ def test_a_wrong_profile_fails_loading_naming_its_file_and_what_is_wrong(tmp_pat
     with pytest.raises(ValueError, match="broken.yaml") as raised:
         profiles.load(tmp_path)
     assert complaint in str(raised.value)
+
+
+def _comparable(results) -> list[dict]:
+    records = [{k: v for k, v in r.to_record().items() if k not in ("evaluated_at", "evaluator")} for r in results]
+    return sorted(records, key=lambda r: (r["trace_id"], r["run_span_id"]))
+
+
+@pytest.mark.parametrize("scenario", ["dspy/delegation.json", "haystack/single_tool.json", "haystack/pipeline_agent.json"])
+def test_the_span_processor_judges_a_run_no_span_marks_when_its_local_root_ends_as_eval_does(tmp_path, scenario):
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from otel_reliability import ReliabilitySpanProcessor
+    from otel_reliability.stores import open_store
+
+    from .sdk_replay import replay_events
+
+    spans = list(read_telemetry(CORPUS / scenario).spans)
+    processor = ReliabilitySpanProcessor(SimpleSpanProcessor(InMemorySpanExporter()), store=str(tmp_path / "v.db"))
+    for kind, span in replay_events(spans):
+        (processor.on_start if kind == "start" else processor.on_end)(span)
+    processor.drain()
+    processor.shutdown()
+    store = open_store(str(tmp_path / "v.db"))
+    try:
+        stored = _comparable(store.query(limit=None))
+    finally:
+        store.close()
+    assert stored and stored == _comparable(judge_spans(Engine(), spans))

@@ -12,7 +12,8 @@ holds it.
 
 The folded record is the outermost span's (it carries the model's call id) with the
 outcome of the innermost layer: the one that ran the body, so an MCP server's error
-decides over a client span that ended OK. ``layers`` keeps every span id, outermost first.
+decides over a client span that ended OK. When that layer failed, the layers around it
+can add what it left out: the failure's text, or that the body never ran (a refusal). ``layers`` keeps every span id, outermost first.
 """
 
 from __future__ import annotations
@@ -107,10 +108,17 @@ def _folded(layers: list[SpanRecord]) -> SpanRecord:
     outer, inner = layers[0], layers[-1]
     arguments = next((layer.arguments for layer in layers if layer.arguments is not None), None)
     call_id = next((layer.call_id for layer in layers if layer.call_id is not None), None)
+    error, refusal = inner.error, inner.refusal
+    if error is not None:
+        # The innermost layer failed; the layers around it may say more of that failure: its text
+        # (a server span that failed without one), or that the body never ran (a refusal).
+        inward = layers[::-1]
+        error = error or next((layer.error for layer in inward if layer.error), error)
+        refusal = refusal or next((layer.refusal for layer in inward if layer.refusal), None)
     return replace(
         outer,
-        error=inner.error,
-        refusal=inner.refusal,
+        error=error,
+        refusal=refusal,
         arguments=arguments,
         call_id=call_id,
         layers=tuple(layer.span_id for layer in layers),
