@@ -31,7 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .adapters import adapter_for, to_event_record, to_record
-from .assembly import assemble
+from .assembly import as_read, assemble
 from .assembly.ownership import enclosing_run
 from .jsontext import encode_document
 from .engine.buffer import TraceBuffer
@@ -129,8 +129,15 @@ def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> In
     by_trace: dict[int, dict[int, SpanRecord]] = defaultdict(dict)
     for record in records:
         by_trace[record.trace_id][record.span_id] = record
+    for trace_id, spans in by_trace.items():  # as assembly read them: runs found from structure, layers folded
+        by_trace[trace_id] = as_read(spans)
+    read = [record for spans in by_trace.values() for record in spans.values()]
+    run_ids = {(r.trace_id, r.span_id) for r in read if r.role is Role.AGENT_RUN}
+    # every span is shown; its owner is found among the records as read (a pseudo-tool or a folded
+    # layer is not judged on its own, but still sits in its run)
     owners = {
-        (r.trace_id, r.span_id): enclosing_run(r, by_trace[r.trace_id]) for r in records if r.role is not Role.AGENT_RUN
+        (r.trace_id, r.span_id): enclosing_run(r, by_trace[r.trace_id])
+        for r in records if (r.trace_id, r.span_id) not in run_ids
     }
     views = [
         _span_view(r, conventions[r.trace_id, r.span_id], owners.get((r.trace_id, r.span_id)))
@@ -138,10 +145,11 @@ def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> In
     ]
     owned: dict[tuple[int, int], list[SpanRecord]] = defaultdict(list)
     for key, owner in owners.items():
-        if owner is not None:
-            owned[owner.trace_id, owner.span_id].append(by_trace[key[0]][key[1]])
+        record = by_trace[key[0]].get(key[1])  # None: a pseudo-tool or a folded layer, not judged on its own
+        if owner is not None and record is not None:
+            owned[owner.trace_id, owner.span_id].append(record)
     run_views = [_run_view(run, owned, conventions, pairing) for run in runs]
-    return Inspection(views, run_views, _input_missing(records, owners, runs))
+    return Inspection(views, run_views, _input_missing(read, owners, runs))
 
 
 def inspect_files(paths: Sequence[str | Path]) -> Inspection:

@@ -4,6 +4,7 @@ that fail a test, not a user."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -113,3 +114,28 @@ def test_the_span_processor_judges_a_run_no_span_marks_when_its_local_root_ends_
     finally:
         store.close()
     assert stored and stored == _comparable(judge_spans(Engine(), spans))
+
+
+@pytest.mark.parametrize(
+    "scenario, chain",
+    [
+        ("tool_error", [("divide", "error"), ("divide", "ok")]),
+        ("invalid_arguments", [("multiply", "refused"), ("multiply", "ok")]),
+        ("server_unknown_tool", [("legacy_lookup", "refused"), ("lookup", "ok")]),
+    ],
+)
+def test_without_the_mcp_servers_spans_the_client_span_that_records_nothing_does_not_hide_the_failure(
+    tmp_path, scenario, chain
+):
+    # The span processor of the agent's process sees its own spans only: openai-agents' tool span
+    # (with the server's answer as its result) around the MCP client's span (no result, no error).
+    document = json.loads((CORPUS / "mcp_openai_agents_semconv" / f"{scenario}.json").read_text())
+    document["resourceSpans"] = [
+        spans for spans in document["resourceSpans"]
+        if not any(a["key"] == "service.name" and a["value"]["stringValue"].endswith("-server")
+                   for a in spans["resource"]["attributes"])
+    ]
+    client_only = tmp_path / f"{scenario}.json"
+    client_only.write_text(json.dumps(document))
+    [result] = judge_spans(Engine(), read_telemetry(client_only).spans)
+    assert [(a.tool, a.outcome) for a in result.verdict.chain] == chain
