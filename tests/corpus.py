@@ -248,12 +248,12 @@ LIMITS = {
         'raised'
     ),
     "mcp_pydantic_ai/invalid_arguments": (
-        "without the MCP conventions' spans the server's validation answer is on no span: pydantic-ai's "
-        'tool span fails like a body that raised'
+        "without the MCP conventions' spans no span says the call went to an MCP server: the server's "
+        "validation answer is only the text of pydantic-ai's tool error, as a body that raised would give"
     ),
     "mcp_pydantic_ai/mcp_missing_argument": (
-        "without the MCP conventions' spans the server's validation answer is on no span: pydantic-ai's "
-        'tool span fails like a body that raised'
+        "without the MCP conventions' spans no span says the call went to an MCP server: the server's "
+        "validation answer is only the text of pydantic-ai's tool error, as a body that raised would give"
     ),
     "openai_agents_guardrails/approval_approved": 'the resumed run (no outer trace) exports no span: the call stays pending',
     "openai_agents_guardrails/blocked_approval_rejected": 'the resumed run (no outer trace) exports no span: the call stays pending',

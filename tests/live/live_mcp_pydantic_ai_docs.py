@@ -1,14 +1,16 @@
 """docs/frameworks/mcp_pydantic_ai.md's snippet, run as written: a pydantic-ai agent whose tools
 live on a stdio MCP server (the ``mcp`` SDK's ``MCPServer``, started by ``MCPToolset`` over
-fastmcp's ``StdioTransport``), on the capture's scripted model (the single_tool script of
-tests/capture/mcp_pydantic_ai/capture.py), judged, stored and exported as the captured
-mcp_pydantic_ai_semconv single_tool scenario.
+fastmcp's ``StdioTransport``), on the capture's scripted model (the tool_error script of
+tests/capture/mcp_pydantic_ai/capture.py: divide(b=0) raises on the server, the model retries
+with b=2), judged, stored and exported as the captured mcp_pydantic_ai_semconv tool_error
+scenario.
 
 The snippet makes its provider the global one, so the MCP client spans of fastmcp and of the
 ``mcp`` SDK are recorded in this process and fold into the tool's attempt. The server is wired
 as the page says (a provider of its own, exporting over OTLP/gRPC to the endpoint the transport's
-``env`` hands it): its ``tools/call multiply`` span reaches the same receiver, in the run's
-trace, but never this process's span processor; single_tool reads the same with or without it."""
+``env`` hands it): its ``tools/call divide`` spans reach the same receiver, in the run's
+trace, but never this process's span processor, which reads the failure from the client spans
+(fastmcp's ``tools/call divide`` is ERROR; the SDK's ``MCP send`` span records no outcome)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import capture_common as cc  # noqa: E402 - on the path from harness
 
 os.environ.pop("OPENAI_API_KEY", None)  # the model is the scripted one on 127.0.0.1
 
-CALL_ID = "call_mcppa_sc_single_tool_multiply_1"
+CALL_ID = "call_mcppa_sc_tool_error_divide_{}"
 
 # The MCP server, wired as the page says: its own provider, the global one (the SDK's server
 # middleware records with it), OTLP/gRPC to OTEL_EXPORTER_OTLP_ENDPOINT, shut down after run().
@@ -43,9 +45,9 @@ server = MCPServer("calc-tools")
 
 
 @server.tool()
-def multiply(a: int, b: int) -> int:
-    """Multiply two integers."""
-    return a * b
+def divide(a: float, b: float) -> float:
+    """Divide a by b."""
+    return a / b
 
 
 if __name__ == "__main__":
@@ -81,15 +83,19 @@ def test_the_page_s_snippet_judges_a_live_run(tmp_path: Path, monkeypatch):
     toolset = MCPToolset(StdioTransport(command=sys.executable, args=[str(server_py)], env=env, keep_alive=False), id="tools")
 
     with cc.ScriptedOpenAI() as model:
-        # the capture's single_tool: multiply(a=10, b=5) on the MCP server, then text
-        model.script(cc.reply(tool_calls=[cc.tool_call("multiply", {"a": 10, "b": 5}, CALL_ID)]), cc.reply("10 times 5 is 50"))
+        # the capture's tool_error: divide(10, 0) raises on the server (isError), pydantic-ai sends a
+        # retry prompt, the model retries with b=2, then answers
+        model.script(cc.reply(tool_calls=[cc.tool_call("divide", {"a": 10, "b": 0}, CALL_ID.format(1))]),
+                     cc.reply(tool_calls=[cc.tool_call("divide", {"a": 10, "b": 2}, CALL_ID.format(2))]),
+                     cc.reply("10 / 2 = 5"))
         calculator = Agent(OpenAIChatModel(model.model, provider=OpenAIProvider(base_url=model.base_url, api_key="scripted-no-key")),
                            name="calculator", toolsets=[toolset])
-        result = asyncio.run(calculator.run("What is 10 times 5?"))
+        result = asyncio.run(calculator.run("Divide 10 by 0, or by something sensible"))
         assert model.left() == 0, "the scripted model was asked fewer times than the capture's run"
-    assert result.output == "10 times 5 is 50"
-    assert_page_judged_as_captured(page, "mcp_pydantic_ai_semconv", "single_tool")
-    # the tool ran on the server, whose span reached the page's receiver in the run's trace
+    assert result.output == "10 / 2 = 5"
+    assert_page_judged_as_captured(page, "mcp_pydantic_ai_semconv", "tool_error")
+    # both calls ran on the server, whose spans reached the page's receiver in the run's trace
     [stored] = page.stored_results()
     server_spans = _server_spans(page.receiver, "mcp-tools-server")
-    assert (stored.trace_id, "tools/call multiply", 2) in server_spans, f"the receiver got {server_spans} from the server"  # 2: SERVER
+    calls = [span for span in server_spans if span == (stored.trace_id, "tools/call divide", 2)]  # 2: SERVER
+    assert len(calls) == 2, f"the receiver got {server_spans} from the server"
