@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import io
 import sys
+from collections import Counter
 from importlib.metadata import version
 from pathlib import Path
 from typing import Sequence
@@ -27,16 +28,16 @@ from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
 from .reports.compare_cli import register as register_compare
 from .reputation.cli import register as register_reputation
-from .model import Role
 from .progress import progress_bar
 from .matcher import explain
+from .model import Role, SpanRecord
 from .results import RunResult
 from .session_results import SessionResult, results_document_with_sessions
 from .sources import TraceInputError
 from .sources.files import DEFAULT_MAX_DECOMPRESSED
 from .sources.parallel import read_files
 
-EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NOT_EVALUATED = 0, 1, 2, 3
+EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NOT_EVALUATED, EXIT_NO_RUN = 0, 1, 2, 3, 4
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
 PROGRESS_FROM_FILES = 20  # fewer files read in a blink: no bar
 
@@ -84,6 +85,14 @@ def _parser() -> argparse.ArgumentParser:
         "--max-decompressed-mib", type=int, default=DEFAULT_MAX_DECOMPRESSED >> 20, metavar="MIB",
         help="largest a gzip trace file may inflate to (default %(default)s): past it, exit 2",
     )
+    evaluate.add_argument(
+        "--allow-empty", action="store_true",
+        help="exit 0, not 4, when the input holds spans but no agent run is recognised",
+    )
+    evaluate.epilog = (
+        "exit codes: 0 every run passed; 1 a run (or session) failed; 2 bad input; 3 none failed but some "
+        "were not evaluated; 4 the input held spans but no agent run was recognised (--allow-empty: 0)"
+    )
     evaluate.set_defaults(run=_eval)
 
     demo = commands.add_parser(
@@ -104,6 +113,32 @@ def _parser() -> argparse.ArgumentParser:
     register_compare(commands)
     register_inspect(commands)
     return parser
+
+
+def _what_was_seen(records: Sequence[SpanRecord], paths: Sequence[str]) -> str:
+    """One line on spans in which no run was recognised: what they were read as, and what to run next."""
+    roles = Counter(record.role for record in records)
+    seen = ", ".join(f"{roles[role]} {label}" for role, label in _ROLE_LABELS if roles[role])
+    return (
+        f"otel-reliability: {len(records)} span(s) read ({seen or 'none of a known convention'}), no agent run "
+        f"recognised: see how each span was read with `otel-reliability inspect {' '.join(paths)}` "
+        "(exit 4; --allow-empty for inputs that may hold none)"
+    )
+
+
+_ROLE_LABELS = ((Role.TOOL, "tool executions"), (Role.MODEL, "model calls"), (Role.OTHER, "other spans"))
+
+
+def _first_files(files: list, runs: set[tuple[int, int]]) -> dict[tuple[int, int], str]:
+    """(trace id, span id) of each run → the first file that holds its span (a run span, or the
+    span a run no span marks was found from)."""
+    found: dict[tuple[int, int], str] = {}
+    for file in files:
+        for record in file.records:
+            key = (record.trace_id, record.span_id)
+            if key in runs and key not in found:
+                found[key] = str(file.path)
+    return found
 
 
 def _trace_files(paths: Sequence[str]) -> tuple[list[Path], set[Path]]:
@@ -134,27 +169,28 @@ def _eval(args: argparse.Namespace) -> int:
         files = read_files(
             paths, skippable=skippable, progress=advance, max_decompressed_bytes=args.max_decompressed_mib << 20
         )
-    sources: dict[tuple[int, int], str] = {}
     for file in files:
         if file.skipped is not None:
             print(f"otel-reliability: skipped, not a trace file: {file.skipped}", file=sys.stderr)
-        for record in file.records:
-            if record.role is Role.AGENT_RUN:
-                sources.setdefault((record.trace_id, record.span_id), str(file.path))
     # GenAI event records from log exports join their spans, whichever file holds them.
     records = [record for file in files for record in file.records]
     events = [event for file in files for event in file.events]
     judgements, sessions = judge_all_at_end(engine, records, events)
     results = [j.result for j in judgements]
+    sources = _first_files(files, {(r.trace_id, r.run_span_id) for r in results})
     for result in results:
         result.source = sources.get((result.trace_id, result.run_span_id))
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
+        if records and not args.allow_empty:
+            print(_what_was_seen(records, args.paths), file=sys.stderr)
     if any(e.scope == "session" for e in engine.expectations):
         _say_unsessioned(judgements, sessions)
     _write_report(results, args.format, args.output, sessions)
     # A session judged FAILED fails the input as a failed run does.
     verdicts = [*results, *sessions]
+    if not results and records and not args.allow_empty:
+        return EXIT_NO_RUN  # broken instrumentation must not pass a CI gate as "nothing failed"
     if any(v.failed for v in verdicts):
         return EXIT_FAILED
     return EXIT_PASSED if all(v.passed for v in verdicts) else EXIT_NOT_EVALUATED

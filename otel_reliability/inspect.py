@@ -31,11 +31,11 @@ from rich.table import Table
 from rich.text import Text
 
 from .adapters import adapter_for, to_event_record, to_record
-from .assembly import assemble
+from .assembly import as_read, assemble
 from .assembly.ownership import enclosing_run
 from .jsontext import encode_document
 from .engine.buffer import TraceBuffer
-from .model import LogData, Role, Run, SpanData, SpanRecord
+from .model import Attempt, LogData, Role, Run, SpanData, SpanRecord
 from .results import span_hex, trace_hex
 from .sources import TraceInputError, read_telemetry
 
@@ -80,6 +80,9 @@ class AttemptView:
     span_id: str | None
     paired_by: str
     arguments: dict[str, Any] | None  # None: no span recorded them
+    # every span that recorded the call (its layers folded into one attempt), outermost first
+    evidence: list[str]
+    outcome_from: str  # which record says what became of the call
 
 
 @dataclass(slots=True)
@@ -88,6 +91,7 @@ class RunView:
     span_id: str
     agent: str
     span_name: str
+    inferred: str | None  # the rule that found a run no span marks; None for a marked run span
     members: list[str]
     model_calls: int
     attempts: list[AttemptView]
@@ -125,8 +129,15 @@ def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> In
     by_trace: dict[int, dict[int, SpanRecord]] = defaultdict(dict)
     for record in records:
         by_trace[record.trace_id][record.span_id] = record
+    for trace_id, spans in by_trace.items():  # as assembly read them: runs found from structure, layers folded
+        by_trace[trace_id] = as_read(spans)
+    read = [record for spans in by_trace.values() for record in spans.values()]
+    run_ids = {(r.trace_id, r.span_id) for r in read if r.role is Role.AGENT_RUN}
+    # every span is shown; its owner is found among the records as read (a pseudo-tool or a folded
+    # layer is not judged on its own, but still sits in its run)
     owners = {
-        (r.trace_id, r.span_id): enclosing_run(r, by_trace[r.trace_id]) for r in records if r.role is not Role.AGENT_RUN
+        (r.trace_id, r.span_id): enclosing_run(r, by_trace[r.trace_id])
+        for r in records if (r.trace_id, r.span_id) not in run_ids
     }
     views = [
         _span_view(r, conventions[r.trace_id, r.span_id], owners.get((r.trace_id, r.span_id)))
@@ -134,10 +145,11 @@ def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> In
     ]
     owned: dict[tuple[int, int], list[SpanRecord]] = defaultdict(list)
     for key, owner in owners.items():
-        if owner is not None:
-            owned[owner.trace_id, owner.span_id].append(by_trace[key[0]][key[1]])
+        record = by_trace[key[0]].get(key[1])  # None: a pseudo-tool or a folded layer, not judged on its own
+        if owner is not None and record is not None:
+            owned[owner.trace_id, owner.span_id].append(record)
     run_views = [_run_view(run, owned, conventions, pairing) for run in runs]
-    return Inspection(views, run_views, _input_missing(records, owners, runs))
+    return Inspection(views, run_views, _input_missing(read, owners, runs))
 
 
 def inspect_files(paths: Sequence[str | Path]) -> Inspection:
@@ -187,6 +199,7 @@ def _run_view(run: Run, owned: dict[tuple[int, int], list[SpanRecord]], conventi
         span_id=span_hex(run.span_id),
         agent=run.agent,
         span_name=run.span_name,
+        inferred=run.inferred,
         members=[m.agent for m in tree[1:]],
         model_calls=len(models),
         attempts=[
@@ -194,11 +207,23 @@ def _run_view(run: Run, owned: dict[tuple[int, int], list[SpanRecord]], conventi
                 list(a.agent_path), a.tool, a.outcome, a.call_id,
                 span_hex(a.span_id) if a.span_id is not None else None,
                 pairing.get(id(a), "unpaired"), a.arguments if a.arguments_captured else None,
+                [span_hex(span_id) for span_id in a.evidence], _outcome_from(a),
             )
             for a in sorted(attempts, key=lambda a: a.start_ns)
         ],
         missing=missing,
     )
+
+
+def _outcome_from(attempt: Attempt) -> str:
+    """Which record decided the attempt's outcome, as ``inspect`` says it."""
+    if not attempt.outcome_known:
+        return "no span: the run records no tool executions (read as run, not evaluated)"
+    if attempt.span_id is None:
+        return "the request, and what answered it" if attempt.outcome != "pending" else "the request, unanswered"
+    if len(attempt.evidence) > 1:
+        return f"the innermost of {len(attempt.evidence)} layers"
+    return "its execution span"
 
 
 def _content_setting(records: list[SpanRecord], conventions: dict) -> str:
@@ -270,14 +295,17 @@ def render(inspection: Inspection, console: Console) -> None:
     console.print(spans)
     for run in inspection.runs:
         title = f"Run {run.agent} ({run.span_name}, span {run.span_id}, trace {run.trace_id[:8]})"
+        if run.inferred:
+            title += f", inferred: {run.inferred}"
         if run.members:
             title += f", members: {', '.join(run.members)}"
         table = Table(title=title, header_style="bold cyan")
-        for column in ("Agent", "Tool", "Outcome", "Call id", "Span", "Paired by", "Arguments"):
+        for column in ("Agent", "Tool", "Outcome", "Outcome from", "Call id", "Span", "Paired by", "Arguments"):
             table.add_column(column, overflow="fold")
         for a in run.attempts:
             arguments = "not captured" if a.arguments is None else json.dumps(a.arguments, ensure_ascii=False, default=str)
-            table.add_row(Text(" > ".join(a.agent_path)), Text(a.tool), a.outcome, Text(a.call_id or ""), a.span_id or "",
+            table.add_row(Text(" > ".join(a.agent_path)), Text(a.tool), a.outcome, Text(a.outcome_from), Text(a.call_id or ""),
+                          " ".join(a.evidence) or a.span_id or "",
                           a.paired_by, Text(arguments))
         console.print(table)
         for line in run.missing:

@@ -149,6 +149,9 @@ class SpanRecord:
     layers: tuple[int, ...] = ()
     # the declarative profile (``adapters.profiles``) whose selector the span carries, if any
     profile: str | None = None
+    # tool executions: the span records the call's result (so its body returned), not only that
+    # the request went out and came back (an MCP client's span of a call)
+    returned: bool = False
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns

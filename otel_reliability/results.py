@@ -110,6 +110,9 @@ class RunResult:
     # what a sampled expectation decided for this run (engine.sampling); not published in the
     # JSON (a skipped run's verdict is the default expectation's), counted by the metrics
     sampling: SamplingDecision | None = field(default=None, compare=False)
+    # how the run was found when no span marks it (``assembly.inferred``); None for a run span.
+    # Published as ``inferred_run`` (only when set) and said first in the explanation.
+    inferred: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -152,6 +155,9 @@ class RunResult:
             data[name] = list(getattr(self.verdict, name))
         data["unevaluated_checks"] = list(self.verdict.unevaluated_checks)
         data["explanation"] = explain(self.verdict)
+        if self.inferred is not None:
+            data["explanation"] = f"Run found from the trace's structure ({self.inferred}). {data['explanation']}"
+            data["inferred_run"] = self.inferred
         known = self.start_ns > 0 and self.end_ns >= self.start_ns
         data["started_at"] = rfc3339(self.start_ns) if known else None
         data["ended_at"] = rfc3339(self.end_ns) if known else None
@@ -205,6 +211,7 @@ class RunResult:
             start_ns=0 if started is None else parse_rfc3339(started),
             end_ns=0 if ended is None else parse_rfc3339(ended),
             source=data.get("source"),
+            inferred=data.get("inferred_run"),
             evaluator=None
             if evaluator is None
             else Evaluator(evaluator["version"], evaluator["expectation_digest"], evaluator.get("name", EVALUATOR_NAME)),

@@ -167,6 +167,9 @@ class SpanJudging:
                 continue
             if record.trace_id in self.awaiting_parent and _has_unseen_local_parent(span, record, trace, open_spans):
                 continue
+            if judge and record.trace_id not in self.torn:
+                # a run no span marks has no span whose end makes it due: the local root's end does
+                self._judge_unmarked(record.trace_id, forward)
             pipeline.forget(record.trace_id)  # the local root ended: nothing more will arrive
             self.torn.discard(record.trace_id)
             self.awaiting_parent.discard(record.trace_id)
@@ -191,6 +194,19 @@ class SpanJudging:
             self.stats.runs_judged += 1
             if id(span) in forward:
                 forward[id(span)] = _enriched(span, judgement.result)
+
+    def _judge_unmarked(self, trace_id: int, forward: dict[int, ReadableSpan]) -> None:
+        """Judge the runs found from a trace's structure (its local root ended), and forward each
+        held span a run was found from with the verdict on it, as a run span's."""
+        judgements = self.pipeline.judge_unmarked(trace_id)
+        self.stats.runs_judged += len(judgements)
+        if not judgements:
+            return
+        held = {span.context.span_id: key for key, span in forward.items()}
+        for judgement in judgements:
+            key = held.get(judgement.result.run_span_id)
+            if key is not None:
+                forward[key] = _enriched(forward[key], judgement.result)
 
     def _judge_deferred(self, traces: set[int]) -> None:
         """The waiting runs of ``traces`` whose open ancestors have all ended: judged (or found

@@ -23,24 +23,36 @@ AGNO_FIELDS = (
 # capture wrote a .logs.json) reconstruct to the truth (test_corpus_truth.py), and the
 # receiver's interoperability tests replay them. Every folder of the corpus is one of them.
 ADAPTED = (
+    "agent_framework",
+    "agent_framework_baseline_semconv",
     "agno",
     "autogen",
+    "beeai",
+    "beeai_genai_semconv",
     "crewai",
     "crewai_event_listener",
+    "dspy",
+    "dspy_litellm",
     "google_adk",
     "google_adk_event_only",
     "google_adk_experimental",
     "google_adk_legacy",
     "google_adk_legacy_latest",
     "google_adk_no_content",
+    "haystack",
     "langgraph",
     "langgraph_subagents",
     "llama_index",
+    "mcp_openai_agents",
+    "mcp_openai_agents_semconv",
+    "mcp_pydantic_ai",
+    "mcp_pydantic_ai_semconv",
     "openai_agents",
     "openai_agents_guardrails",
     "openai_v2",
     "openai_v2_latest",
     "pydantic_ai",
+    "semantic_kernel",
     "smolagents",
     "strands",
     "strands_latest_semconv",
@@ -54,156 +66,301 @@ ADAPTED = (
 # profiles written for them so far, held to the floors of tests/fixtures/reading_floors.json
 # (tests/test_reading_scores.py), not yet to their truth scenario by scenario.
 LIFTING = (
-    "agent_framework",
-    "agent_framework_baseline_semconv",
-    "beeai",
-    "beeai_genai_semconv",
-    "dspy",
-    "dspy_litellm",
-    "haystack",
     "haystack_native",
-    "mcp_openai_agents",
-    "mcp_openai_agents_semconv",
-    "semantic_kernel",
 )
 
 # Scenarios whose spans cannot tell what really ran, each with the reason. Their chains are
 # held to what the spans record (AS_RECORDED), never to a guess.
 LIMITS = {
+    "agent_framework/blocked_consecutive_errors": (
+        "the call the error limit cut off is asked for in the run's last model call and nothing answers "
+        'it: the spans cannot tell it from a call held for approval (pending)'
+    ),
+    "agent_framework/blocked_tool_call_limit": (
+        "the call the iteration limit cut off is asked for in the run's last model call and nothing "
+        'answers it: the spans cannot tell it from a call held for approval (pending)'
+    ),
+    "agent_framework_baseline_semconv/blocked_consecutive_errors": (
+        "the call the error limit cut off is asked for in the run's last model call and nothing answers "
+        'it: the spans cannot tell it from a call held for approval (pending)'
+    ),
+    "agent_framework_baseline_semconv/blocked_tool_call_limit": (
+        "the call the iteration limit cut off is asked for in the run's last model call and nothing "
+        'answers it: the spans cannot tell it from a call held for approval (pending)'
+    ),
     "autogen/blocked_workbench": (
-        "no tool span and no model spans; run alone (agent.run) no runtime message span records the "
-        "call either: only a team run's do (blocked_workbench_team)"
+        'no tool span and no model spans; run alone (agent.run) no runtime message span records the call '
+        "either: only a team run's do (blocked_workbench_team)"
     ),
     "autogen/unknown_tool": (
-        "no tool span and no model spans; run alone (agent.run) no runtime message span records the "
-        "call either: only a team run's do (unknown_tool_team)"
+        'no tool span and no model spans; run alone (agent.run) no runtime message span records the call '
+        "either: only a team run's do (unknown_tool_team)"
+    ),
+    "beeai/blocked_tool_call_limit": (
+        'beeai rejects the call past the limit inside the model call and asks the model again: no span '
+        'records it'
+    ),
+    "beeai/unknown_tool": (
+        'beeai rejects the unknown tool inside the model call and asks the model again: no span records '
+        'it'
+    ),
+    "beeai_genai_semconv/blocked_tool_call_limit": (
+        'beeai rejects the call past the limit inside the model call and asks the model again: no span '
+        'records it'
+    ),
+    "beeai_genai_semconv/parallel_tools": (
+        'two calls of one tool in one model turn, on spans with no call id: which request the second '
+        'carried out is a guess, so it gets no call id'
+    ),
+    "beeai_genai_semconv/unknown_tool": (
+        'beeai rejects the unknown tool inside the model call and asks the model again: no span records '
+        'it'
     ),
     "crewai/blocked_hook": "default mode: the hook-blocked call has no span; it is only in the run span's output JSON",
-    "crewai/blocked_usage_limit": "default mode: the limit-refused call has no span; it is only in the run span's output JSON",
-    "crewai/delegation": "default mode: the coworker has no agent span; its tool span sits under the delegating tool's",
-    "crewai/delegation_hierarchical": "default mode: the coworker has no agent span; its tool span sits under the delegating tool's",
-    "crewai/unknown_tool": "default mode: the unknown tool's call has no span; it is only in the run span's output JSON",
-    "crewai_event_listener/blocked_hook": "the hook-blocked call has an OK tool span; only its output text says it never ran",
-    "crewai_event_listener/blocked_usage_limit": "the limit-refused call has an OK tool span; only its output text says it never ran",
+    "crewai/blocked_usage_limit": (
+        "default mode: the limit-refused call has no span; it is only in the run span's output JSON"
+    ),
+    "crewai/delegation": (
+        "default mode: the coworker has no agent span; its tool span sits under the delegating tool's"
+    ),
+    "crewai/delegation_hierarchical": (
+        "default mode: the coworker has no agent span; its tool span sits under the delegating tool's"
+    ),
+    "crewai/unknown_tool": (
+        "default mode: the unknown tool's call has no span; it is only in the run span's output JSON"
+    ),
+    "crewai_event_listener/blocked_hook": 'the hook-blocked call has an OK tool span; only its output text says it never ran',
+    "crewai_event_listener/blocked_usage_limit": 'the limit-refused call has an OK tool span; only its output text says it never ran',
     "crewai_event_listener/unknown_tool": "the unknown tool's call has an OK tool span; only its output text says no tool ran",
+    "dspy/unknown_tool": (
+        'ReAct picks its tool in text: the reply naming the unknown tool failed to parse and left no '
+        'span; only the known call is recorded'
+    ),
+    "dspy/unknown_tool_ends_run": (
+        'the run raises after replies that fail to parse: no tool span at all, so no run is found (the '
+        'refusal is in no span)'
+    ),
+    "dspy_litellm/unknown_tool": (
+        'ReAct picks its tool in text: the reply naming the unknown tool failed to parse and left no '
+        'span; only the known call is recorded'
+    ),
+    "dspy_litellm/unknown_tool_ends_run": (
+        'the run raises after replies that fail to parse: no tool span at all, so no run is found (the '
+        'refusal is in no span)'
+    ),
     "google_adk/blocked_before_tool_callback": (
         "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
-        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
-        "(google_adk_experimental)"
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells (google_adk_experimental)"
     ),
     "google_adk/blocked_plugin": (
         "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
-        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
-        "(google_adk_experimental)"
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells (google_adk_experimental)"
     ),
     "google_adk_event_only/blocked_before_tool_callback": (
         "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
-        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
-        "(google_adk_experimental)"
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells (google_adk_experimental)"
     ),
     "google_adk_event_only/blocked_plugin": (
         "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
-        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
-        "(google_adk_experimental)"
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells (google_adk_experimental)"
     ),
     "google_adk_legacy/blocked_before_tool_callback": (
         "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
-        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
-        "(google_adk_experimental)"
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells (google_adk_experimental)"
     ),
     "google_adk_legacy/blocked_plugin": (
         "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
-        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
-        "(google_adk_experimental)"
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells (google_adk_experimental)"
     ),
     "google_adk_legacy_latest/blocked_before_tool_callback": (
         "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
-        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
-        "(google_adk_experimental)"
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells (google_adk_experimental)"
     ),
     "google_adk_legacy_latest/blocked_plugin": (
         "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
-        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
-        "(google_adk_experimental)"
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells (google_adk_experimental)"
     ),
     "google_adk_no_content/blocked_before_tool_callback": (
         "a before_tool_callback's error dict is recorded exactly like a tool that returned it; only "
-        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
-        "(google_adk_experimental)"
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells (google_adk_experimental)"
     ),
     "google_adk_no_content/blocked_confirmation_denied": (
-        "without content capture the pause for confirmation is an UNSET tool span (an ok call) and "
-        "the rejection a TOOL_ERROR one in a run no attribute links to the first: two runs, ok then "
-        "error"
+        'without content capture the pause for confirmation is an UNSET tool span (an ok call) and the '
+        'rejection a TOOL_ERROR one in a run no attribute links to the first: two runs, ok then error'
     ),
     "google_adk_no_content/blocked_plugin": (
         "a plugin's before_tool_callback result is recorded exactly like a successful run; only "
-        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells "
-        "(google_adk_experimental)"
+        "ADK_EXPERIMENTAL_TELEMETRY's adk.experimental.response.source tells (google_adk_experimental)"
     ),
     "google_adk_no_content/invalid_arguments": (
-        "without content capture the missing-parameter answer is a TOOL_ERROR span like a tool that "
+        'without content capture the missing-parameter answer is a TOOL_ERROR span like a tool that '
         "returned an error dict; only the answer's text tells"
     ),
     "google_adk_no_content/tool_error": (
-        "ADK writes the call id '<not specified>' on a tool that raised, and without content "
-        "capture no span holds the model's request that carries it"
+        "ADK writes the call id '<not specified>' on a tool that raised, and without content capture no "
+        "span holds the model's request that carries it"
+    ),
+    "haystack/blocked_approval_rejected": (
+        'OpenInference records no tool execution in Haystack and its answers carry no call id: the '
+        'rejected call is read as run, not evaluated'
+    ),
+    "haystack/delegation": (
+        'the sub-agent runs inside the ToolInvoker, which has no span: its model calls are read as the '
+        "outer agent's (not evaluated)"
+    ),
+    "haystack/delegation_agent_tool": (
+        'the sub-agent runs inside the ToolInvoker, which has no span: its model calls are read as the '
+        "outer agent's (not evaluated)"
+    ),
+    "haystack/invalid_arguments": (
+        'no span records a tool execution and the answers carry no call id: the refused call is read as '
+        'run, not evaluated'
+    ),
+    "haystack/pipeline_agent": (
+        "the pipeline names its component (calculator) in no span of the Agent's: the run is named after "
+        'its span (Agent)'
+    ),
+    "haystack/tool_error": (
+        'no span records a tool execution and the answers carry no call id: the failed call is read as '
+        'run, not evaluated'
+    ),
+    "haystack/unknown_tool": (
+        'no span records a tool execution and the answers carry no call id: the refused call is read as '
+        'run, not evaluated'
     ),
     "langgraph_subagents/blocked_tool_call_limit": (
-        "the truth lists calls as requested; the limit refused the second call (after the model) before the first ran"
+        'the truth lists calls as requested; the limit refused the second call (after the model) before '
+        'the first ran'
     ),
     "langgraph_subagents/delegation_supervisor": "the supervisor is named only as the graph's root (supervisor_graph)",
-    "langgraph_subagents/invalid_arguments": "a validation failure is an ERROR tool span, like the tool raising",
+    "langgraph_subagents/invalid_arguments": 'a validation failure is an ERROR tool span, like the tool raising',
     "llama_index/blocked_approval_denied": "the denial is the tool's own OK return text",
-    "llama_index/blocked_handoff_not_allowed": "the refused handoff is an OK tool span whose text says so",
-    "llama_index/invalid_arguments": "a missing argument fails the Python call: an ERROR tool span, like the tool raising",
-    "openai_agents_guardrails/approval_approved": "the resumed run (no outer trace) exports no span: the call stays pending",
-    "openai_agents_guardrails/blocked_approval_rejected": "the resumed run (no outer trace) exports no span: the call stays pending",
-    "openai_agents_guardrails/blocked_tool_input_guardrail": "a rejecting input guardrail leaves an OK tool span with its text",
-    "openai_agents_guardrails/invalid_arguments": "a validation failure is the same ERROR tool span as a tool that raised",
+    "llama_index/blocked_handoff_not_allowed": 'the refused handoff is an OK tool span whose text says so',
+    "llama_index/invalid_arguments": 'a missing argument fails the Python call: an ERROR tool span, like the tool raising',
+    "mcp_openai_agents/approval_approved_no_outer_trace": 'the resumed run (no outer trace) exports no span: the call stays pending',
+    "mcp_openai_agents/invalid_arguments_json": (
+        "arguments that are not JSON fail the SDK's tool span with its generic message, like a body that "
+        'raised'
+    ),
+    "mcp_openai_agents_semconv/approval_approved_no_outer_trace": 'the resumed run (no outer trace) exports no span: the call stays pending',
+    "mcp_openai_agents_semconv/invalid_arguments_json": (
+        "arguments that are not JSON fail the SDK's tool span with its generic message, like a body that "
+        'raised'
+    ),
+    "mcp_pydantic_ai/invalid_arguments": (
+        "without the MCP conventions' spans no span says the call went to an MCP server: the server's "
+        "validation answer is only the text of pydantic-ai's tool error, as a body that raised would give"
+    ),
+    "mcp_pydantic_ai/mcp_missing_argument": (
+        "without the MCP conventions' spans no span says the call went to an MCP server: the server's "
+        "validation answer is only the text of pydantic-ai's tool error, as a body that raised would give"
+    ),
+    "openai_agents_guardrails/approval_approved": 'the resumed run (no outer trace) exports no span: the call stays pending',
+    "openai_agents_guardrails/blocked_approval_rejected": 'the resumed run (no outer trace) exports no span: the call stays pending',
+    "openai_agents_guardrails/blocked_tool_input_guardrail": 'a rejecting input guardrail leaves an OK tool span with its text',
+    "openai_agents_guardrails/invalid_arguments": 'a validation failure is the same ERROR tool span as a tool that raised',
+    "semantic_kernel/blocked_function_filter": (
+        'a function filter that returns a result in place of the call leaves an OK tool span with that '
+        'result: recorded like a run'
+    ),
+    "semantic_kernel/blocked_tool_call_limit": (
+        "the call past maximum_auto_invoke_attempts is asked for in the run's last model call and nothing"
+        ' answers it: the spans cannot tell it from a call held for approval (pending)'
+    ),
     "smolagents/run_error": (
-        "a run that raises exports no run span: its steps point to a parent missing from the trace, so no span "
-        "known to enclose the run is there to infer it from, and no run is found"
+        'a run that raises exports no run span: its steps point to a parent missing from the trace, so no'
+        ' span known to enclose the run is there to infer it from, and no run is found'
     ),
     "traceloop_langgraph/blocked_tool_call_limit": (
-        "the truth lists calls as requested; the limit refused the second call (after the model) before the first ran"
+        'the truth lists calls as requested; the limit refused the second call (after the model) before '
+        'the first ran'
     ),
-    "traceloop_langgraph/single_tool_content_off": "content off (TRACELOOP_TRACE_CONTENT=false): no span records a call id",
+    "traceloop_langgraph/single_tool_content_off": 'content off (TRACELOOP_TRACE_CONTENT=false): no span records a call id',
     "vercel_ai/single_tool_no_function_id": "without ai.telemetry.functionId no span names the agent: the run's span name stands in",
     "vercel_ai_otel/single_tool_no_function_id": (
-        "without telemetry.functionId no attribute names the agent: the run is named after its "
-        "span, the model id"
+        'without telemetry.functionId no attribute names the agent: the run is named after its span, the '
+        'model id'
     ),
 }
 
 # What the spans of each LIMITS scenario record: (call id, tool, agent, outcome) in start order.
 AS_RECORDED = {
+    "agent_framework/blocked_consecutive_errors": [
+        ('call_maf_blocked_consecutive_errors_divide_1', 'divide', 'calculator', 'error'),
+        ('call_maf_blocked_consecutive_errors_divide_2', 'divide', 'calculator', 'error'),
+        ('call_maf_blocked_consecutive_errors_divide_3', 'divide', 'calculator', 'pending'),
+    ],
+    "agent_framework/blocked_tool_call_limit": [
+        ('call_maf_blocked_tool_call_limit_multiply_1', 'multiply', 'calculator', 'ok'),
+        ('call_maf_blocked_tool_call_limit_multiply_2', 'multiply', 'calculator', 'ok'),
+        ('call_maf_blocked_tool_call_limit_add_1', 'add', 'calculator', 'pending'),
+    ],
+    "agent_framework_baseline_semconv/blocked_consecutive_errors": [
+        ('call_mafb_blocked_consecutive_errors_divide_1', 'divide', 'calculator', 'error'),
+        ('call_mafb_blocked_consecutive_errors_divide_2', 'divide', 'calculator', 'error'),
+        ('call_mafb_blocked_consecutive_errors_divide_3', 'divide', 'calculator', 'pending'),
+    ],
+    "agent_framework_baseline_semconv/blocked_tool_call_limit": [
+        ('call_mafb_blocked_tool_call_limit_multiply_1', 'multiply', 'calculator', 'ok'),
+        ('call_mafb_blocked_tool_call_limit_multiply_2', 'multiply', 'calculator', 'ok'),
+        ('call_mafb_blocked_tool_call_limit_add_1', 'add', 'calculator', 'pending'),
+    ],
     "autogen/blocked_workbench": [
         ('call_del_2', 'delete_file', 'janitor', 'ok'),
     ],
     "autogen/unknown_tool": [
         ('call_mul_after_unknown', 'multiply', 'calculator', 'ok'),
     ],
+    "beeai/blocked_tool_call_limit": [
+        ('call_beeai_blocked_tool_call_limit_get_weather_1', 'get_weather', 'weather', 'ok'),
+    ],
+    "beeai/unknown_tool": [
+        ('call_beeai_unknown_tool_multiply_1', 'multiply', 'calculator', 'ok'),
+    ],
+    "beeai_genai_semconv/blocked_tool_call_limit": [
+        ('call_beeai_blocked_tool_call_limit_get_weather_1', 'get_weather', 'weather', 'ok'),
+    ],
+    "beeai_genai_semconv/parallel_tools": [
+        ('call_beeai_parallel_tools_get_weather_1', 'get_weather', 'weather', 'ok'),
+        (None, 'get_weather', 'weather', 'ok'),
+    ],
+    "beeai_genai_semconv/unknown_tool": [
+        ('call_beeai_unknown_tool_multiply_1', 'multiply', 'calculator', 'ok'),
+    ],
     "crewai/blocked_hook": [],
-    "crewai/blocked_usage_limit": [("call_crew_blocked_usage_limit_mul_1", "multiply", "calculator", "ok")],
+    "crewai/blocked_usage_limit": [
+        ('call_crew_blocked_usage_limit_mul_1', 'multiply', 'calculator', 'ok'),
+    ],
     "crewai/delegation": [
-        ("call_crew_delegation_delegate_1", "delegate_work_to_coworker", "lead", "ok"),
-        ("call_crew_delegation_lookup_1", "lookup", "lead", "ok"),
+        ('call_crew_delegation_delegate_1', 'delegate_work_to_coworker', 'lead', 'ok'),
+        ('call_crew_delegation_lookup_1', 'lookup', 'lead', 'ok'),
     ],
     "crewai/delegation_hierarchical": [
-        ("call_crew_delegation_hierarchical_delegate_1", "delegate_work_to_coworker", "Crew Manager", "ok"),
-        ("call_crew_delegation_hierarchical_lookup_1", "lookup", "Crew Manager", "ok"),
+        ('call_crew_delegation_hierarchical_delegate_1', 'delegate_work_to_coworker', 'Crew Manager', 'ok'),
+        ('call_crew_delegation_hierarchical_lookup_1', 'lookup', 'Crew Manager', 'ok'),
     ],
-    "crewai/unknown_tool": [("call_crew_unknown_tool_mul_1", "multiply", "calculator", "ok")],
-    "crewai_event_listener/blocked_hook": [("call_crewel_blocked_hook_del_1", "delete_file", "janitor", "ok")],
+    "crewai/unknown_tool": [
+        ('call_crew_unknown_tool_mul_1', 'multiply', 'calculator', 'ok'),
+    ],
+    "crewai_event_listener/blocked_hook": [
+        ('call_crewel_blocked_hook_del_1', 'delete_file', 'janitor', 'ok'),
+    ],
     "crewai_event_listener/blocked_usage_limit": [
-        ("call_crewel_blocked_usage_limit_mul_1", "multiply", "calculator", "ok"),
-        ("call_crewel_blocked_usage_limit_mul_2", "multiply", "calculator", "ok"),
+        ('call_crewel_blocked_usage_limit_mul_1', 'multiply', 'calculator', 'ok'),
+        ('call_crewel_blocked_usage_limit_mul_2', 'multiply', 'calculator', 'ok'),
     ],
     "crewai_event_listener/unknown_tool": [
-        ("call_crewel_unknown_tool_unknown_1", "format_disk", "calculator", "ok"),
-        ("call_crewel_unknown_tool_mul_1", "multiply", "calculator", "ok"),
+        ('call_crewel_unknown_tool_unknown_1', 'format_disk', 'calculator', 'ok'),
+        ('call_crewel_unknown_tool_mul_1', 'multiply', 'calculator', 'ok'),
     ],
+    "dspy/unknown_tool": [
+        (None, 'multiply', 'ReAct', 'ok'),
+    ],
+    "dspy/unknown_tool_ends_run": [],
+    "dspy_litellm/unknown_tool": [
+        (None, 'multiply', 'ReAct', 'ok'),
+    ],
+    "dspy_litellm/unknown_tool_ends_run": [],
     "google_adk/blocked_before_tool_callback": [
         ('call_del_1', 'delete_file', 'janitor', 'error'),
         ('call_del_2', 'delete_file', 'janitor', 'ok'),
@@ -254,45 +411,111 @@ AS_RECORDED = {
     "google_adk_no_content/tool_error": [
         (None, 'fetch_url', 'fetcher', 'error'),
     ],
+    "haystack/blocked_approval_rejected": [
+        ('call_hay_blocked_approval_rejected_delete_file_1', 'delete_file', 'Agent', 'ok'),
+    ],
+    "haystack/delegation": [
+        ('call_hay_delegation_researcher_1', 'researcher', 'Agent', 'ok'),
+        ('call_hay_delegation_lookup_1', 'lookup', 'Agent', 'ok'),
+    ],
+    "haystack/delegation_agent_tool": [
+        ('call_hay_delegation_agent_tool_researcher_1', 'researcher', 'Agent', 'ok'),
+        ('call_hay_delegation_agent_tool_lookup_1', 'lookup', 'Agent', 'ok'),
+    ],
+    "haystack/invalid_arguments": [
+        ('call_hay_invalid_arguments_multiply_1', 'multiply', 'Agent', 'ok'),
+        ('call_hay_invalid_arguments_multiply_2', 'multiply', 'Agent', 'ok'),
+    ],
+    "haystack/pipeline_agent": [
+        ('call_hay_pipeline_agent_multiply_1', 'multiply', 'Agent', 'ok'),
+    ],
+    "haystack/tool_error": [
+        ('call_hay_tool_error_divide_1', 'divide', 'Agent', 'ok'),
+        ('call_hay_tool_error_divide_2', 'divide', 'Agent', 'ok'),
+    ],
+    "haystack/unknown_tool": [
+        ('call_hay_unknown_tool_format_disk_1', 'format_disk', 'Agent', 'ok'),
+        ('call_hay_unknown_tool_multiply_1', 'multiply', 'Agent', 'ok'),
+    ],
     "langgraph_subagents/blocked_tool_call_limit": [
-        ("call_mul_2", "multiply", "calculator", "refused"),
-        ("call_mul_1", "multiply", "calculator", "ok"),
+        ('call_mul_2', 'multiply', 'calculator', 'refused'),
+        ('call_mul_1', 'multiply', 'calculator', 'ok'),
     ],
     "langgraph_subagents/delegation_supervisor": [
-        ("call_handoff_math", "transfer_to_math_agent", "supervisor_graph", "ok"),
-        ("call_mul_1", "multiply", "math_agent", "ok"),
-        ("call_handoff_weather", "transfer_to_weather_agent", "supervisor_graph", "ok"),
-        ("call_weather_1", "lookup_weather", "weather_agent", "ok"),
+        ('call_handoff_math', 'transfer_to_math_agent', 'supervisor_graph', 'ok'),
+        ('call_mul_1', 'multiply', 'math_agent', 'ok'),
+        ('call_handoff_weather', 'transfer_to_weather_agent', 'supervisor_graph', 'ok'),
+        ('call_weather_1', 'lookup_weather', 'weather_agent', 'ok'),
     ],
     "langgraph_subagents/invalid_arguments": [
-        ("call_mul_bad", "multiply", "calculator", "error"),
-        ("call_mul_1", "multiply", "calculator", "ok"),
+        ('call_mul_bad', 'multiply', 'calculator', 'error'),
+        ('call_mul_1', 'multiply', 'calculator', 'ok'),
     ],
-    "llama_index/blocked_approval_denied": [("call_llama_blocked_approval_denied_del_1", "delete_file", "janitor", "ok")],
+    "llama_index/blocked_approval_denied": [
+        ('call_llama_blocked_approval_denied_del_1', 'delete_file', 'janitor', 'ok'),
+    ],
     "llama_index/blocked_handoff_not_allowed": [
-        ("call_llama_blocked_handoff_not_allowed_handoff_1", "handoff", "router", "ok")
+        ('call_llama_blocked_handoff_not_allowed_handoff_1', 'handoff', 'router', 'ok'),
     ],
     "llama_index/invalid_arguments": [
-        ("call_llama_invalid_arguments_mul_bad", "multiply", "calculator", "error"),
-        ("call_llama_invalid_arguments_mul_good", "multiply", "calculator", "ok"),
+        ('call_llama_invalid_arguments_mul_bad', 'multiply', 'calculator', 'error'),
+        ('call_llama_invalid_arguments_mul_good', 'multiply', 'calculator', 'ok'),
     ],
-    "openai_agents_guardrails/approval_approved": [("call_delete_1", "delete_file", "janitor", "pending")],
-    "openai_agents_guardrails/blocked_approval_rejected": [("call_delete_1", "delete_file", "janitor", "pending")],
+    "mcp_openai_agents/approval_approved_no_outer_trace": [
+        ('call_mcpoa_approval_approved_no_outer_trace_delete_file_1', 'delete_file', 'janitor', 'pending'),
+    ],
+    "mcp_openai_agents/invalid_arguments_json": [
+        ('call_mcpoa_invalid_arguments_json_multiply_1', 'multiply', 'calculator', 'error'),
+        ('call_mcpoa_invalid_arguments_json_multiply_2', 'multiply', 'calculator', 'ok'),
+    ],
+    "mcp_openai_agents_semconv/approval_approved_no_outer_trace": [
+        ('call_mcpoa_semconv_approval_approved_no_outer_trace_delete_file_1', 'delete_file', 'janitor', 'pending'),
+    ],
+    "mcp_openai_agents_semconv/invalid_arguments_json": [
+        ('call_mcpoa_semconv_invalid_arguments_json_multiply_1', 'multiply', 'calculator', 'error'),
+        ('call_mcpoa_semconv_invalid_arguments_json_multiply_2', 'multiply', 'calculator', 'ok'),
+    ],
+    "mcp_pydantic_ai/invalid_arguments": [
+        ('call_mcppa_invalid_arguments_multiply_1', 'multiply', 'calculator', 'error'),
+        ('call_mcppa_invalid_arguments_multiply_2', 'multiply', 'calculator', 'ok'),
+    ],
+    "mcp_pydantic_ai/mcp_missing_argument": [
+        ('call_mcppa_mcp_missing_argument_add_1', 'add', 'calculator', 'error'),
+        ('call_mcppa_mcp_missing_argument_add_2', 'add', 'calculator', 'ok'),
+    ],
+    "openai_agents_guardrails/approval_approved": [
+        ('call_delete_1', 'delete_file', 'janitor', 'pending'),
+    ],
+    "openai_agents_guardrails/blocked_approval_rejected": [
+        ('call_delete_1', 'delete_file', 'janitor', 'pending'),
+    ],
     "openai_agents_guardrails/blocked_tool_input_guardrail": [
-        ("call_delete_1", "delete_file", "janitor", "ok"),
-        ("call_delete_2", "delete_file", "janitor", "ok"),
+        ('call_delete_1', 'delete_file', 'janitor', 'ok'),
+        ('call_delete_2', 'delete_file', 'janitor', 'ok'),
     ],
     "openai_agents_guardrails/invalid_arguments": [
-        ("call_mul_bad", "multiply", "calculator", "error"),
-        ("call_mul_1", "multiply", "calculator", "ok"),
+        ('call_mul_bad', 'multiply', 'calculator', 'error'),
+        ('call_mul_1', 'multiply', 'calculator', 'ok'),
+    ],
+    "semantic_kernel/blocked_function_filter": [
+        ('call_sk_blocked_function_filter_delete_file_1', 'FilePlugin-delete_file', 'janitor', 'ok'),
+    ],
+    "semantic_kernel/blocked_tool_call_limit": [
+        ('call_sk_blocked_tool_call_limit_multiply_1', 'MathPlugin-multiply', 'calculator', 'ok'),
+        ('call_sk_blocked_tool_call_limit_multiply_2', 'MathPlugin-multiply', 'calculator', 'ok'),
+        ('call_sk_blocked_tool_call_limit_multiply_3', 'MathPlugin-multiply', 'calculator', 'pending'),
     ],
     "smolagents/run_error": [],
     "traceloop_langgraph/blocked_tool_call_limit": [
-        ("call_mul_2", "multiply", "calculator", "refused"),
-        ("call_mul_1", "multiply", "calculator", "ok"),
+        ('call_mul_2', 'multiply', 'calculator', 'refused'),
+        ('call_mul_1', 'multiply', 'calculator', 'ok'),
     ],
-    "traceloop_langgraph/single_tool_content_off": [(None, "multiply", "calculator", "ok")],
-    "vercel_ai/single_tool_no_function_id": [("call_mul_1", "multiply", "ai.generateText", "ok")],
+    "traceloop_langgraph/single_tool_content_off": [
+        (None, 'multiply', 'calculator', 'ok'),
+    ],
+    "vercel_ai/single_tool_no_function_id": [
+        ('call_mul_1', 'multiply', 'ai.generateText', 'ok'),
+    ],
     "vercel_ai_otel/single_tool_no_function_id": [
         ('call_mul_1', 'multiply', 'scripted-anonymous', 'ok'),
     ],

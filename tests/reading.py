@@ -1,8 +1,8 @@
 """How the reader does on a corpus folder, scenario by scenario: right, honest or wrong.
 
 * **right** — the chain (agent, tool, outcome per attempt, in order) is the truth's, the
-  framework's own pseudo-tools (``framework_tool`` in the truth) left out: they end a run,
-  they are no call of the agent's;
+  framework's own pseudo-tools left out (``is_pseudo_tool``): they end a run, they are no
+  call of the agent's;
 * **honest** — not right, but nothing confident was said: no run was found, or every run
   found was judged ``NOT_EVALUATED``;
 * **wrong** — a ``PASSED`` or ``FAILED`` verdict stands on a chain that is not the truth's.
@@ -41,9 +41,16 @@ class Reading:
         return HONEST if self.verdict in ("no run", NOT_EVALUATED) else WRONG
 
 
+def is_pseudo_tool(truth: dict, entry: dict) -> bool:
+    """A framework's own tool that the truth records but that is no call of the agent's: one that
+    ends a run or hands back an answer. A framework tool the truth names as the way a run
+    delegated (``delegation.via_tool``: a handoff, a coworker's task) is a call the model chose."""
+    return bool(entry.get("framework_tool")) and entry["name"] != (truth.get("delegation") or {}).get("via_tool")
+
+
 def truth_chain(truth: dict) -> tuple[str, ...]:
     in_order = sorted(truth["tool_executions"], key=lambda t: (t.get("run", 1), t["seq"]))
-    return tuple(f"{t['agent']}:{t['name']}:{t['outcome']}" for t in in_order if not t.get("framework_tool"))
+    return tuple(f"{t['agent']}:{t['name']}:{t['outcome']}" for t in in_order if not is_pseudo_tool(truth, t))
 
 
 def read_scenario(trace: Path) -> Reading:

@@ -125,3 +125,25 @@ def test_report_on_a_big_store_shows_progress_on_a_terminal_only(tmp_path, capsy
     assert code == 1 and "Reading verdicts" in text
     piped = subprocess.run(report, capture_output=True, text=True, check=False)
     assert piped.returncode == 1 and "Reading verdicts" not in piped.stdout + piped.stderr
+
+
+@pytest.mark.parametrize(
+    "extra, code",
+    [pytest.param([], 4, id="no-run-fails-the-gate"), pytest.param(["--allow-empty"], 0, id="allow-empty")],
+)
+def test_spans_in_which_no_agent_run_is_recognised_exit_4_unless_allowed(tmp_path, capsys, extra, code):
+    # a trace whose spans mark no run and enclose no agent loop: an HTTP request and a database call
+    trace = {"resourceSpans": [{"resource": {"attributes": []}, "scopeSpans": [{"spans": [
+        {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "b7ad6b7169203331", "name": "GET /orders",
+         "startTimeUnixNano": "1000", "endTimeUnixNano": "9000", "kind": 2},
+        {"traceId": "0af7651916cd43dd8448eb211c80319c", "spanId": "c7ad6b7169203332", "parentSpanId": "b7ad6b7169203331",
+         "name": "SELECT orders", "startTimeUnixNano": "2000", "endTimeUnixNano": "3000", "kind": 3},
+    ]}]}]}
+    path = tmp_path / "app.json"
+    path.write_text(json.dumps(trace))
+    assert main(["eval", str(path), *extra]) == code
+    _, err = capsys.readouterr()
+    assert "no agent runs found" in err
+    if code == 4:
+        assert "2 span(s) read (2 other spans), no agent run recognised" in err
+        assert f"otel-reliability inspect {path}" in err

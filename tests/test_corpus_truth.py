@@ -15,10 +15,12 @@ import pytest
 
 from otel_reliability.adapters import to_event_record, to_record
 from otel_reliability.assembly import assemble
+from otel_reliability.model import Role
 from otel_reliability.engine.buffer import TraceBuffer
 from otel_reliability.sources import read_spans, read_telemetry
 
 from .corpus import ADAPTED, AS_RECORDED, LIFTING, LIMITS, adapted_files, companion, logs_of, scenario_id, trace_files
+from .reading import is_pseudo_tool
 
 TRUTH_FILES = [p for p in adapted_files() if p.with_name(p.stem + ".truth.json").exists()]
 
@@ -66,7 +68,7 @@ def expected(path, truth):
     if scenario_id(path) in LIMITS:
         return [tuple(attempt) for attempt in AS_RECORDED[scenario_id(path)]]
     in_order = sorted(truth["tool_executions"], key=lambda t: (t.get("run", 1), t["seq"]))
-    return [(t.get("tool_call_id"), t["name"], t["agent"], t["outcome"]) for t in in_order]
+    return [(t.get("tool_call_id"), t["name"], t["agent"], t["outcome"]) for t in in_order if not is_pseudo_tool(truth, t)]
 
 
 @pytest.mark.parametrize("path", TRUTH_FILES, ids=scenario_id)
@@ -107,6 +109,15 @@ def test_no_chain_holds_one_execution_twice(path):
         assert not [a.call_id for a in unexecuted if a.call_id in executed_ids]
         executed = [(a.tool, a.arguments) for a in chain if a.span_id is not None]
         assert not [a.tool for a in unexecuted if a.outcome == "pending" and (a.tool, a.arguments) in executed]
+        # nor two layers of one call (a tool span inside another of the same tool, with no model
+        # call or run between: a framework span and its MCP client or server span)
+        by_id = {r.span_id: r for r in joined_records(path) if r.trace_id == run.trace_id}
+        attempted = {a.span_id: a.tool for a in chain if a.span_id is not None}
+        for a in chain:
+            parent = by_id.get(by_id[a.span_id].parent_id) if a.span_id in by_id else None
+            while parent is not None and parent.role not in (Role.MODEL, Role.AGENT_RUN):
+                assert attempted.get(parent.span_id) != a.tool, f"{a.tool}: a layer of the call is an attempt too"
+                parent = by_id.get(parent.parent_id)
 
 
 def test_delegated_member_calls_belong_to_the_member_and_to_the_top_level_run():

@@ -14,9 +14,12 @@ def record(trace_id: int, span_id: int, run: bool = False) -> SpanRecord:
     return SpanRecord(trace_id, span_id, 0 if run else 1, "s", 0, 1, role=Role.AGENT_RUN if run else Role.OTHER)
 
 
-def test_a_trace_with_a_tool_execution_and_no_run_span_is_due_for_a_run_inferred_from_structure():
+def test_a_trace_with_a_root_span_and_tool_calls_is_due_for_a_run_found_from_structure():
     buffer = TraceBuffer(decision_wait=100.0)
-    buffer.add([SpanRecord(1, 1, 0, "search", 0, 1, role=Role.TOOL), record(2, 3)], now=0.0)
+    root, tool = SpanRecord(1, 1, 0, "agent", 0, 9), SpanRecord(1, 2, 1, "search", 1, 2, role=Role.TOOL)
+    waiting = SpanRecord(2, 2, 1, "search", 1, 2, role=Role.TOOL)  # its root (a run span) is yet to come
+    buffer.add([tool, waiting, record(3, 3)], now=0.0)
+    buffer.add([root], now=0.0)
     assert [d.trace_id for d in buffer.drain()] == [1]
 
 

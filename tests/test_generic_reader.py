@@ -4,6 +4,7 @@ that fail a test, not a user."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -84,3 +85,57 @@ def test_a_wrong_profile_fails_loading_naming_its_file_and_what_is_wrong(tmp_pat
     with pytest.raises(ValueError, match="broken.yaml") as raised:
         profiles.load(tmp_path)
     assert complaint in str(raised.value)
+
+
+def _comparable(results) -> list[dict]:
+    records = [{k: v for k, v in r.to_record().items() if k not in ("evaluated_at", "evaluator")} for r in results]
+    return sorted(records, key=lambda r: (r["trace_id"], r["run_span_id"]))
+
+
+@pytest.mark.parametrize("scenario", ["dspy/delegation.json", "haystack/single_tool.json", "haystack/pipeline_agent.json"])
+def test_the_span_processor_judges_a_run_no_span_marks_when_its_local_root_ends_as_eval_does(tmp_path, scenario):
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from otel_reliability import ReliabilitySpanProcessor
+    from otel_reliability.stores import open_store
+
+    from .sdk_replay import replay_events
+
+    spans = list(read_telemetry(CORPUS / scenario).spans)
+    processor = ReliabilitySpanProcessor(SimpleSpanProcessor(InMemorySpanExporter()), store=str(tmp_path / "v.db"))
+    for kind, span in replay_events(spans):
+        (processor.on_start if kind == "start" else processor.on_end)(span)
+    processor.drain()
+    processor.shutdown()
+    store = open_store(str(tmp_path / "v.db"))
+    try:
+        stored = _comparable(store.query(limit=None))
+    finally:
+        store.close()
+    assert stored and stored == _comparable(judge_spans(Engine(), spans))
+
+
+@pytest.mark.parametrize(
+    "scenario, chain",
+    [
+        ("tool_error", [("divide", "error"), ("divide", "ok")]),
+        ("invalid_arguments", [("multiply", "refused"), ("multiply", "ok")]),
+        ("server_unknown_tool", [("legacy_lookup", "refused"), ("lookup", "ok")]),
+    ],
+)
+def test_without_the_mcp_servers_spans_the_client_span_that_records_nothing_does_not_hide_the_failure(
+    tmp_path, scenario, chain
+):
+    # The span processor of the agent's process sees its own spans only: openai-agents' tool span
+    # (with the server's answer as its result) around the MCP client's span (no result, no error).
+    document = json.loads((CORPUS / "mcp_openai_agents_semconv" / f"{scenario}.json").read_text())
+    document["resourceSpans"] = [
+        spans for spans in document["resourceSpans"]
+        if not any(a["key"] == "service.name" and a["value"]["stringValue"].endswith("-server")
+                   for a in spans["resource"]["attributes"])
+    ]
+    client_only = tmp_path / f"{scenario}.json"
+    client_only.write_text(json.dumps(document))
+    [result] = judge_spans(Engine(), read_telemetry(client_only).spans)
+    assert [(a.tool, a.outcome) for a in result.verdict.chain] == chain

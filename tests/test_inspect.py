@@ -32,7 +32,7 @@ def inspect_json(capsys, *paths) -> dict:
     [
         pytest.param(PYDANTIC_SINGLE, [("multiply", "ok", "call id")], id="call-ids-on-both-sides"),
         # the adapter unwraps smolagents' {"args", "kwargs"} arguments: name and arguments pair them
-        pytest.param(SMOL_SINGLE, [("multiply", "ok", "name+arguments"), ("final_answer", "ok", "name+arguments")], id="smolagents-unwrapped-arguments"),
+        pytest.param(SMOL_SINGLE, [("multiply", "ok", "name+arguments")], id="smolagents-unwrapped-arguments"),
         pytest.param(GENAI_CONTENT_OFF, [("multiply", "ok", "unpaired")], id="no-requests-seen"),
     ],
 )
@@ -89,7 +89,7 @@ def test_spans_whose_run_span_was_lost_are_reported_as_spans_with_no_run(capsys)
 def test_the_table_shows_runs_attempts_and_what_is_missing():
     text = " ".join(render_text(inspect_files([GENAI_CONTENT_OFF, SMOL_SINGLE])).split())
     assert "Run calculator (invoke_agent calculator" in text
-    assert "│ calculator │ multiply │ ok │ call_mul_1 │ 2b0824143cceee94 │ unpaired │ not captured │" in text
+    assert "│ calculator │ multiply │ ok │ its execution span │ call_mul_1 │ 2b0824143cceee94 │ unpaired │ not captured │" in text
     assert "│ name+arguments │" in text
     assert "missing: arguments of multiply not captured: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true" in text
 
@@ -111,3 +111,18 @@ def test_log_records_beside_the_trace_join_their_spans_as_eval_joins_them(capsys
     assert [(a["paired_by"], a["arguments"]) for a in alone["runs"][0]["attempts"]] == [("unpaired", None)]
     assert [(a["paired_by"], a["arguments"]) for a in joined["runs"][0]["attempts"]] == [("call id", {"a": 10, "b": 5})]
     assert joined["runs"][0]["missing"] == []
+
+
+def test_a_call_recorded_by_several_layers_shows_every_span_and_the_layer_that_decided(capsys):
+    # openai-agents' tool span, the MCP client's and the MCP server's span of one call
+    document = inspect_json(capsys, CORPUS / "mcp_openai_agents_semconv" / "tool_error.json")
+    [attempt, retried] = document["runs"][0]["attempts"]
+    assert (attempt["tool"], attempt["outcome"], len(attempt["evidence"])) == ("divide", "error", 3)
+    assert attempt["outcome_from"] == "the innermost of 3 layers"
+    assert attempt["span_id"] == attempt["evidence"][0]
+
+
+def test_a_run_found_from_structure_says_by_which_rule(capsys):
+    [run] = inspect_json(capsys, CORPUS / "haystack" / "single_tool.json")["runs"]
+    assert run["inferred"] == "smallest span enclosing model calls and tool executions"
+    assert run["attempts"][0]["outcome_from"].startswith("no span: the run records no tool executions")

@@ -11,7 +11,6 @@ import pytest
 from otel_reliability.cli import main
 from otel_reliability.engine import Engine, judge_at_end
 from otel_reliability.jsontext import encode_document
-from otel_reliability.model import Role
 from otel_reliability.results import results_document
 from otel_reliability.sources import TraceInputError
 from otel_reliability.sources.parallel import read_records
@@ -57,9 +56,8 @@ def test_eval_of_a_folder_reports_what_judging_the_files_serially_reports(folder
     serial = [j.result for j in judge_at_end(Engine(), read_records(files_in(folder), workers=1))]
     first_file: dict[tuple[int, int], str] = {}
     for path in files_in(folder):
-        for record in read_records([path], workers=1):
-            if record.role is Role.AGENT_RUN:
-                first_file.setdefault((record.trace_id, record.span_id), str(path))
+        for record in read_records([path], workers=1):  # a run span, or the span a run was inferred from
+            first_file.setdefault((record.trace_id, record.span_id), str(path))
     for result in serial:  # eval names the first file that holds the run span
         result.source = first_file[result.trace_id, result.run_span_id]
     code = main(["eval", "--format", "json", str(folder)])

@@ -13,10 +13,11 @@ from __future__ import annotations
 import logging
 from typing import Any, Mapping, Protocol
 
-from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord
+from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord, ToolRequest
 from . import genai, openinference, traceloop, vercel_ai
 from .autogen_runtime import AutogenRuntimeAdapter
 from .common import SESSION_KEYS, object_of, session_of, str_or_none
+from . import profiles
 from .profiles import has_selectors, profile_of
 from .genai import GenAIAdapter
 from .genai_events import may_be_genai_event, to_event_record
@@ -111,10 +112,34 @@ def to_record(span: SpanData) -> SpanRecord:
         record.session_id = session_of(attributes)
     if record.role is _OTHER:
         record.names_agent = _named_agent(attributes, span.name)
-    profile = profile_of(attributes, span.name) if has_selectors() else None
-    if profile is not None:
-        record.profile = profile
+    if record.role is Role.TOOL and not record.returned:
+        record.returned = any(key in attributes for key in _TOOL_RESULT_KEYS)
+    if has_selectors():
+        _read_by_profiles(record, span)
     return record
+
+
+# Where the conventions put a tool's result (OpenInference, GenAI), and how much of it a
+# profile's markers are looked for in: the start of a result says what it is.
+_TOOL_RESULT_KEYS = ("output.value", "gen_ai.tool.call.result")
+RESULT_PREFIX = 256
+
+
+def _read_by_profiles(record: SpanRecord, span: SpanData) -> None:
+    """Tag the span with the profile it selects, and keep what the profiles read of a tool span:
+    a call held for a decision (read as the request a later answer decides), and the start of
+    its result where a profile looks for markers in results (``assembly.profiled``)."""
+    attributes = span.attributes
+    name = profile_of(attributes, span.name)
+    if name is not None:
+        record.profile = name
+    if record.role is not Role.TOOL:
+        return
+    if any(key in attributes for key in profiles.held_attributes()):
+        record.role, record.requests = Role.MODEL, (ToolRequest(record.tool_name or span.name, record.arguments, record.call_id),)
+    elif not record.error and profiles.reads_results():  # OK, or failed without a word of why
+        result = next((v for v in map(attributes.get, _TOOL_RESULT_KEYS) if isinstance(v, str)), None)
+        record.output = result[:RESULT_PREFIX] if result is not None else None
 
 
 def _named_agent(attributes: Mapping[str, Any], span_name: str) -> str | None:

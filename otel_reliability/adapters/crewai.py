@@ -5,8 +5,8 @@
 * A default-mode tool span (it carries ``tool.result_as_answer``) names the tool by its
   display name (``Delegate work to coworker``); the model called it by the name CrewAI
   derives from it for the model: lower case, every run of other characters one ``_``.
-* CrewAI validates a call's arguments inside its tool wrapper, before the body: a span whose
-  error is that validation's (``Tool 'multiply' arguments validation failed: …``) is a refusal.
+* CrewAI validates a call's arguments inside its tool wrapper, before the body: that a span
+  whose error is that validation's is a refusal is data, in the ``openinference-crewai`` profile.
 * The event-listener mode's model spans that requested tools have no ``llm.output_messages``;
   the calls are the ``output.value`` JSON list ``[{"id", "function": {"name", "arguments"}}]``.
 """
@@ -20,8 +20,6 @@ from ..model import ToolRequest
 from .common import loads, str_or_none
 
 _DISPLAY_NAMED = "tool.result_as_answer"  # set on default-mode tool spans only
-_LISTENER_TOOL = "tool.agent_role"  # set on event-listener-mode tool spans only
-_VALIDATION_FAILED = "arguments validation failed"
 _OTHER_CHARACTERS = re.compile(r"[^a-z0-9]+")
 
 
@@ -34,13 +32,6 @@ def tool_name(name: str, attrs: Mapping[str, Any]) -> str:
     if _DISPLAY_NAMED not in attrs:
         return name
     return _OTHER_CHARACTERS.sub("_", name.lower()).strip("_") or name
-
-
-def validation_refusal(error: str | None, attrs: Mapping[str, Any]) -> str | None:
-    """The error of a call CrewAI refused for its arguments (its body never ran), else None."""
-    if error is None or _VALIDATION_FAILED not in error:
-        return None
-    return error if _DISPLAY_NAMED in attrs or _LISTENER_TOOL in attrs else None
 
 
 def requests_in_output(attrs: Mapping[str, Any]) -> tuple[ToolRequest, ...]:

@@ -203,5 +203,5 @@ def _legacy_tool_message(attrs: Any) -> Iterator[ToolResponse]:
                     refusal=True,
                     error=result.get("status") == "error",
                 )
-    elif attrs.get("id") is not None:
-        yield ToolResponse(str(attrs["id"]), text_of(content), refusal=True)
+    elif (call_id := attrs.get("id", attrs.get("tool_call_id"))) is not None:  # the event's id; some name it as the message does
+        yield ToolResponse(str(call_id), text_of(content), refusal=True)

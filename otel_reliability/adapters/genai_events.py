@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..model import EventData, EventRecord, LogData, SpanData
+from .common import loads
 from .genai import _requests, _responses
 from .history import _after_last_assistant as _newest_after_assistant
 
@@ -75,6 +76,8 @@ def to_event_record(log: LogData) -> EventRecord | None:
         return EventRecord(log.trace_id, log.span_id, log.time_ns, assistant_turn=True)
     payload = dict(_plain(log.attributes))
     body = _plain(log.body)
+    if isinstance(body, str) and body.startswith("{"):
+        body = loads(body)  # some producers write the payload as JSON text (the legacy events' body)
     if isinstance(body, dict):
         payload.update(body)  # the body's fields are the event's payload, as a span event's attributes
     history = payload.get(_INPUT_MESSAGES)

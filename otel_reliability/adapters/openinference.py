@@ -125,7 +125,7 @@ def _read_tool(span: SpanData, record: SpanRecord) -> None:
                 unwrapped = llama_index.unwrapped_arguments(arguments)
             arguments = unwrapped if unwrapped is not None else arguments
         record.arguments = arguments
-    record.refusal = openai_agents.guardrail_refusal(record.error) or crewai.validation_refusal(record.error, attrs)
+    record.refusal = openai_agents.guardrail_refusal(record.error)
     if openai_agents.ran_despite_error(record.error):
         record.error = None
     call_id = attrs.get("tool.id") or attrs.get("tool_call.id")

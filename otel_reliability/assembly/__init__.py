@@ -31,6 +31,16 @@ def _key(record: SpanRecord) -> _Key:
     return record.trace_id, record.span_id
 
 
+def as_read(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
+    """One trace's records (span id → record) as assembly reads them: with what its profiles
+    say, the runs found from structure, and each call's layers folded into one record.
+
+    >>> as_read({})
+    {}
+    """
+    return fold_layers(infer_runs(apply_profiles(spans)))
+
+
 def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = None) -> list[Run]:
     """Every top-level run in the records, in start order.
 
@@ -49,7 +59,7 @@ def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = 
     # changes: the buffer keeps the originals.
     records = []
     for trace_id, spans in traces.items():
-        spans = traces[trace_id] = fold_layers(infer_runs(apply_profiles(spans)))
+        spans = traces[trace_id] = as_read(spans)
         records.extend(spans.values())
     owned: dict[_Key, list[SpanRecord]] = defaultdict(list)
     members: dict[_Key, list[SpanRecord]] = defaultdict(list)
@@ -68,7 +78,25 @@ def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = 
             (members[owner.trace_id, owner.span_id] if owner is not None else top_level).append(record)
         elif owner is not None:
             owned[owner.trace_id, owner.span_id].append(record)
-    return _runs_with_continuations(top_level, owned, members, pairing)
+    runs = _runs_with_continuations(top_level, owned, members, pairing)
+    if len(runs) > 1:
+        _handed_over_between(runs)
+    return runs
+
+
+def _handed_over_between(runs: list[Run]) -> None:
+    """A handoff no tool span records, whose target agent runs next as a run of its own in the
+    same trace (a workflow that runs its agents one after another, each a top-level run): the
+    handoff was carried out, by that run. As ``_delegated`` does within a run."""
+    for index, run in enumerate(runs):
+        later = [r for r in runs[index + 1:] if r.trace_id == run.trace_id and r.agent != run.agent]
+        for attempt in run.own_attempts:
+            if attempt.outcome != PENDING or not later:
+                continue
+            target = next((r for r in later if _names(attempt.tool, r.agent) and r.start_ns >= attempt.start_ns), None)
+            if target is not None and target.agent != attempt.tool:  # a handoff's name, not an agent called as a tool
+                later.remove(target)
+                attempt.outcome, attempt.error = (OK, None) if target.error is None else (ERROR, target.error)
 
 
 def _runs_with_continuations(
@@ -166,17 +194,24 @@ def _hand_over(attempts: list[Attempt], acting: list[SpanRecord], parent_path: t
 
 
 def _delegated(run: Run) -> None:
-    """A call no tool span records, carried out by a member run of the agent it names (smolagents
-    calls a managed agent like a tool, and only the agent's own run span records it)."""
+    """A call no tool span records, carried out by a member run of the agent it names (an agent
+    called like a tool, or handed over to, whose own run span alone records the call)."""
     unused = list(run.members)
     for attempt in run.own_attempts:
         if attempt.outcome != PENDING:
             continue
-        member = next((m for m in unused if m.agent == attempt.tool and m.start_ns >= attempt.start_ns), None)
+        member = next((m for m in unused if _names(attempt.tool, m.agent) and m.start_ns >= attempt.start_ns), None)
         if member is not None:
             unused.remove(member)
             attempt.outcome, attempt.error = (OK, None) if member.error is None else (ERROR, member.error)
             attempt.span_id = member.span_id
+
+
+def _names(tool: str, agent: str) -> bool:
+    """Whether a call of ``tool`` names ``agent``: the agent's own name (an agent called as a
+    tool), or a handoff's (``transfer_to_<agent>``, ``handoff_to_<agent>``: any name ending in
+    ``_<agent>``)."""
+    return tool == agent or tool.endswith("_" + agent)
 
 
 def _member_runs(

@@ -11,8 +11,11 @@ trace lacks) is a layer of the innermost run-owned tool span of the same name wh
 holds it.
 
 The folded record is the outermost span's (it carries the model's call id) with the
-outcome of the innermost layer: the one that ran the body, so an MCP server's error
-decides over a client span that ended OK. ``layers`` keeps every span id, outermost first.
+outcome of the innermost layer that records one, a failure or a result: the one nearest
+the body, so an MCP server's error decides over a client span that ended OK, and where the
+server's spans are not there, a client span that records neither (only that the request
+came back) does not hide the failure an outer layer records. When that layer failed, the layers around it
+can add what it left out: the failure's text, or that the body never ran (a refusal). ``layers`` keeps every span id, outermost first.
 """
 
 from __future__ import annotations
@@ -104,13 +107,23 @@ def _depth_order(outer_of: dict[int, int]):
 
 def _folded(layers: list[SpanRecord]) -> SpanRecord:
     """One record for a call's layers (outermost first): the outermost's, with the innermost's outcome."""
-    outer, inner = layers[0], layers[-1]
+    outer = layers[0]
+    # The innermost layer that says what became of the call: a failure, or a result (a client's
+    # span of an MCP call that records neither only knows the request went out and came back).
+    inner = next((layer for layer in reversed(layers) if layer.error is not None or layer.returned), layers[-1])
     arguments = next((layer.arguments for layer in layers if layer.arguments is not None), None)
     call_id = next((layer.call_id for layer in layers if layer.call_id is not None), None)
+    error, refusal = inner.error, inner.refusal
+    if error is not None:
+        # That layer failed; the layers around it may say more of that failure: its text (a
+        # server span that failed without one), or that the body never ran (a refusal).
+        inward = layers[::-1]
+        error = error or next((layer.error for layer in inward if layer.error), error)
+        refusal = refusal or next((layer.refusal for layer in inward if layer.refusal), None)
     return replace(
         outer,
-        error=inner.error,
-        refusal=inner.refusal,
+        error=error,
+        refusal=refusal,
         arguments=arguments,
         call_id=call_id,
         layers=tuple(layer.span_id for layer in layers),

@@ -3,8 +3,10 @@
 A profile applies to every record of a trace one of whose spans carries its selector
 (``SpanRecord.profile``, set by the adapters). It leaves out the framework's own
 pseudo-tools (their executions and the requests for them: they end a run, they are no call
-of the agent's), and marks as refused the tool spans whose error is one the profile names
-as a call whose body never ran. Records it changes are copies: the buffer keeps the originals.
+of the agent's); marks as refused the tool spans whose error is one the profile names as a
+call whose body never ran; unwraps the arguments its tool spans record wrapped; and reads
+the OK tool spans whose result (its start, which the
+adapters keep when a profile reads results) says the call never ran, or failed. Records it changes are copies: the buffer keeps the originals.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import replace
 
 from ..adapters import profiles
 from ..model import Role, SpanRecord
+from .arguments import parse_arguments
 
 _TOOL, _MODEL = Role.TOOL, Role.MODEL
 
@@ -25,13 +28,33 @@ def apply_profiles(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
         return spans
     pseudo = frozenset(tool for p in found for tool in p.pseudo_tools)
     refused_when = tuple(text for p in found for text in p.refused_when_error_contains)
+    refused_by_result = tuple(text for p in found for text in p.refused_when_output_contains)
+    failed_by_result = tuple(text for p in found for text in p.failed_when_output_contains)
+    wrappers = [(p.arguments_in, frozenset(p.arguments_beside)) for p in found if p.arguments_in]
     read: dict[int, SpanRecord] = {}
     for span_id, record in spans.items():
-        if record.role is _TOOL and record.tool_name in pseudo:
+        if record.role is _TOOL and (record.tool_name or record.name) in pseudo:  # a span named for no tool goes by its name
             continue
-        if record.role is _TOOL and record.error and record.refusal is None and any(t in record.error for t in refused_when):
+        result = record.output if record.role is _TOOL and not record.error else None  # OK, or failed with no text
+        if result is not None and any(t in result for t in refused_by_result):
+            record = replace(record, error=result, refusal=result)
+        elif result is not None and any(t in result for t in failed_by_result):
+            record = replace(record, error=result)
+        elif record.role is _TOOL and record.error and record.refusal is None and any(t in record.error for t in refused_when):
             record = replace(record, refusal=record.error)
+        if record.role is _TOOL and wrappers and record.arguments is not None:
+            record = _unwrapped(record, wrappers)
         elif record.role is _MODEL and pseudo and any(r.name in pseudo for r in record.requests):
             record = replace(record, requests=tuple(r for r in record.requests if r.name not in pseudo))
         read[span_id] = record
     return read
+
+
+def _unwrapped(record: SpanRecord, wrappers: list[tuple[str, frozenset[str]]]) -> SpanRecord:
+    """The record with the arguments a profile says its span wraps (``{"input": {...}, "options": null}``)."""
+    arguments = parse_arguments(record.arguments)
+    for key, beside in wrappers:
+        inner = arguments.get(key)
+        if isinstance(inner, dict) and arguments.keys() - {key} <= beside:
+            return replace(record, arguments=inner)
+    return record

@@ -72,6 +72,8 @@ class _Trace:
     records: dict[int, SpanRecord] = field(default_factory=dict)
     last_arrival: float = 0.0
     has_run: bool = False
+    # what a run no span marks needs (assembly.inferred): a root span (1), tool calls (2)
+    loop_parts: int = 0
     judged: bool = False
     events: dict[int, list[EventRecord]] | None = None  # by span id; most traces have none
     event_count: int = 0
@@ -191,10 +193,14 @@ class TraceBuffer:
                 held[record.span_id] = record
                 kept += 1
                 added += record_size(record)
-                # a tool execution, or a model call that asked for tools, may belong to a run
-                # that no span marks (assembly.inferred)
-                if record.role is Role.AGENT_RUN or record.role is Role.TOOL or record.requests:
+                if record.role is Role.AGENT_RUN:
                     trace.has_run = True
+                elif not trace.has_run:
+                    # A run no span marks is found from a root span enclosing tool calls (executed
+                    # or asked for): a trace with both is due; one that waits for its run span
+                    # (its root) is not, and stays whole in the intake log.
+                    trace.loop_parts |= (record.parent_id == 0) | ((record.role is Role.TOOL or bool(record.requests)) << 1)
+                    trace.has_run = trace.loop_parts == 3
             if not kept:
                 continue
             self.buffered_spans += kept

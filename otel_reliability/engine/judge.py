@@ -68,4 +68,5 @@ class Engine:
             run.end_ns,
             evaluator=Evaluator(VERSION, expectation.digest),
             sampling=decision,
+            inferred=run.inferred,
         )

@@ -34,6 +34,7 @@ from .sinks import Judgement, Sink
 
 PausedHook = Callable[[list[str], list[SpanRecord]], None]
 _AGENT_RUN = Role.AGENT_RUN
+_TOOL = Role.TOOL
 logger = logging.getLogger(__name__)
 
 
@@ -215,6 +216,18 @@ class Pipeline:
         judgements = self._judge(trace_id, records, late=False, only=run_span_id, inline=inline)
         self.publish(judgements, extra_sinks)
         return judgements[0] if judgements else None
+
+    def judge_unmarked(self, trace_id: int) -> list[Judgement]:
+        """The local-root-ended rule (the span processor's), for runs no span marks: a buffered
+        trace none of whose spans is a run span, judged whole and published (its runs are found
+        from structure, ``assembly.inferred``); nothing for a trace that marks a run."""
+        with self.lock:
+            records = self.buffer.joined_records(trace_id)
+        if any(r.role is _AGENT_RUN for r in records) or not any(r.role is _TOOL or r.requests for r in records):
+            return []  # a marked run is judged when its span ends; no tool, no agent
+        judgements = self._judge(trace_id, records, late=False)
+        self.publish(judgements)
+        return judgements
 
     def judge_idle_sessions(self, now: float) -> list[SessionResult]:
         """The session idle rule alone (the span processor's sweep): judge and publish the

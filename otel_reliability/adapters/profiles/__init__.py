@@ -8,8 +8,16 @@ never by a framework's name, and says:
   (a built-in final-answer tool, a ``finish`` step): not the agent's calls;
 * ``refused_when_error_contains`` — a tool span whose error holds one of these texts records
   a call whose body never ran (the framework's validation or guard failed it);
-* ``agent_name_attributes`` — the attributes that name the agent on a span no convention
-  marks as a run, before the conventions' own.
+* ``refused_when_output_contains`` / ``failed_when_output_contains`` — a tool span that ended
+  OK but whose result holds one of these texts records a call that never ran (a guard's
+  answer in place of the result) / a body that failed (an error the framework returned as
+  the result);
+* ``arguments_in`` (with ``arguments_beside``) — a tool span records the call's arguments
+  wrapped: as the value of this key, beside the keys listed (the tool's run options);
+* ``held_when_attribute`` — a tool span that carries one of these attributes recorded a call
+  held for a decision (an approval), not a run of the tool: it is read as the request, which a
+  later answer (approved, denied) or the lack of one decides. The attribute marks the span
+  itself, so this applies wherever it appears.
 
 A span that carries a profile's selector is tagged with it (``SpanRecord.profile``); what a
 profile says applies to the trace its tagged spans are in. ``removed()`` judges without any
@@ -57,9 +65,16 @@ class Profile(BaseModel):
     select: Selector
     pseudo_tools: tuple[str, ...] = ()
     refused_when_error_contains: tuple[str, ...] = ()
-    agent_name_attributes: tuple[str, ...] = ()
+    refused_when_output_contains: tuple[str, ...] = ()
+    failed_when_output_contains: tuple[str, ...] = ()
+    held_when_attribute: tuple[str, ...] = ()
+    arguments_in: str | None = None
+    arguments_beside: tuple[str, ...] = ()
 
-    @field_validator("pseudo_tools", "refused_when_error_contains", "agent_name_attributes")
+    @field_validator(
+        "pseudo_tools", "refused_when_error_contains", "refused_when_output_contains", "failed_when_output_contains",
+        "held_when_attribute", "arguments_beside",
+    )
     @classmethod
     def _no_blank_entries(cls, values: tuple[str, ...]) -> tuple[str, ...]:
         if any(not value.strip() for value in values):
@@ -88,6 +103,8 @@ class _Active:
         self.by_name = {profile.name: profile for profile in loaded}
         self.selectors = tuple((key, p.name) for p in self.by_name.values() for key in p.select.any_attribute)
         self.span_names = {name: p.name for p in self.by_name.values() for name in p.select.any_span_name}
+        self.held = tuple(dict.fromkeys(key for p in self.by_name.values() for key in p.held_when_attribute))
+        self.reads_results = any(p.refused_when_output_contains or p.failed_when_output_contains for p in self.by_name.values())
 
 
 _active = _Active(load())
@@ -105,8 +122,18 @@ def profile_of(attributes: Mapping[str, Any], span_name: str) -> str | None:
     return _active.span_names.get(span_name)
 
 
+def held_attributes() -> tuple[str, ...]:
+    """The attributes that mark a tool span as a call held for a decision, in any profile."""
+    return _active.held
+
+
+def reads_results() -> bool:
+    """Whether a profile looks for markers in tool results (the adapters then keep their start)."""
+    return _active.reads_results
+
+
 def has_selectors() -> bool:
-    return bool(_active.selectors or _active.span_names)
+    return bool(_active.selectors or _active.span_names or _active.held or _active.reads_results)
 
 
 def get(name: str) -> Profile | None:
