@@ -41,10 +41,12 @@ class ReputationSink:
         fresh = [seen for seen, j in zip(observed, judgements) if not j.late]
         late = [seen for seen, j in zip(observed, judgements) if j.late]
         try:
-            if fresh:
-                self.reputation.record_many(fresh)
+            # Late ones first: they replace their runs' entries, so offering them again after the
+            # fresh ones failed records nothing twice (the fresh batch is one write, whole or none).
             if late:
                 self.reputation.record_many(late, supersede=True)
+            if fresh:
+                self.reputation.record_many(fresh)
         except Exception as exc:
             reason = passing_fault(exc)
             if reason is None:
