@@ -27,7 +27,9 @@ def main(endpoint: str, rate: float, acked: Path, files: list[Path]) -> int:
     from opentelemetry.sdk.trace import SpanProcessor
     from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
 
-    inner = OTLPSpanExporter(endpoint=endpoint, insecure=True)
+    # timeout: how long one export keeps retrying refusals; the default 10 s can run out while a
+    # full intake log refuses, and a batch it gives up on is dropped, never acknowledged
+    inner = OTLPSpanExporter(endpoint=endpoint, insecure=True, timeout=120)
     out = os.open(acked, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
 
     class RecordingAcks(SpanExporter):

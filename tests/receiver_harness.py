@@ -829,7 +829,10 @@ def replay(exporter_spec: str, endpoint: str, files: Sequence[Path], ca_file: st
             return inner.force_flush(timeout_millis)
 
     exporter = Checked()
-    replayed = _replay_files(files, BatchSpanProcessor(exporter, max_export_batch_size=128, schedule_delay_millis=50))
+    # its queue holds the whole corpus: the replay loop seldom yields to the worker, and the default
+    # 2,048 spans would drop the rest
+    processor = BatchSpanProcessor(exporter, max_queue_size=1 << 20, max_export_batch_size=128, schedule_delay_millis=50)
+    replayed = _replay_files(files, processor)
     print(json.dumps({"replayed": replayed, "exported": exporter.exported, "failed": exporter.failed}))
     return 0 if exporter.exported == replayed and not exporter.failed else 1
 

@@ -122,7 +122,7 @@ def attempts_of(
             if not executions and request.request.call_id is None:
                 attempt = _unrecorded(request, agent, path)
             else:
-                attempt = _unexecuted(request, answers, agent, path, run_error, failures, bool(executions))
+                attempt = _unexecuted(request, answers, agent, path, run_error, failures)
             attempts.append(attempt)
             if pairing is not None:
                 pairing[id(attempt)] = UNPAIRED
@@ -284,7 +284,6 @@ def _unexecuted(
     path: tuple[str, ...],
     run_error: str | None,
     failures: list[int],
-    went_on: bool,
 ) -> Attempt:
     call_id = request.request.call_id
     answer = answers.get(call_id) if call_id is not None else None
@@ -292,11 +291,6 @@ def _unexecuted(
         outcome, error = (REFUSED if answer.refusal else ERROR), answer.content
     elif run_error is not None or any(end >= request.issued_ns for end in failures):
         outcome, error = REFUSED, run_error or "the run failed before the call could run"
-    elif went_on and request.window_end_ns != _NO_LATER_MODEL_CALL:
-        # The run called the model again without running it, in a run whose spans record
-        # executions: it did not wait for anyone, the call was dropped (an answer without its
-        # call id, a filter, a limit).
-        outcome, error = REFUSED, "the run went on without running the call"
     else:
         outcome, error = PENDING, None
     captured = request.request.arguments is not None

@@ -31,6 +31,8 @@ from otel_reliability.results import RunResult
 from otel_reliability.sources import read_spans, read_telemetry
 from otel_reliability.stores import open_store
 
+from ..reading import is_pseudo_tool
+
 TESTS = Path(__file__).resolve().parents[1]
 CORPUS = TESTS / "fixtures" / "corpus"
 sys.path.insert(0, str(TESTS / "capture"))  # capture_common: the scripted OpenAI-compatible model
@@ -64,7 +66,7 @@ def truth_chain(framework: str, scenario: str) -> list[tuple[str, str, str]]:
     """(agent, tool, outcome) of what really ran in the captured scenario, in order."""
     truth = json.loads((CORPUS / framework / f"{scenario}.truth.json").read_text())
     in_order = sorted(truth["tool_executions"], key=lambda t: (t.get("run", 1), t["seq"]))
-    return [(t["agent"], t["name"], t["outcome"]) for t in in_order]
+    return [(t["agent"], t["name"], t["outcome"]) for t in in_order if not is_pseudo_tool(truth, t)]
 
 
 def captured_results(framework: str, scenario: str) -> list[RunResult]:

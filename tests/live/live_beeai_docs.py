@@ -1,7 +1,8 @@
 """docs/frameworks/beeai.md's snippet, run as written: a ``RequirementAgent`` with
 ``final_answer_as_tool=False`` on beeai's ``OpenAIChatModel`` and the capture's scripted model
 (tests/capture/beeai/capture.py), judged, stored and exported as the captured beeai
-unknown_tool_auto_choice scenario (the unknown tool ``refused``, then multiply ``ok``)."""
+unknown_tool_auto_choice scenario (the unknown tool ``pending``: its answer names no call id;
+then multiply ``ok``)."""
 
 from __future__ import annotations
 

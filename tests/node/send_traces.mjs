@@ -30,7 +30,9 @@ if (!EXPORTERS[kind] || !['gzip', undefined].includes(compression) || !url || fi
   process.exit(2);
 }
 
-const inner = new EXPORTERS[kind]({ url, timeoutMillis: 30000, compression: compression ?? 'none' });
+// concurrencyLimit: the replay loop never yields, so every batch is handed over at once; the
+// default (30 in flight) would refuse the rest ("Concurrent export limit reached")
+const inner = new EXPORTERS[kind]({ url, timeoutMillis: 30000, compression: compression ?? 'none', concurrencyLimit: 1 << 16 });
 const counts = { replayed: 0, exported: 0, failed: 0 };
 const exporter = {
   export(spans, done) {
