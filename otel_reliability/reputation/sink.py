@@ -41,12 +41,10 @@ class ReputationSink:
         fresh = [seen for seen, j in zip(observed, judgements) if not j.late]
         late = [seen for seen, j in zip(observed, judgements) if j.late]
         try:
-            # Late ones first: they replace their runs' entries, so offering them again after the
-            # fresh ones failed records nothing twice (the fresh batch is one write, whole or none).
-            if late:
-                self.reputation.record_many(late, supersede=True)
-            if fresh:
-                self.reputation.record_many(fresh)
+            # One transaction, fresh then late (a late one replaces the entry a fresh one of the
+            # same batch made): a batch that failed wrote nothing, and is offered again whole.
+            if fresh or late:
+                self.reputation.record_together(fresh, late)
         except Exception as exc:
             reason = passing_fault(exc)
             if reason is None:

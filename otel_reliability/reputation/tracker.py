@@ -135,12 +135,21 @@ class Reputation:
         replaces the one recorded for the same agent and run (a run re-judged after a
         late span counts once). Returns each agent's new standing.
         """
+        return self.record_together((), verdicts) if supersede else self.record_together(verdicts, ())
+
+    def record_together(
+        self, fresh: Iterable[RunResult | Observed], superseding: Iterable[RunResult | Observed]
+    ) -> dict[str, Standing]:
+        """``fresh`` verdicts, then ``superseding`` ones (each replacing the verdict recorded for the
+        same agent and run), in one transaction: a batch that failed wrote nothing, so offering
+        it again counts no run twice. Returns each agent's new standing."""
         entries = []
-        for item in verdicts:
-            seen = item if isinstance(item, Observed) else Observed(item)
-            entry = self._entry(seen.result, seen.output, None, seen.external, seen.denied_span_ids)
-            entry.supersedes = supersede
-            entries.append(entry)
+        for items, supersedes in ((fresh, False), (superseding, True)):
+            for item in items:
+                seen = item if isinstance(item, Observed) else Observed(item)
+                entry = self._entry(seen.result, seen.output, None, seen.external, seen.denied_span_ids)
+                entry.supersedes = supersedes
+                entries.append(entry)
         standings = self._store.append_many(entries)
         for standing in standings.values():
             self._remember(standing)
