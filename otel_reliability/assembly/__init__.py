@@ -93,10 +93,10 @@ def _handed_over_between(runs: list[Run]) -> None:
         for attempt in run.own_attempts:
             if attempt.outcome != PENDING or not later:
                 continue
-            target = next((r for r in later if _names(attempt.tool, r.agent) and r.start_ns >= attempt.start_ns), None)
+            target = _carrier(attempt, later)
             if target is not None and target.agent != attempt.tool:  # a handoff's name, not an agent called as a tool
                 later.remove(target)
-                attempt.outcome, attempt.error = (OK, None) if target.error is None else (ERROR, target.error)
+                _carried_out_by(attempt, target)
 
 
 def _runs_with_continuations(
@@ -200,11 +200,21 @@ def _delegated(run: Run) -> None:
     for attempt in run.own_attempts:
         if attempt.outcome != PENDING:
             continue
-        member = next((m for m in unused if _names(attempt.tool, m.agent) and m.start_ns >= attempt.start_ns), None)
+        member = _carrier(attempt, unused)
         if member is not None:
             unused.remove(member)
-            attempt.outcome, attempt.error = (OK, None) if member.error is None else (ERROR, member.error)
+            _carried_out_by(attempt, member)
             attempt.span_id = member.span_id
+
+
+def _carrier(attempt: Attempt, runs: list[Run]) -> Run | None:
+    """The first of ``runs`` that started after ``attempt`` and whose agent the call names."""
+    return next((r for r in runs if _names(attempt.tool, r.agent) and r.start_ns >= attempt.start_ns), None)
+
+
+def _carried_out_by(attempt: Attempt, run: Run) -> None:
+    """A call no tool span records, carried out by ``run``: its outcome is the run's."""
+    attempt.outcome, attempt.error = (OK, None) if run.error is None else (ERROR, run.error)
 
 
 def _names(tool: str, agent: str) -> bool:

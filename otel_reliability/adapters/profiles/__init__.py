@@ -140,10 +140,6 @@ def get(name: str) -> Profile | None:
     return _active.by_name.get(name)
 
 
-def active() -> tuple[Profile, ...]:
-    return tuple(_active.by_name.values())
-
-
 @contextmanager
 def removed() -> Iterator[None]:
     """Read without any profile while the block runs (the cold reader)."""
