@@ -2,7 +2,8 @@
 
 * **right** — the chain (agent, tool, outcome per attempt, in order) is the truth's, the
   framework's own pseudo-tools left out (``is_pseudo_tool``): they end a run, they are no
-  call of the agent's;
+  call of the agent's; an outcome the reader leaves open (``Attempt.could_be``) is right when
+  the truth's is either, since the matcher then judges only what both readings agree on;
 * **honest** — not right, but nothing confident was said: no run was found, or every run
   found was judged ``NOT_EVALUATED``;
 * **wrong** — a ``PASSED`` or ``FAILED`` verdict stands on a chain that is not the truth's.
@@ -36,9 +37,20 @@ class Reading:
 
     @property
     def mark(self) -> str:
-        if self.truth == self.chain:
+        if len(self.truth) == len(self.chain) and all(map(_reads, self.truth, self.chain)):
             return RIGHT
         return HONEST if self.verdict in ("no run", NOT_EVALUATED) else WRONG
+
+
+def _reads(truth: str, step: str) -> bool:
+    """A step reads a truth step when they are equal, or when the step's outcome is one the
+    reader left open (``agent:tool:error|refused``: the spans cannot tell) and the truth's is
+    one of them: the reader said no more than the spans do."""
+    if truth == step:
+        return True
+    said, _, outcomes = step.rpartition(":")
+    known, _, outcome = truth.rpartition(":")
+    return said == known and outcome in outcomes.split("|")
 
 
 def is_pseudo_tool(truth: dict, entry: dict) -> bool:
@@ -61,7 +73,8 @@ def read_scenario(trace: Path) -> Reading:
     steps: dict[object, str] = {}
     for index, attempt in enumerate(a for r in results for a in r.verdict.chain):
         key = attempt.call_id if attempt.call_id in known else index
-        steps[key] = f"{attempt.agent}:{attempt.tool}:{attempt.outcome}"
+        outcome = attempt.outcome if attempt.could_be is None else f"{attempt.outcome}|{attempt.could_be}"
+        steps[key] = f"{attempt.agent}:{attempt.tool}:{outcome}"
     statuses = {r.verdict.eval_status for r in results}
     verdict = "no run" if not results else (NOT_EVALUATED if statuses == {NOT_EVALUATED} else "/".join(sorted(statuses)))
     return Reading(trace.stem, truth_chain(truth), tuple(steps.values()), verdict)

@@ -136,7 +136,7 @@ def _read_by_profiles(record: SpanRecord, span: SpanData) -> None:
     if record.role is not Role.TOOL:
         return
     if any(key in attributes for key in profiles.held_attributes()):
-        record.role, record.requests = Role.MODEL, (ToolRequest(record.tool_name or span.name, record.arguments, record.call_id),)
+        record.role, record.requests = Role.MODEL, (ToolRequest(record.tool_name or span.name, record.arguments, record.call_id, held=True),)
     elif not record.error and profiles.reads_results():  # OK, or failed without a word of why
         result = next((v for v in map(attributes.get, _TOOL_RESULT_KEYS) if isinstance(v, str)), None)
         record.output = result[:RESULT_PREFIX] if result is not None else None

@@ -8,6 +8,12 @@ never by a framework's name, and says:
   (a built-in final-answer tool, a ``finish`` step): not the agent's calls;
 * ``refused_when_error_contains`` — a tool span whose error holds one of these texts records
   a call whose body never ran (the framework's validation or guard failed it);
+* ``ran_when_error_contains`` — a tool span whose error holds one of these texts failed after
+  the body returned (a check of its output withheld the result): the call ran;
+* ``refusal_possible_when_error_contains`` — a tool span whose error holds one of these texts
+  is what a refusal before the body and a body that raised both leave (a generic message, a
+  validation error that either side may raise): the attempt is an error that could be a
+  refusal, and the checks that would differ are not evaluated;
 * ``refused_when_output_contains`` / ``failed_when_output_contains`` — a tool span that ended
   OK but whose result holds one of these texts records a call that never ran (a guard's
   answer in place of the result) / a body that failed (an error the framework returned as
@@ -17,7 +23,10 @@ never by a framework's name, and says:
 * ``held_when_attribute`` — a tool span that carries one of these attributes recorded a call
   held for a decision (an approval), not a run of the tool: it is read as the request, which a
   later answer (approved, denied) or the lack of one decides. The attribute marks the span
-  itself, so this applies wherever it appears.
+  itself, so this applies wherever it appears;
+* ``held_when_no_result`` — a tool span that ended OK with the call's arguments but no result
+  (the instrumentation records a result for every call that returns) recorded a call held for
+  a decision, read as the request as above.
 
 A span that carries a profile's selector is tagged with it (``SpanRecord.profile``); what a
 profile says applies to the trace its tagged spans are in. ``removed()`` judges without any
@@ -65,14 +74,17 @@ class Profile(BaseModel):
     select: Selector
     pseudo_tools: tuple[str, ...] = ()
     refused_when_error_contains: tuple[str, ...] = ()
+    ran_when_error_contains: tuple[str, ...] = ()
+    refusal_possible_when_error_contains: tuple[str, ...] = ()
     refused_when_output_contains: tuple[str, ...] = ()
     failed_when_output_contains: tuple[str, ...] = ()
     held_when_attribute: tuple[str, ...] = ()
+    held_when_no_result: bool = False
     arguments_in: str | None = None
     arguments_beside: tuple[str, ...] = ()
 
     @field_validator(
-        "pseudo_tools", "refused_when_error_contains", "refused_when_output_contains", "failed_when_output_contains",
+        "pseudo_tools", "refused_when_error_contains", "ran_when_error_contains", "refusal_possible_when_error_contains", "refused_when_output_contains", "failed_when_output_contains",
         "held_when_attribute", "arguments_beside",
     )
     @classmethod
