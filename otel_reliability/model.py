@@ -143,7 +143,8 @@ class SpanRecord:
     policy_denied: bool = False
     session_id: str | None = None  # the conversation the span belongs to (one session of runs), when it says
     # a span no convention marks as a run: the agent its attributes name (agent or graph-node name),
-    # for a run assembly finds from structure (``assembly.inferred``)
+    # for a run assembly finds from structure (``assembly.inferred``); a run span that names no
+    # agent: the name what encloses it gives (``inferred.name_unnamed_runs``)
     names_agent: str | None = None
     # assembly only: the rule that made this span a run no convention marks (``assembly.inferred``)
     inferred: str | None = None
