@@ -54,10 +54,12 @@ class ReceiverService:
     """Intake, trace completion and judging; the servers are thin edges around it.
 
     With ``workers`` > 1 each process runs one of these for its ``shard`` of the traces
-    (``ShardedReceiver``); ``on_paused`` then hands a paused run to the other shards, since
-    the trace that resumes it may be another shard's. A shard keeps no intake log (the
-    serving process does): ``ledger`` is told which traces enter and leave its buffer. When the results store is PostgreSQL,
-    paused runs are shared through it instead, with every receiver and shard that writes there.
+    (``ShardedReceiver``). Paused runs are kept in the results store (a SQLite file or
+    PostgreSQL: ``open_paused_runs``) and shared through it with every receiver and shard
+    that writes there, a receiver started after a crash included; only a store in memory or
+    JSON Lines keeps them in memory, and then ``on_paused`` hands a paused run to the other
+    shards, since the trace that resumes it may be another shard's. A shard keeps no intake
+    log (the serving process does): ``ledger`` is told which traces enter and leave its buffer.
     """
 
     def __init__(
