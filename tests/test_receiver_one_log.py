@@ -6,6 +6,9 @@
 - A shard killed with SIGKILL while the real exporter streams the corpus is started again
   and given its traces back from the log: every acknowledged trace gets the verdict ``eval``
   gives on the same files, and the receiver is ready again.
+- A run judged paused, whose trace the log has long released, is still found by the trace
+  that resumes it after the receiver and its shards were killed (paused runs are kept
+  beside the SQLite results).
 """
 
 from __future__ import annotations
@@ -22,10 +25,19 @@ from .receiver_harness import (
     REPO,
     agent_spans,
     export_request,
+    paused_and_resumed,
     receivers,  # noqa: F401 - fixture
     wait_until,
 )
-from .test_receiver_durability import SENDER, _acknowledged, _corpus_copies, _eval_of, _final_verdicts, _spans_by_trace
+from .test_receiver_durability import (
+    SENDER,
+    _acknowledged,
+    _corpus_copies,
+    _eval_of,
+    _final_verdicts,
+    _kill_everything,
+    _spans_by_trace,
+)
 
 LOG_BYTES = 1024 * 1024  # the least allowed: eight segments of 128 KiB
 PAD = 12_000  # bytes of attribute value per request: about 80 requests fill the log
@@ -45,11 +57,11 @@ def _shards(receiver_pid: int) -> list[int]:
     return sorted(pids)
 
 
-def _padded_request(number: int) -> bytes:
-    """One trace with no run span (it stays buffered), about ``PAD`` bytes; trace ids in turn
-    on every shard."""
-    spans = agent_spans(0x5EED0000 + number, "filler")[1:]
-    spans[0].attributes.add(key="pad").value.string_value = "x" * PAD
+def _padded_request(number: int, whole: bool = False) -> bytes:
+    """One trace, about ``PAD`` bytes; with no run span (it stays buffered) unless ``whole``;
+    trace ids in turn on every shard."""
+    spans = agent_spans(0x5EED0000 + number, "filler")[0 if whole else 1:]
+    spans[-1].attributes.add(key="pad").value.string_value = "x" * PAD
     return export_request(spans).SerializeToString()
 
 
@@ -110,3 +122,25 @@ def test_a_shard_killed_mid_stream_comes_back_and_every_acknowledged_trace_gets_
     assert _final_verdicts(receiver, set(spans)) == expected
     wait_until(lambda: receiver.http("GET", "/readyz").status == 200, 30, "the receiver ready again")
 
+
+
+def test_a_paused_run_is_found_after_kill_9_of_the_receiver_and_its_shards(receivers, tmp_path):  # noqa: F811
+    store = tmp_path / "verdicts.db"
+    config = {"workers": 2, "max_intake_log_bytes": LOG_BYTES, "late_window": 0.2}
+    first = receivers.start("paused-before-kill", store=store, decision_wait=0.2, config=config)
+    paused, resumed = paused_and_resumed(0xD002, 0xD001)  # paused on shard 0, resumed on shard 1
+    first.send(paused)
+    first.wait_results([paused[0].trace_id.hex()], 1)
+    # Judged traces behind it fill segments until the one that holds the paused trace is released.
+    for number in range(3 * LOG_BYTES // PAD // 8):
+        first.grpc_export(_padded_request(number, whole=True))
+    wait_until(lambda: first.settled() and first.metric("agent_reliability_intake_log_size_bytes") < LOG_BYTES / 4,
+               60, "the log released what was judged")
+    _kill_everything(first)
+
+    second = receivers.start("paused-after-kill", store=store, decision_wait=0.2, config=config)
+    # (the judged fillers of the last segment are replayed; the paused trace's segment is gone)
+    second.send(resumed)
+
+    (result,) = second.wait_results([resumed[0].trace_id.hex()], 1)
+    assert [(c["tool"], c["outcome"]) for c in result["chain"]] == [("get_weather", "ok"), ("approve_booking", "ok")]
