@@ -143,6 +143,11 @@ class IntakeLog:
         """Bytes on disk: segments not yet released (those being replayed included)."""
         return self.found.bytes + sum(s.size for s in self._segments)
 
+    @property
+    def written(self) -> int:
+        """Bytes appended since start (segment headers included)."""
+        return self._written
+
     def has_room(self, data_bytes: int) -> bool:
         return self.size + data_bytes + HEADER_BYTES <= self.max_bytes
 
