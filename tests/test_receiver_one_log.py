@@ -6,6 +6,7 @@
 - A shard killed with SIGKILL while the real exporter streams the corpus is started again
   and given its traces back from the log: every acknowledged trace gets the verdict ``eval``
   gives on the same files, and the receiver is ready again.
+- The log replays to however many workers the next start has.
 - A run judged paused, whose trace the log has long released, is still found by the trace
   that resumes it after the receiver and its shards were killed (paused runs are kept
   beside the SQLite results).
@@ -20,10 +21,12 @@ import sys
 from pathlib import Path
 
 import grpc
+import pytest
 
 from .receiver_harness import (
     REPO,
     agent_spans,
+    expected_results,
     export_request,
     paused_and_resumed,
     receivers,  # noqa: F401 - fixture
@@ -144,3 +147,17 @@ def test_a_paused_run_is_found_after_kill_9_of_the_receiver_and_its_shards(recei
 
     (result,) = second.wait_results([resumed[0].trace_id.hex()], 1)
     assert [(c["tool"], c["outcome"]) for c in result["chain"]] == [("get_weather", "ok"), ("approve_booking", "ok")]
+
+
+@pytest.mark.parametrize(("before", "after"), [(2, 1), (1, 2), (2, 4)])
+def test_the_log_replays_to_as_many_workers_as_the_next_start_has(receivers, tmp_path, before, after):  # noqa: F811
+    store = tmp_path / "verdicts.db"
+    first = receivers.start("workers-before", store=store, decision_wait=600.0, config={"workers": before})
+    traces = [agent_spans(0xE000 + i, f"kept-{i}", failed=["get_news"] if i % 3 == 0 else ()) for i in range(8)]
+    for spans in traces:
+        first.send(spans)
+    _kill_everything(first)
+
+    second = receivers.start("workers-after", store=store, decision_wait=0.2, config={"workers": after})
+
+    second.wait_verdicts([r for spans in traces for r in expected_results(spans)])
