@@ -127,11 +127,14 @@ def test_a_shard_killed_mid_stream_comes_back_and_every_acknowledged_trace_gets_
 
 
 
-def test_a_paused_run_is_found_after_kill_9_of_the_receiver_and_its_shards(receivers, tmp_path):  # noqa: F811
+@pytest.mark.parametrize("killed", ["the receiver and its shards", "the shard that judged it"])
+def test_a_paused_run_is_found_after_kill_9(receivers, tmp_path, killed):  # noqa: F811
     store = tmp_path / "verdicts.db"
     config = {"workers": 2, "max_intake_log_bytes": LOG_BYTES, "late_window": 0.2}
     first = receivers.start("paused-before-kill", store=store, decision_wait=0.2, config=config)
-    paused, resumed = paused_and_resumed(0xD002, 0xD001)  # paused on shard 0, resumed on shard 1
+    whole = killed == "the receiver and its shards"
+    # paused on shard 0; resumed on shard 1 after a restart of all, on shard 0 itself after its own
+    paused, resumed = paused_and_resumed(0xD002, 0xD001 if whole else 0xD004)
     first.send(paused)
     first.wait_results([paused[0].trace_id.hex()], 1)
     # Judged traces behind it fill segments until the one that holds the paused trace is released.
@@ -139,10 +142,16 @@ def test_a_paused_run_is_found_after_kill_9_of_the_receiver_and_its_shards(recei
         first.grpc_export(_padded_request(number, whole=True))
     wait_until(lambda: first.settled() and first.metric("agent_reliability_intake_log_size_bytes") < LOG_BYTES / 4,
                60, "the log released what was judged")
-    _kill_everything(first)
-
-    second = receivers.start("paused-after-kill", store=store, decision_wait=0.2, config=config)
-    # (the judged fillers of the last segment are replayed; the paused trace's segment is gone)
+    if whole:
+        _kill_everything(first)
+        second = receivers.start("paused-after-kill", store=store, decision_wait=0.2, config=config)
+        # (the judged fillers of the last segment are replayed; the paused trace's segment is gone)
+    else:
+        shards = _shards(first.process.pid)
+        os.kill(shards[0], signal.SIGKILL)  # spawned in order: shard 0 first
+        wait_until(lambda: len(_shards(first.process.pid)) == 2 and shards[0] not in _shards(first.process.pid)
+                   and first.http("GET", "/readyz").status == 200, 60, "shard 0 started again")
+        second = first
     second.send(resumed)
 
     (result,) = second.wait_results([resumed[0].trace_id.hex()], 1)

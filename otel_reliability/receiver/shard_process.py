@@ -96,7 +96,10 @@ class ShardWorker:
         at once, the answer comes in the future."""
         reply: Future = Future()
         with self._order_lock:
-            call_id = reply.call_id = next(self._ids)  # type: ignore[attr-defined] - a reservation's name
+            if self.stopped.done():  # it exited: no one would answer
+                reply.set_exception(_down(self.shard, "it exited"))
+                return reply
+            call_id = reply.call_id = next(self._ids)  # type: ignore[attr-defined] - the answer's name
             self._replies[call_id] = reply
             self._outbox.put(((kind, call_id, *args), payload, reply))
         return reply
@@ -172,13 +175,14 @@ class ShardWorker:
                 reply.set_result(payload[0])
         if not self._ready.done():
             self._ready.set_result("it exited while starting")
-        for call_id in list(self._replies):
-            if (reply := self._replies.pop(call_id, None)) is not None:  # else the sender failed it already
-                reply.set_exception(_down(self.shard, "it exited"))
-        if not self.stopped.done():
-            self.stopped.set_result(None)  # it could not say what it left: the log keeps everything
-            if not self._stopping and self._ready.result() == "":
-                self._on_exit(self.shard.index)
+        with self._order_lock:  # a call made from now on fails at once (``call``)
+            if not self.stopped.done():
+                self.stopped.set_result(None)  # it could not say what it left: the log keeps everything
+            for call_id in list(self._replies):
+                if (reply := self._replies.pop(call_id, None)) is not None:  # else the sender failed it already
+                    reply.set_exception(_down(self.shard, "it exited"))
+        if not self._stopping and self._ready.result() == "":
+            self._on_exit(self.shard.index)
 
 
 def _down(shard: Shard, why: Any) -> IntakeError:
