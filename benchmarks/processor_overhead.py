@@ -21,8 +21,10 @@ interquartile range of the rounds beside it. Per trace: the app thread's CPU tim
 (``time.thread_time_ns``) and the wall time of the loop that emits the traces; for B
 also the wall time including ``drain()`` (every run judged and forwarded) and the CPU
 time of the processor's worker thread; for both, the process's CPU time until every span
-is exported (the total CPU of tracing: app thread, reliability worker, batch exporter). The budget (SPEC §11) is B/A <= 1.10 on the app
-thread.
+is exported (the total CPU of tracing: app thread, reliability worker, batch exporter). The goals
+are on the paced loop: B/A <= 1.05 on the app thread, <= 1.25 for the total CPU of tracing.
+The busy loop's figures are tracked, not goals: what an application feels is measured on
+real frameworks' agents (``processor_real_loop.py``).
 
 Two loops over the same trace:
 
@@ -54,8 +56,10 @@ from opentelemetry.version import __version__ as OTEL_SDK_VERSION
 
 from otel_reliability import ReliabilitySpanProcessor
 
-BUDGET = 1.10
-TOTAL_GOAL = 1.25  # issue 11: the app's wall time in the busy loop, and tracing's total CPU
+PACED_APP_GOAL = 1.05  # issue 24: the app thread's CPU in the paced loop
+TOTAL_GOAL = 1.25  # issue 11: tracing's total CPU in the paced loop
+# The busy loop is a tracked figure, not a goal (issue 24): what an application feels is
+# measured on real frameworks' agents by benchmarks/processor_real_loop.py (goal <= 1.10).
 TOOLS_PER_TURN = 2
 TOOL_TURNS = 3  # 3 turns x 2 calls = 6 execute_tool spans; a 4th chat gives the answer
 
@@ -289,14 +293,19 @@ def report(configs: list[Config], mode: str, title: str) -> float:
     print(f"total CPU of tracing (app + reliability worker + batch exporter, until all is exported): "
           f"A {a.median('process_cpu'):.1f}, B {b.median('process_cpu'):.1f} us/trace")
     walls_ratio = [x / y for x, y in zip(b.app_wall, a.app_wall)] if walls else []
-    goals = [f"total CPU {statistics.median(total):.3f}"] + ([f"app wall {statistics.median(walls_ratio):.3f}"] if walls else [])
-    print(f"==> RATIO B/A {', '.join(goals)} (medians of rounds)   goal <= {TOTAL_GOAL:.2f} each")
+    figures_ = [f"total CPU {statistics.median(total):.3f}"] + ([f"app wall {statistics.median(walls_ratio):.3f}"] if walls else [])
+    if mode == "paced":
+        verdict = "met" if statistics.median(total) <= TOTAL_GOAL else "NOT met"
+        print(f"==> RATIO B/A {', '.join(figures_)} (medians of rounds)   goal total CPU <= {TOTAL_GOAL:.2f}: {verdict}")
+    else:
+        print(f"==> RATIO B/A {', '.join(figures_)} (medians of rounds)   tracked, not a goal")
     ratio = statistics.median(per_round)
     low, _, high = statistics.quantiles(per_round, n=4) if len(per_round) > 1 else (ratio, ratio, ratio)
     print(f"==> RATIO B/A app-thread CPU = {ratio:.3f} (median of rounds; quartiles {low:.3f}-{high:.3f}; "
           f"ratio of medians {b_cpu / a_cpu:.3f})"
           + (f"  (wall {b.median('app_wall') / a_wall:.3f})" if walls else "")
-          + f"   target <= {BUDGET:.2f}: {'within' if ratio <= BUDGET else 'OVER'} budget")
+          + (f"   goal <= {PACED_APP_GOAL:.2f}: {'met' if ratio <= PACED_APP_GOAL else 'NOT met'}"
+             if mode == "paced" else "   tracked, not a goal"))
     # One figure a line, its label free of numbers, as benchmarks/ab_compare.py reads them.
     figures = {"app CPU B/A": ratio, "total CPU B/A": statistics.median(total),
                "B-A app CPU us/trace": b_cpu - a_cpu, "B worker CPU us/trace": b.median("worker_cpu") or 0.0}
@@ -343,7 +352,7 @@ def main(argv: list[str] | None = None) -> int:
     paced = report(configs, "paced", paced_title)
     print(f"runs judged by B: {judged}/{emitted}; spans exported A={spans_out['A']} B={spans_out['B']} "
           f"(expected {emitted * SPANS_PER_TRACE} each); dropped by B: {dropped or 'none'}")
-    print(f"RATIO B/A app-thread CPU: agent-paced {paced:.3f}, busy stress {busy:.3f}; target <= {BUDGET:.2f}")
+    print(f"RATIO B/A app-thread CPU: agent-paced {paced:.3f} (goal <= {PACED_APP_GOAL:.2f}), busy stress {busy:.3f} (tracked)")
     print(f"total benchmark time {elapsed:.1f} s")
     ok = judged == emitted and spans_out["A"] == spans_out["B"] == emitted * SPANS_PER_TRACE
     return 0 if ok else 1

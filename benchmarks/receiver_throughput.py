@@ -25,7 +25,11 @@ clock starts, then sends raw bytes through a generic channel call to
    receiver does from time it spends waiting; so do how many of the machine's CPUs each
    server kept busy and how many no process used while the clients sent (idle CPUs while
    the receiver is behind: it waits, on its workers or the disk, rather than lacks CPU),
-   printed with the load average at start and end. The ceiling is one process and needs
+   printed with the load average at start and end, and as the share of the machine left
+   idle while the receiver was behind (goal < 5%: idle CPUs then mean it waits instead of
+   working). Bytes written to the intake log per byte of input (goal <= 1.1: each request
+   once, whatever ``--workers``) and all the receiver's processes' disk writes per byte of
+   input (the results store included) are printed per run. The ceiling is one process and needs
    one CPU, the receiver's workers need them all, so other processes on a shared machine
    lower the ratio. Over gRPC the receiver runs once per
    ``--durability`` setting (default ``none,batch``: the intake log's cost, side by side,
@@ -420,23 +424,47 @@ def wait_for(probe, timeout: float, interval: float = 0.05) -> float:
     return time.monotonic()
 
 
+def disk_writes(pid: int) -> int:
+    """Bytes a process and its live child processes (the workers) sent to the storage layer so far."""
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            if stat.parent.name == str(pid) or fields[1] == str(pid):
+                io = dict(line.split(": ") for line in (stat.parent / "io").read_text().splitlines())
+                total += int(io["write_bytes"])
+        except (OSError, KeyError, ValueError):  # ended while we looked, or not ours to read
+            continue
+    return total
+
+
+def input_bytes(args, first_trace: int) -> int:
+    """Bytes of request bodies one run sends (every request of a run has the same size)."""
+    return len(build_requests(first_trace, 1, args.traces_per_request)[0]) * args.clients * args.requests
+
+
 def measure_receiver(
     args, workdir: Path, first_trace: int, transport: str = "grpc", durability: str = "batch"
-) -> tuple[float, float, float, float, float]:
+) -> tuple[float, float, float, float, float, float, float]:
     """(evaluated spans/s end to end, intake spans/s, seconds from last response to last verdict,
     receiver CPU microseconds per span, its worker processes included, the machine's CPUs left
-    idle meanwhile), the clients sending over ``transport`` (``grpc`` or ``http``: OTLP/HTTP
-    protobuf) to a receiver with ``durability``. Idle CPUs while the receiver is behind mean it
-    waits (on its workers, the disk, the clients), not that it lacks CPU."""
+    idle meanwhile, bytes appended to its intake log and bytes all its processes wrote to disk,
+    each per byte of input), the clients sending over ``transport`` (``grpc`` or ``http``:
+    OTLP/HTTP protobuf) to a receiver with ``durability``. Idle CPUs while the receiver is
+    behind mean it waits (on its workers, the disk, the clients), not that it lacks CPU."""
     receiver = Receiver(workdir, args.decision_wait, config={"workers": args.workers, "durability": durability})
     traces = args.clients * args.requests * args.traces_per_request
     target = receiver.target if transport == "grpc" else f"127.0.0.1:{receiver.http_port}"
     try:
         cpu_before, machine_before = cpu_seconds(receiver.process.pid), machine_times()
+        written_before, logged_before = disk_writes(receiver.process.pid), _logged(receiver)
         start, sent = run_clients(target, args, first_trace, transport)
         idle = idle_cpus(machine_before, machine_times())  # while the clients sent: the tail waits by design
         judged = wait_for(lambda: receiver.metric("agent_reliability_evaluations_total") >= traces, 600)
         cpu = cpu_seconds(receiver.process.pid) - cpu_before
+        received = input_bytes(args, first_trace)
+        logged = (_logged(receiver) - logged_before) / received
+        written = (disk_writes(receiver.process.pid) - written_before) / received
         late = receiver.metric("agent_reliability_evaluations_late_total")
         dropped = receiver.metric("agent_reliability_spans_dropped_total")
         if late or dropped:
@@ -444,7 +472,11 @@ def measure_receiver(
     finally:
         receiver.stop()
     spans = total_spans(args)
-    return spans / (judged - start), spans / (sent - start), judged - sent, cpu / spans * 1e6, idle
+    return spans / (judged - start), spans / (sent - start), judged - sent, cpu / spans * 1e6, idle, logged, written
+
+
+def _logged(receiver: Receiver) -> float:
+    return receiver.metric("agent_reliability_intake_log_written_bytes_total")
 
 
 def measure_memory(args, workdir: Path, first_trace: int) -> tuple[float, float, int]:
@@ -524,6 +556,8 @@ def main(argv: list[str] | None = None) -> int:
     ceilings, ends, intakes, tails, ceiling_cpus, receiver_cpus = [], [], [], [], [], []
     http_ends, http_cpus = [], []
     by_durability: dict[str, list[float]] = {d: [] for d in durabilities}
+    idles: dict[str, list[float]] = {d: [] for d in durabilities}
+    logs: dict[str, list[float]] = {d: [] for d in durabilities}
     per_run = args.clients * args.requests * args.traces_per_request
     runs_a_round = 2 + len(durabilities)  # ceiling, HTTP and one gRPC run per durability: fresh trace ids each
     with tempfile.TemporaryDirectory(prefix="receiver-bench-") as tmp:
@@ -532,17 +566,20 @@ def main(argv: list[str] | None = None) -> int:
             first = 1 + runs_a_round * round_ * per_run
             ceiling, ceiling_cpu = measure_ceiling(args, first_trace=first)
             for n, durability in enumerate(durabilities):
-                end_to_end, intake, tail, receiver_cpu, idle = measure_receiver(
+                end_to_end, intake, tail, receiver_cpu, idle, logged, written = measure_receiver(
                     args, workdir, first_trace=first + (1 + n) * per_run, durability=durability
                 )
                 by_durability[durability].append(end_to_end)
                 print(
                     f"  round {round_ + 1}, durability {durability}: receiver {end_to_end:,.0f} evaluated spans/s "
                     f"end to end ({receiver_cpu:.1f} us CPU a span, {_cores(receiver_cpu, end_to_end)} busy, "
-                    f"{idle:.2f} idle while sending; intake {intake:,.0f} spans/s, last verdict "
-                    f"{tail:.2f} s after the last response)"
+                    f"{idle:.2f} idle while sending ({idle / (os.cpu_count() or 1):.0%} of the machine); intake "
+                    f"{intake:,.0f} spans/s, last verdict {tail:.2f} s after the last response; per input byte "
+                    f"{logged:.2f} B to the intake log, {written:.2f} B to disk by all its processes)"
                 )
-            http_end, _, _, http_cpu, http_idle = measure_receiver(
+                idles[durability].append(idle / (os.cpu_count() or 1))
+                logs[durability].append(logged)
+            http_end, _, _, http_cpu, http_idle, _, _ = measure_receiver(
                 args, workdir, first_trace=first + (1 + len(durabilities)) * per_run, transport="http",
                 durability=durabilities[-1],
             )
@@ -580,6 +617,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"; batch is {kept:.0%} of none (goal >= {DURABLE_GOAL:.0%}): {'met' if kept >= DURABLE_GOAL else 'NOT met'}")
     else:
         print()
+    for durability in durabilities:
+        if durability != "none":
+            worst = max(logs[durability])
+            print(f"durability {durability}: intake log bytes per input byte {worst:.2f} at most "
+                  f"(goal <= 1.1: {'met' if worst <= 1.1 else 'NOT met'})", end="; ")
+        least = min(idles[durability])
+        print(f"durability {durability}: machine idle while sending {least:.1%} in the best round "
+              f"(goal < 5%: {'met' if least < 0.05 else 'NOT met'})")
     print(f"{load_average()} at the end")
     print(f"memory: {peak:,.0f} B per buffered span at peak RSS ({steady:,.0f} B steady), "
           f"{buffered:,} spans buffered ({buffered // SPANS_PER_TRACE:,} traces)")

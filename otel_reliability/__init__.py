@@ -23,13 +23,13 @@ _EXPORTS = {
     "Expectation": "expectations",
     "ExpectationError": "expectations",
     "Match": "expectations",
-    "ReliabilitySpanProcessor": "processor",
+    "ReliabilitySpanProcessor": "processor.span_processor",
     "Run": "model",
     "RunResult": "results",
     "TraceInputError": "sources.decoded",
     "Verdict": "model",
     "evaluate": "matcher",
-    "expect": "inline",
+    "expect": "processor.inline",
     "load_expectations": "expectations",
 }
 
@@ -38,10 +38,10 @@ __all__ = ["__version__", *sorted(_EXPORTS)]
 if TYPE_CHECKING:
     from .engine import Engine
     from .expectations import Expectation, ExpectationError, Match, load_expectations
-    from .inline import expect
     from .matcher import evaluate
     from .model import Attempt, Run, Verdict
-    from .processor import ReliabilitySpanProcessor
+    from .processor.inline import expect
+    from .processor.span_processor import ReliabilitySpanProcessor
     from .results import RunResult
     from .sources.decoded import TraceInputError
 

@@ -188,9 +188,10 @@ def test_a_full_intake_log_refuses_for_a_while_and_the_real_exporter_retries(rec
     wait_until(lambda: receiver.metric("agent_reliability_intake_log_size_bytes") < 1024 * 1024, 30, "the log to shrink")
 
 
-def test_a_trace_still_waiting_for_its_run_span_at_sigterm_is_judged_whole_after_the_restart(receivers, tmp_path):  # noqa: F811
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_trace_still_waiting_for_its_run_span_at_sigterm_is_judged_whole_after_the_restart(receivers, tmp_path, workers):  # noqa: F811
     store = tmp_path / "verdicts.db"
-    first = receivers.start("rolling", store=store, decision_wait=0.2)
+    first = receivers.start("rolling", store=store, decision_wait=0.2, config={"workers": workers})
     judged = agent_spans(new_trace_id(), "judged-before-the-stop", failed=["get_news"])
     split = agent_spans(new_trace_id(), "split-by-the-restart", failed=["get_weather"])
     first.send(judged)
@@ -198,7 +199,7 @@ def test_a_trace_still_waiting_for_its_run_span_at_sigterm_is_judged_whole_after
     first.wait_verdicts(expected_results(judged))
     assert first.stop() == 0
 
-    second = receivers.start("rolling-after", store=store, decision_wait=0.2)
+    second = receivers.start("rolling-after", store=store, decision_wait=0.2, config={"workers": workers})
     assert second.metric("agent_reliability_intake_log_replayed_total") == 1  # the judged trace is not replayed
     second.send(split[:1])  # the run span comes to the new receiver
 

@@ -11,15 +11,13 @@ refuse without any delay.
 
 from __future__ import annotations
 
-import os
-import signal
 import threading
 import time
-from pathlib import Path
 
 import grpc
 import pytest
 from google.rpc import code_pb2, error_details_pb2, status_pb2
+from prometheus_client.parser import text_string_to_metric_families
 
 from otel_reliability.receiver.grpc_server import CONCURRENT_EXPORTS
 
@@ -30,6 +28,7 @@ from .receiver_harness import (
     by_run,
     expected_results,
     export_request,
+    free_port,
     new_trace_id,
     receivers,  # noqa: F401 - fixture
     wait_until,
@@ -113,49 +112,52 @@ def _refusals_seen_while(receiver: Receiver, action, spans_per_request: int):
     return outcome[0], windows
 
 
-def _shard_processes(receiver: Receiver) -> list[int]:
-    pids = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-            cmdline = (stat.parent / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if fields[1] == str(receiver.process.pid) and b"spawn_main" in cmdline:
-            pids.append(int(stat.parent.name))
-    return pids
+def test_calls_past_the_concurrency_limit_are_refused_with_the_retry_delay_and_the_others_kept(tmp_path):
+    """The real gRPC server and receiver, in this process: calls stay in flight while the
+    serving process's intake is held (as it is while a restarted shard gets its traces back
+    from the log), so the test can hold it and count what the server does with the others."""
+    from otel_reliability.receiver.config import ReceiverConfig
+    from otel_reliability.receiver.grpc_server import start_grpc
+    from otel_reliability.receiver.shards import ShardedReceiver
 
-
-def test_calls_past_the_concurrency_limit_are_refused_with_the_retry_delay_and_the_others_kept(receivers):  # noqa: F811
-    receiver = receivers.start("concurrency", config={"workers": 2, "retry_after": RETRY_AFTER})
-    shards = _shard_processes(receiver)
-    assert len(shards) == 2, shards
+    endpoint = f"127.0.0.1:{free_port()}"
+    config = ReceiverConfig(store=str(tmp_path / "verdicts.db"), workers=2, retry_after=RETRY_AFTER,
+                            decision_wait=0.2, grpc_endpoint=endpoint)
+    receiver = ShardedReceiver(config)
+    receiver.start()
+    server = start_grpc(receiver, config)
     extra = 16
     traces = [agent_spans(new_trace_id(), "concurrent") for _ in range(CONCURRENT_EXPORTS + extra)]
-    call = receiver.channel().unary_unary(EXPORT_METHOD)
-    # Stopped workers never answer: every call let in stays in flight until they resume.
-    for pid in shards:
-        os.kill(pid, signal.SIGSTOP)
     try:
-        pending = [call.future(export_request(spans).SerializeToString(), timeout=60) for spans in traces]
-        wait_until(lambda: sum(f.done() for f in pending) >= extra, 30, f"{extra} calls to be refused")
-        refused = [(spans, f.exception()) for spans, f in zip(traces, pending) if f.done()]
-    finally:
-        for pid in shards:
-            os.kill(pid, signal.SIGCONT)
-    for f in pending:
-        f.exception(timeout=60)  # every call has its final answer
+        with grpc.insecure_channel(endpoint) as channel:
+            call = channel.unary_unary(EXPORT_METHOD)
+            with receiver._intake:  # every call let in waits here
+                pending = [call.future(export_request(spans).SerializeToString(), timeout=60) for spans in traces]
+                wait_until(lambda: sum(f.done() for f in pending) >= extra, 30, f"{extra} calls to be refused")
+                refused = [(spans, f.exception()) for spans, f in zip(traces, pending) if f.done()]
+            for f in pending:
+                f.exception(timeout=60)  # every call has its final answer
 
-    assert len(refused) == extra
-    for _, error in refused:
-        assert error is not None and error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
-        assert _retry_delays(error) == (RETRY_AFTER, RETRY_AFTER)
-    assert receiver.metric("agent_reliability_refusals_total", reason="concurrent_exports") == extra
-    kept = [spans for spans, f in zip(traces, pending) if f.exception() is None]
-    assert len(kept) == CONCURRENT_EXPORTS
-    expected = by_run([r for spans in kept for r in expected_results(spans)])
-    trace_ids = {r["trace_id"] for r in expected} | {spans[0].trace_id.hex() for spans, _ in refused}
-    wait_until(lambda: by_run(receiver.results_for(trace_ids)) == expected, 30, "the verdicts of the calls let in")
+        assert len(refused) == extra
+        for _, error in refused:
+            assert error is not None and error.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+            assert _retry_delays(error) == (RETRY_AFTER, RETRY_AFTER)
+        refusals = sum(s.value for family in text_string_to_metric_families(receiver.metrics_text().decode())
+                       for s in family.samples
+                       if s.name == "agent_reliability_refusals_total" and s.labels.get("reason") == "concurrent_exports")
+        assert refusals == extra
+        kept = [spans for spans, f in zip(traces, pending) if f.exception() is None]
+        assert len(kept) == CONCURRENT_EXPORTS
+        expected = by_run([r for spans in kept for r in expected_results(spans)])
+        trace_ids = {r["trace_id"] for r in expected} | {spans[0].trace_id.hex() for spans, _ in refused}
+
+        def stored() -> list:
+            return by_run(r.to_json() for r in receiver.store.query(limit=None) if r.to_json()["trace_id"] in trace_ids)
+
+        wait_until(lambda: stored() == expected, 30, "the verdicts of the calls let in")
+    finally:
+        server.stop(grace=None)
+        receiver.stop()
 
 
 def test_a_full_buffer_refusal_carries_the_delay_in_both_places(receivers):  # noqa: F811

@@ -41,6 +41,13 @@ class FoundSegments:
         for path in self.paths:
             yield from self._read(path)
 
+    def reread(self) -> Iterator[Logged]:
+        """The records again, for a second pass: the damage was counted and copied by ``records``."""
+        for path in self.paths:
+            for item in read_records(path.read_bytes()):
+                if not isinstance(item, Damage):
+                    yield item
+
     def drop(self) -> bool:
         """Delete the segments (their records were logged again), unless ``keep``; whether they went."""
         if self.keep:

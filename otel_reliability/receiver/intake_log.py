@@ -30,6 +30,11 @@ counted by the engine). Each record lists the traces that entered the buffer wit
 (``births``), so a replay takes a trace's spans only from its first record in the suffix
 on — never the tail of a trace already judged, which would be judged again on a part of it.
 
+With workers (``routed``), the serving process writes the log and the shards hold the
+traces: it knows no trace's buffer, so it numbers its records (``Logged.seq``) and releases
+by number instead (``release_before``): the shards say the oldest record they still hold a
+trace from, and where their traces entered their buffers (``intake_births``).
+
 A graceful stop judges what it can and writes ``checkpoint``: the traces still unjudged
 (no run span yet); the next start replays those alone.
 
@@ -51,12 +56,12 @@ import os
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, Protocol
 
 from .intake_found import FoundSegments
-from .intake_records import HEADER_BYTES, SEGMENT_MAGIC, Logged, encode
+from .intake_records import HEADER_BYTES, SEGMENT_MAGIC, Logged, encode, read_records
 
-__all__ = ["IntakeLog", "IntakeLogError", "Logged"]
+__all__ = ["IntakeLog", "IntakeLogError", "Logged", "TraceLedger"]
 
 logger = logging.getLogger(__name__)
 
@@ -64,6 +69,15 @@ DURABILITIES = ("none", "batch", "always")
 SEGMENT_BYTES = 8 * 1024 * 1024  # a segment is closed past this size; release works segment by segment
 _SUFFIX = ".seg"
 CHECKPOINT = "checkpoint"
+
+
+class TraceLedger(Protocol):
+    """Who is told which traces enter and leave the engine's buffer: the log of one process,
+    or a shard's note of them for the serving process's log (``shard_process``)."""
+
+    def trace_entered(self, trace_id: int) -> None: ...
+
+    def trace_left(self, trace_id: int) -> None: ...
 
 
 class IntakeLogError(OSError):
@@ -76,15 +90,19 @@ class _Segment:
     path: Path
     size: int = 0
     open_traces: set[int] = field(default_factory=set)
+    last_seq: int = -1  # of the requests it holds (a routed log's release goes by it)
 
 
 class IntakeLog:
     """One receiver's (or worker's) log in ``directory``; the directory is locked while open."""
 
-    def __init__(self, directory: Path, durability: str, max_bytes: int, segment_bytes: int = SEGMENT_BYTES) -> None:
+    def __init__(
+        self, directory: Path, durability: str, max_bytes: int, segment_bytes: int = SEGMENT_BYTES, routed: bool = False,
+    ) -> None:
         if durability not in ("batch", "always"):
             raise ValueError(f"durability {durability!r}: the log is for batch or always")
         self.directory = directory
+        self.routed = routed
         self.always = durability == "always"
         self.max_bytes = max_bytes
         # several segments fit in the bound, or a full log could not release any
@@ -124,6 +142,11 @@ class IntakeLog:
     def size(self) -> int:
         """Bytes on disk: segments not yet released (those being replayed included)."""
         return self.found.bytes + sum(s.size for s in self._segments)
+
+    @property
+    def written(self) -> int:
+        """Bytes appended since start (segment headers included)."""
+        return self._written
 
     def has_room(self, data_bytes: int) -> bool:
         return self.size + data_bytes + HEADER_BYTES <= self.max_bytes
@@ -170,7 +193,7 @@ class IntakeLog:
             if self.fault is not None:
                 self._recover_from_fault()
             births, self._births = self._births, []
-            record = encode(Logged(logged.signal, logged.media_type, logged.data, tuple(births)))
+            record = encode(Logged(logged.signal, logged.media_type, logged.data, tuple(births) + logged.births, logged.seq))
             try:
                 segment = self._segments[-1]
                 if segment.size > len(SEGMENT_MAGIC) and segment.size + len(record) > self.segment_bytes:
@@ -181,6 +204,8 @@ class IntakeLog:
                 raise
             segment.size += len(record)
             self._written += len(record)
+            if logged.signal != "births":
+                segment.last_seq = max(segment.last_seq, logged.seq)
             for trace_id in trace_ids:
                 segments = self._by_trace.get(trace_id)
                 if segments is not None and (not segments or segments[-1] is not segment):
@@ -236,6 +261,32 @@ class IntakeLog:
                     self._syncing = False
                     self._flushed.notify_all()
                 self._synced = max(self._synced, target)  # not reached when fsync failed: the caller sees why
+
+    def releasable(self, seq: int) -> bool:
+        """Whether ``release_before(seq)`` would delete a segment."""
+        segments = self._segments
+        return len(segments) > 1 and segments[0].last_seq < seq
+
+    def release_before(self, seq: int) -> None:
+        """A routed log: no shard holds a trace from a record numbered below ``seq`` any more;
+        delete the closed segments, oldest first, that hold only such records."""
+        with self._lock:
+            segments = self._segments
+            while len(segments) > 1 and segments[0].last_seq < seq:
+                segments.pop(0).path.unlink(missing_ok=True)
+
+    def live_records(self) -> Iterator[Logged]:
+        """The records of this run's own segments, oldest first (a restarted shard's replay).
+        The caller keeps appends out meanwhile; what was written is flushed first."""
+        self.sync()
+        for segment in list(self._segments):
+            try:
+                data = segment.path.read_bytes()
+            except FileNotFoundError:  # released meanwhile: no shard needs it
+                continue
+            for item in read_records(data):
+                if isinstance(item, Logged):
+                    yield item
 
     def durable(self, ticket: int) -> bool:
         return self._synced >= ticket
@@ -322,7 +373,10 @@ class IntakeLog:
         self._release()
 
     def _release(self) -> None:
-        """Delete closed segments from the oldest on, while they hold no buffered trace."""
+        """Delete closed segments from the oldest on, while they hold no buffered trace (a routed
+        log knows no trace: its shards release by record number, ``release_before``)."""
+        if self.routed:
+            return
         segments = self._segments
         while len(segments) > 1 and not segments[0].open_traces:
             segments.pop(0).path.unlink(missing_ok=True)
@@ -338,7 +392,7 @@ class IntakeLog:
                     os.close(self._fd)
                     self._fd = -1
             if unjudged is not None:
-                still = set(unjudged) & self._by_trace.keys()
+                still = set(unjudged) if self.routed else set(unjudged) & self._by_trace.keys()
                 if still:
                     tmp = self.directory / (CHECKPOINT + ".tmp")
                     tmp.write_bytes(b"".join(t.to_bytes(16, "big") for t in sorted(still)))

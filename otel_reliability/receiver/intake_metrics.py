@@ -20,6 +20,10 @@ class IntakeLogMetrics:
                 "agent.reliability.intake_log.size", callbacks=[lambda _: [Observation(log.size)]], unit="By",
                 description="Bytes of acknowledged requests in the intake log, not yet released by a checkpoint",
             )
+            meter.create_observable_counter(
+                "agent.reliability.intake_log.written", callbacks=[lambda _: [Observation(log.written)]], unit="By",
+                description="Bytes appended to the intake log since start (requests and their records' framing)",
+            )
         self._replayed = meter.create_counter(
             "agent.reliability.intake_log.replayed", unit="{request}",
             description="Requests replayed from the intake log at start: acknowledged before a crash or stop, "

@@ -4,7 +4,11 @@ A segment starts with ``SEGMENT_MAGIC`` and its format version. Each record is
 
     marker (4 bytes) | length (4) | crc32 of length and payload (4) | payload
 
-and the payload is ``signal | media type | number of births | births (16 bytes each) | body``.
+and the payload is ``signal | media type | number of births | sequence number (8) | births
+(16 bytes each) | body``. The sequence number is the serving process's count of the requests
+it logged (``Logged.seq``; 0 in a log of one process): with workers, shards say by it where
+each trace entered their buffers (``births`` records, ``intake_births``) and what they still
+hold. Segments of the first framed version (``OTRLSEG\x01``) have no sequence number.
 The CRC covers the length too, so a length that a stray write damaged is caught and never
 sends the reader off to a wrong place. Write-ahead logs of databases frame their records
 the same way (PostgreSQL's WAL records carry their length and a CRC of the whole record).
@@ -29,13 +33,15 @@ import zlib
 from dataclasses import dataclass
 from typing import Iterator
 
-SEGMENT_MAGIC = b"OTRLSEG\x01"  # the segment's first bytes: framed records follow
+SEGMENT_MAGIC = b"OTRLSEG\x02"  # the segment's first bytes: framed records, with sequence numbers, follow
+_V1_MAGIC = b"OTRLSEG\x01"  # framed records without sequence numbers (still read)
 RECORD_MARKER = b"\xe8\x4f\x52\x1c"  # before every record; unlikely in text, checked by CRC anyway
 _HEADER = struct.Struct("<4sII")  # marker, payload length, crc32 of the length's bytes and the payload
 _LENGTH = struct.Struct("<I")
 _OLD_HEADER = struct.Struct("<II")  # before the framing: payload length, crc32 of the payload
-_META = struct.Struct("<BBI")  # signal, media type, number of births
-SIGNALS = ("traces", "logs")
+_META = struct.Struct("<BBIQ")  # signal, media type, number of births, sequence number
+_V1_META = struct.Struct("<BBI")
+SIGNALS = ("traces", "logs", "births")  # births: a shard's note of where traces entered its buffer
 MEDIA = ("application/x-protobuf", "application/json")
 HEADER_BYTES = _HEADER.size + _META.size  # what a record adds to the body it holds, births aside
 MAX_PAYLOAD = 1 << 31  # a length beyond this is damage, not a record
@@ -43,13 +49,14 @@ MAX_PAYLOAD = 1 << 31  # a length beyond this is damage, not a record
 
 @dataclass(frozen=True, slots=True)
 class Logged:
-    """One accepted request as logged: its signal, media type and body, and the traces that
-    entered the buffer with it."""
+    """One accepted request as logged: its signal, media type and body, the traces that
+    entered the buffer with it, and its sequence number (with workers)."""
 
     signal: str
     media_type: str
     data: bytes
     births: tuple[int, ...] = ()
+    seq: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,7 +81,7 @@ def encode(logged: Logged) -> bytes:
     True
     """
     payload = b"".join((
-        _META.pack(SIGNALS.index(logged.signal), MEDIA.index(logged.media_type), len(logged.births)),
+        _META.pack(SIGNALS.index(logged.signal), MEDIA.index(logged.media_type), len(logged.births), logged.seq),
         b"".join(t.to_bytes(16, "big") for t in logged.births),
         logged.data,
     ))
@@ -90,33 +97,37 @@ def read_records(data: bytes) -> Iterator[Logged | Damage]:
     >>> [type(r).__name__ for r in read_records(SEGMENT_MAGIC + good + b"garbage!" + good + good[:9])]
     ['Logged', 'Damage', 'Logged', 'Damage']
     """
-    if not data.startswith(SEGMENT_MAGIC):
+    if data.startswith(SEGMENT_MAGIC):
+        meta = _META
+    elif data.startswith(_V1_MAGIC):
+        meta = _V1_META
+    else:
         yield from _read_unframed(data)
         return
     offset = len(SEGMENT_MAGIC)
     while offset < len(data):
-        record = _framed_at(data, offset)
+        record = _framed_at(data, offset, meta)
         if record is not None:
             logged, offset = record
             yield logged
             continue
-        resumed = _next_record(data, offset + 1)
+        resumed = _next_record(data, offset + 1, meta)
         yield Damage(offset, resumed, tail=resumed == len(data))
         offset = resumed
 
 
-def _next_record(data: bytes, start: int) -> int:
+def _next_record(data: bytes, start: int, meta: struct.Struct) -> int:
     """The offset of the first whole record at or after ``start``, else the end of ``data``."""
     while True:
         found = data.find(RECORD_MARKER, start)
         if found < 0:
             return len(data)
-        if _framed_at(data, found) is not None:
+        if _framed_at(data, found, meta) is not None:
             return found
         start = found + 1
 
 
-def _framed_at(data: bytes, offset: int) -> tuple[Logged, int] | None:
+def _framed_at(data: bytes, offset: int, meta: struct.Struct) -> tuple[Logged, int] | None:
     end = offset + _HEADER.size
     if end > len(data):
         return None
@@ -126,7 +137,7 @@ def _framed_at(data: bytes, offset: int) -> tuple[Logged, int] | None:
     payload = data[end:end + length]
     if zlib.crc32(payload, zlib.crc32(_LENGTH.pack(length))) != crc:
         return None
-    logged = _payload(payload)
+    logged = _payload(payload, meta)
     return None if logged is None else (logged, end + length)
 
 
@@ -139,7 +150,7 @@ def _read_unframed(data: bytes) -> Iterator[Logged | Damage]:
             length, crc = _OLD_HEADER.unpack_from(data, offset)
             payload = data[end:end + length]
             if len(payload) == length and zlib.crc32(payload) == crc:
-                logged = _payload(payload)
+                logged = _payload(payload, _V1_META)
         if logged is None:  # no marker to resynchronise on: the rest is lost to replay
             yield Damage(offset, len(data), tail=True)
             return
@@ -147,12 +158,12 @@ def _read_unframed(data: bytes) -> Iterator[Logged | Damage]:
         offset = end + length
 
 
-def _payload(payload: bytes) -> Logged | None:
-    if len(payload) < _META.size:
+def _payload(payload: bytes, meta: struct.Struct) -> Logged | None:
+    if len(payload) < meta.size:
         return None
-    signal, media, count = _META.unpack_from(payload)
-    start = _META.size + 16 * count
+    signal, media, count, *seq = meta.unpack_from(payload)
+    start = meta.size + 16 * count
     if signal >= len(SIGNALS) or media >= len(MEDIA) or start > len(payload):
         return None
-    births = tuple(int.from_bytes(payload[i:i + 16], "big") for i in range(_META.size, start, 16))
-    return Logged(SIGNALS[signal], MEDIA[media], payload[start:], births)
+    births = tuple(int.from_bytes(payload[i:i + 16], "big") for i in range(meta.size, start, 16))
+    return Logged(SIGNALS[signal], MEDIA[media], payload[start:], births, seq[0] if seq else 0)

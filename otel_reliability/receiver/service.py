@@ -40,7 +40,7 @@ from .config import ReceiverConfig
 from .forwarding import Forwarder
 from .held_runs import HeldRunSpans
 from .intake import LOGS, Body, IntakeError, Payload, read_payload
-from .intake_log import IntakeLog, Logged
+from .intake_log import IntakeLog, Logged, TraceLedger
 from .intake_startup import open_intake_log, replay
 from .intake_metrics import IntakeLogMetrics
 from .outcomes import (
@@ -54,14 +54,18 @@ class ReceiverService:
     """Intake, trace completion and judging; the servers are thin edges around it.
 
     With ``workers`` > 1 each process runs one of these for its ``shard`` of the traces
-    (``ShardedReceiver``); ``on_paused`` then hands a paused run to the other shards, since
-    the trace that resumes it may be another shard's. When the results store is PostgreSQL,
-    paused runs are shared through it instead, with every receiver and shard that writes there.
+    (``ShardedReceiver``). Paused runs are kept in the results store (a SQLite file or
+    PostgreSQL: ``open_paused_runs``) and shared through it with every receiver and shard
+    that writes there, a receiver started after a crash included; only a store in memory or
+    JSON Lines keeps them in memory, and then ``on_paused`` hands a paused run to the other
+    shards, since the trace that resumes it may be another shard's. A shard keeps no intake
+    log (the serving process does): ``ledger`` is told which traces enter and leave its buffer.
     """
 
     def __init__(
         self, config: ReceiverConfig, shard: Shard = WHOLE, on_paused: PausedHook | None = None,
         on_turn: Callable[[int, str, Turn], None] | None = None, *, log_intake: bool = True,
+        ledger: TraceLedger | None = None, routed_log: IntakeLog | None = None,
     ) -> None:
         self.config = config
         self.shard = shard
@@ -102,8 +106,10 @@ class ReceiverService:
             description="Time to handle one OTLP request",
             explicit_bucket_boundaries_advisory=[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
         )
-        self.intake_log = open_intake_log(config, shard) if log_intake else None
-        self._log_metrics = IntakeLogMetrics(meter, self.intake_log)
+        self.intake_log = open_intake_log(config) if log_intake else None
+        # The serving process of shards counts its own (routed) log here: it has no other.
+        self.log_metrics = IntakeLogMetrics(meter, self.intake_log or routed_log)
+        tracked = self.intake_log if self.intake_log is not None else ledger
         engine = Engine(config.expectations)
         self.engine = engine
         # Only when something judges sessions: otherwise no turn is kept, so none is shared.
@@ -119,6 +125,7 @@ class ReceiverService:
             else None
         )
         self.judged = self.failed = 0  # verdicts since start, for the shutdown log
+        self.unjudged: list[int] = []  # after ``stop``: the traces it could not judge (no run span yet) or store
         stored = StoreSink(self.store, on_dropped=lambda count, reason: self.metrics.verdicts_dropped(count, "store", reason))
         sinks = [stored, MetricsSink(self.metrics), CallbackSink(self._tally, name="tally")]
         if self.reputation is not None:
@@ -130,8 +137,8 @@ class ReceiverService:
             shared_sessions=self.shared_sessions,
             # Without a shared store, each session is gathered by one shard: the others hand it their turns.
             hand_on_turn=self._hand_on_turn if on_turn is not None and self.shared_sessions is None else None,
-            on_trace_enter=self.intake_log.trace_entered if self.intake_log is not None else None,
-            on_trace_leave=self.intake_log.trace_left if self.intake_log is not None else None,
+            on_trace_enter=tracked.trace_entered if tracked is not None else None,
+            on_trace_leave=tracked.trace_left if tracked is not None else None,
         )
         self._on_turn = on_turn
         self.metrics.register_buffered(lambda: len(self.pipeline))
@@ -176,8 +183,9 @@ class ReceiverService:
             self._held.forward_unjudged()
             self.forwarder.stop()
         self.pipeline.close()
+        self.unjudged = self.pipeline.buffer.unjudged() + self.pipeline.held.trace_ids()
         if self.intake_log is not None:  # after the store closed: what was judged is stored, or held and kept
-            self.intake_log.close(unjudged=self.pipeline.buffer.unjudged() + self.pipeline.held.trace_ids())
+            self.intake_log.close(unjudged=self.unjudged)
         if self.shared_paused is not None:
             self.shared_paused.close()
         if self.shared_sessions is not None:
@@ -210,10 +218,12 @@ class ReceiverService:
                 raise IntakeError(503, "UNAVAILABLE", f"receiver could not write its intake log ({exc}); retry later") from exc
         return accepted
 
-    def take(self, body: Body, replaying: set[int] | None = None) -> tuple[Accepted, int]:
+    def take(self, body: Body, replaying: set[int] | None = None, bounded: bool = True) -> tuple[Accepted, int]:
         """``accept`` without waiting for the intake log: also returns the ticket to pass to
         ``intake_log.wait_durable`` before answering (0 when nothing was logged). ``replaying``:
-        the traces whose spans a replayed request may add; the bounds do not refuse a replay."""
+        the traces whose spans a replayed request may add; the bounds do not refuse a replay,
+        nor a request the serving process admitted on this shard's credits (``bounded`` False)."""
+        bounded = bounded and replaying is None
         payload = read_payload(body, self.shard)
         if payload.decoded.repaired and replaying is None:  # counted when it came, not again
             self.metrics.text_repaired(payload.decoded.repaired, LONE_SURROGATE)
@@ -222,11 +232,11 @@ class ReceiverService:
             decoded.spans = [span for span in decoded.spans if span.trace_id in replaying]
             decoded.logs = [log for log in decoded.logs if log.trace_id in replaying]
         if body.signal == LOGS:
-            return self._accept_logs(payload, body, replaying is None)
+            return self._accept_logs(payload, body, bounded)
         decoded = payload.decoded
         records = [to_record(span) for span in decoded.spans]
         with self._lock:  # one request at a time: the bound is checked against what it adds
-            if replaying is None:
+            if bounded:
                 self._refuse_when_full(len(records), len(body.data), self.metrics.spans_dropped)
             refused = self.pipeline.add(records, time.monotonic())
             ticket = self._log(body, records)
@@ -289,7 +299,7 @@ class ReceiverService:
 
     def _replay(self, log: IntakeLog) -> None:
         replayed = replay(log, lambda body, alive: self.take(body, replaying=alive)[1])
-        self._log_metrics.replayed(log, replayed, "" if self.shard.count == 1 else f" shard {self.shard.index}")
+        self.log_metrics.replayed(log, replayed, "" if self.shard.count == 1 else f" shard {self.shard.index}")
 
     def _buffered(self) -> int:
         """Spans and event records held: ``max_buffered_spans`` bounds both together."""
@@ -310,6 +320,10 @@ class ReceiverService:
         """Keep a turn of a session this shard gathers, judged by another shard."""
         self.pipeline.sessions.keep_turn(session_id, turn, time.monotonic())
 
+    def byte_room(self) -> int:
+        """Bytes the buffer can still take before it reaches the soft limit (a shard's credit)."""
+        return self._soft_buffered_bytes - self.pipeline.buffered_bytes
+
     def at_soft_byte_limit(self) -> bool:
         """The buffered bytes reached the soft limit: new data is refused until judging or
         expiry frees some (the hard limit, ``max_buffered_bytes``, evicts instead)."""
@@ -319,9 +333,7 @@ class ReceiverService:
         """Why a request of ``incoming`` spans (or event records) and ``body_bytes`` is refused now, or None."""
         if self._buffered() + incoming > self._max_buffered_spans:
             return OVERLOADED
-        # With shards, ``admission`` asked this of every shard before committing the request:
-        # a shard refusing its share now would keep the others' (the hard limit bounds it).
-        if self.shard.count == 1 and self.at_soft_byte_limit():
+        if self.at_soft_byte_limit():
             return SOFT_BYTE_LIMIT
         if incoming and not self.log_has_room(body_bytes):
             return INTAKE_LOG_FULL

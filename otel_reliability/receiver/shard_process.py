@@ -1,9 +1,12 @@
 """One shard's process, and the serving process's pipe to it.
 
 ``ShardWorker`` starts a shard (``receiver.shards``) in a process of its own and talks to
-it over a pipe: calls carry an id and are answered in order. The shard's main loop reads
-requests and judges between them; with an intake log, its answers to commits go out once
-the log has the request on disk (``_DurableReplies``).
+it over a pipe. Requests go one way: the serving process logged and admitted them already
+(``credits``), and answers its client without waiting for the shard. The shard reads them
+in order and judges between them, and reports back, whenever it has read what was waiting
+and on every judge tick: the room it has left (its credits), the oldest record it still
+holds a trace from, and where its traces entered its buffer (``intake_births``). The few
+calls that want an answer (``/metrics``, ``/readyz``) carry an id.
 """
 
 from __future__ import annotations
@@ -17,33 +20,50 @@ import threading
 import time
 from concurrent.futures import Future
 from multiprocessing.connection import Connection
-from typing import Any, Callable
+from typing import Any, Callable, Iterable
 
 from ..engine import Turn
 from ..model import SpanRecord
 from ..sources import Shard
 from ..suppression import suppress_instrumentation_in_this_thread
-from .admission import Reservations
 from .config import ReceiverConfig
 from .intake import Body, IntakeError
-from .intake_log import IntakeLog
-from .outcomes import Overloaded
+from .outcomes import VERDICTS_HELD
 from .service import ReceiverService
 from .tuning import tune_garbage_collection, tune_malloc
 
 logger = logging.getLogger(__name__)
 
-REPLY_TIMEOUT_S = 120.0  # a shard answers once it has buffered a request's spans: longer means it is stuck
+REPLY_TIMEOUT_S = 120.0  # a shard answers between two requests it reads: longer means it is stuck
+READ_BEFORE_REPORT = 64  # requests a shard reads at most before it reports its credits
+
+
+class Report:
+    """What a shard says of itself: it read every record up to ``seq``, has room for
+    ``spans`` and ``nbytes`` more (or refuses everything, ``refusal``), holds no trace from
+    a record before ``low_water``, and saw ``births`` (trace id, record number) since its last report."""
+
+    __slots__ = ("seq", "spans", "nbytes", "refusal", "low_water", "births")
+
+    def __init__(self, seq: int, spans: int, nbytes: int, refusal: str | None, low_water: int,
+                 births: list[tuple[int, int]]) -> None:
+        self.seq, self.spans, self.nbytes, self.refusal = seq, spans, nbytes, refusal
+        self.low_water, self.births = low_water, births
 
 
 class ShardWorker:
     """One shard in a child process, and the pipe to it. Calls carry an id and are answered
     in order; a reader thread hands answers to their callers and runs the shard's notices."""
 
-    def __init__(self, config: ReceiverConfig, shard: Shard, on_paused, on_turn) -> None:
+    def __init__(self, config: ReceiverConfig, shard: Shard, on_paused, on_turn,
+                 on_report: Callable[[int, Report], None], on_exit: Callable[[int], None]) -> None:
         self.shard = shard
         self._on_paused = on_paused
         self._on_turn = on_turn
+        self._on_report = on_report
+        self._on_exit = on_exit
+        self._stopping = False
+        self.stopped: Future = Future()  # the traces it left unjudged, once it stopped (``ask_to_stop``)
         self._connection, child_end = multiprocessing.Pipe()
         context = multiprocessing.get_context("spawn")  # the serving process runs threads: no fork
         self._process = context.Process(
@@ -76,14 +96,28 @@ class ShardWorker:
         at once, the answer comes in the future."""
         reply: Future = Future()
         with self._order_lock:
-            call_id = reply.call_id = next(self._ids)  # type: ignore[attr-defined] - a reservation's name
+            if self.stopped.done():  # it exited: no one would answer
+                reply.set_exception(_down(self.shard, "it exited"))
+                return reply
+            call_id = reply.call_id = next(self._ids)  # type: ignore[attr-defined] - the answer's name
             self._replies[call_id] = reply
             self._outbox.put(((kind, call_id, *args), payload, reply))
         return reply
 
-    def tell(self, kind: str, *args: Any) -> None:
+    def tell(self, kind: str, *args: Any, payload: bytes | None = None) -> None:
         with self._order_lock:
-            self._outbox.put(((kind, None, *args), None, None))
+            self._outbox.put(((kind, None, *args), payload, None))
+
+    def take(self, seq: int, body: Body, alive: Iterable[int] | None = None) -> None:
+        """Send record ``seq`` to read (``alive``: a replay, of those traces only); no answer."""
+        if alive is None:
+            self.tell("take", seq, body.media_type, body.signal, payload=body.data)
+        else:
+            self.tell("replay", seq, body.media_type, body.signal, list(alive), payload=body.data)
+
+    @property
+    def alive(self) -> bool:
+        return self._process.is_alive() and not self.stopped.done()
 
     def _send(self) -> None:
         while (message := self._outbox.get()) is not None:
@@ -108,6 +142,7 @@ class ShardWorker:
             raise _down(self.shard, f"no answer within {REPLY_TIMEOUT_S:.0f} s") from None
 
     def ask_to_stop(self) -> None:
+        self._stopping = True
         self.tell("stop")
 
     def join(self) -> None:
@@ -125,8 +160,12 @@ class ShardWorker:
                 kind, call_id, *payload = self._connection.recv()
             except (EOFError, OSError):
                 break
-            if kind == "ready":
+            if kind == "credits":
+                self._on_report(self.shard.index, Report(*payload))
+            elif kind == "ready":
                 self._ready.set_result(payload[0])
+            elif kind == "stopped":
+                self.stopped.set_result(payload[0])
             elif kind == "paused":
                 self._on_paused(*payload, origin=self.shard.index)
             elif kind == "turn":
@@ -136,14 +175,46 @@ class ShardWorker:
                 reply.set_result(payload[0])
         if not self._ready.done():
             self._ready.set_result("it exited while starting")
-        for call_id in list(self._replies):
-            if (reply := self._replies.pop(call_id, None)) is not None:  # else the sender failed it already
-                reply.set_exception(_down(self.shard, "it exited"))
+        with self._order_lock:  # a call made from now on fails at once (``call``)
+            if not self.stopped.done():
+                self.stopped.set_result(None)  # it could not say what it left: the log keeps everything
+            for call_id in list(self._replies):
+                if (reply := self._replies.pop(call_id, None)) is not None:  # else the sender failed it already
+                    reply.set_exception(_down(self.shard, "it exited"))
+        if not self._stopping and self._ready.result() == "":
+            self._on_exit(self.shard.index)
 
 
 def _down(shard: Shard, why: Any) -> IntakeError:
     logger.error("worker %d is down: %s", shard.index, why)
     return IntakeError(503, "UNAVAILABLE", f"receiver worker {shard.index} is down; retry later")
+
+
+class ShardLedger:
+    """Which traces this shard's buffer holds, by the number of the record each entered with:
+    what the serving process needs to release its log's segments and to replay them."""
+
+    def __init__(self) -> None:
+        self.seq = -1  # the record being read
+        self.read = -1  # the last record read whole
+        self._entered: dict[int, int] = {}  # trace id → record number, oldest first
+        self._births: list[tuple[int, int]] = []
+
+    def trace_entered(self, trace_id: int) -> None:
+        self._entered.pop(trace_id, None)  # entering again: it is as new as this record
+        self._entered[trace_id] = self.seq
+        self._births.append((trace_id, self.seq))
+
+    def trace_left(self, trace_id: int) -> None:
+        self._entered.pop(trace_id, None)
+
+    def low_water(self) -> int:
+        """The oldest record a trace still buffered entered with (all after the last one read when none is)."""
+        return next(iter(self._entered.values()), self.read + 1)
+
+    def births(self) -> list[tuple[int, int]]:
+        births, self._births = self._births, []
+        return births
 
 
 def _shard_main(config_data: dict, index: int, count: int, connection: Connection) -> None:
@@ -153,11 +224,8 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s shard {index} %(name)s: %(message)s")
 
-    send_lock = threading.Lock()  # the loop and the thread answering durable commits share the pipe
-
     def send(message: tuple) -> None:
-        with send_lock:
-            connection.send(message)
+        connection.send(message)
 
     def hand_on(keys: list[str], records: list[SpanRecord]) -> None:
         send(("paused", None, keys, records))
@@ -166,113 +234,79 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
         send(("turn", None, owner, session_id, turn))
 
     tune_malloc()
+    ledger = ShardLedger()
     try:
         service = ReceiverService(
-            ReceiverConfig.model_validate(config_data), Shard(index, count), on_paused=hand_on, on_turn=hand_on_turn
+            ReceiverConfig.model_validate(config_data), Shard(index, count), on_paused=hand_on, on_turn=hand_on_turn,
+            log_intake=False, ledger=ledger,
         )
     except Exception as exc:  # the serving process built the same service first: this is rare
         send(("ready", None, str(exc) or type(exc).__name__))
         return
+
+    def report() -> None:
+        refusal = VERDICTS_HELD if service.pipeline.held.at_bound else None
+        send(("credits", None, ledger.read, service.room(), service.byte_room(), refusal, ledger.low_water(),
+              ledger.births()))
 
     tune_garbage_collection()
     suppress_instrumentation_in_this_thread()
     # One thread reads requests and judges between them: a judge thread beside it would only
     # trade the GIL back and forth with it (and every message goes out from this thread).
     service.start(judge_thread=False)
-    reservations = Reservations(service)
-    durable = _DurableReplies(service.intake_log, send) if service.intake_log is not None else None
     send(("ready", None, ""))
     tick = service.judge_interval
     next_tick = time.monotonic() + tick
+    stopped = False
     try:
-        while True:
+        while not stopped:
             now = time.monotonic()
             if now >= next_tick:
                 service.judge_tick()
+                report()  # judging and expiry free room: say so even when nothing arrives
                 next_tick = now + tick
-            if not connection.poll(max(0.0, next_tick - time.monotonic())):
-                continue
+            read = 0
             try:
-                kind, call_id, *args = connection.recv()
-            except EOFError:  # the serving process is gone: judge what is here and stop
-                break
-            if kind == "stop":
-                break
-            if kind == "paused":
-                service.keep_paused(*args)
-            elif kind == "turn":
-                service.keep_turn(*args)
-            elif kind == "reserve":
-                body = Body(connection.recv_bytes(), args[0], args[1])
-                refusal = reservations.reserve(call_id, body)
-                send(("reply", call_id, refusal and (service.config.retry_after, refusal)))
-            elif kind == "release":
-                reservations.release(args[0], args[1])
-            elif kind == "commit":
-                ticket = 0
-                try:
-                    accepted, ticket = service.take(reservations.commit(args[0]))
-                    outcome: tuple = ("accepted", accepted.reasons)
-                except IntakeError as exc:
-                    outcome = ("invalid", exc.status, exc.grpc_code, exc.message)
-                except Overloaded as exc:  # the service refusing what its reservation allowed: a bug, said as such
-                    outcome = ("overloaded", exc.retry_after)
-                if ticket and durable is not None:
-                    durable.answer(ticket, call_id, outcome)
-                else:
-                    send(("reply", call_id, outcome))
-            elif kind == "metrics":
-                send(("reply", call_id, list(service.registry.collect())))
-            elif kind == "readiness":
-                send(("reply", call_id, service.not_ready()))
+                if not connection.poll(max(0.0, next_tick - time.monotonic())):
+                    continue
+                while read < READ_BEFORE_REPORT and (read == 0 or connection.poll(0)):
+                    kind, call_id, *args = connection.recv()
+                    read += 1
+                    if kind == "stop":
+                        stopped = True
+                        break
+                    _handle(service, ledger, connection, kind, call_id, args, send)
+                if read:
+                    report()
+            except (EOFError, OSError):  # the serving process is gone: judge what is here and stop
+                stopped = True
     finally:
-        if durable is not None:
-            durable.close()
         service.stop()
+        try:
+            send(("stopped", None, service.unjudged))
+        except (OSError, ValueError):  # the serving process is gone: its log keeps everything
+            pass
 
 
-class _DurableReplies:
-    """A shard's answers to commits, each sent once the intake log has the request on disk,
-    from a thread of their own: the shard goes on reading and judging while the disk
-    flushes, and one flush covers every commit that came in meanwhile (group commit)."""
-
-    def __init__(self, log: IntakeLog, send: Callable[[tuple], None]) -> None:
-        self._log = log
-        self._send = send
-        self._waiting: list[tuple[int, int, tuple]] = []  # (ticket, call id, outcome)
-        self._changed = threading.Condition()
-        self._closed = False
-        self._thread = threading.Thread(target=self._run, name="otel-reliability-shard-flush", daemon=True)
-        self._thread.start()
-
-    def answer(self, ticket: int, call_id: int, outcome: tuple) -> None:
-        with self._changed:
-            self._waiting.append((ticket, call_id, outcome))
-            self._changed.notify()
-
-    def close(self) -> None:
-        """Send what is waiting (flushed first), then stop."""
-        with self._changed:
-            self._closed = True
-            self._changed.notify()
-        self._thread.join(timeout=60)
-
-    def _run(self) -> None:
-        while True:
-            with self._changed:
-                while not self._waiting and not self._closed:
-                    self._changed.wait()
-                if not self._waiting:
-                    return
-                batch, self._waiting = self._waiting, []
-            try:
-                self._log.wait_durable(max(ticket for ticket, _, _ in batch))
-            except OSError as exc:  # not on disk: not acknowledged either; the client retries
-                logger.error("the intake log could not be flushed: %s", exc)
-                failed = ("invalid", 503, "UNAVAILABLE", f"receiver could not write its intake log ({exc}); retry later")
-                batch = [(ticket, call_id, failed) for ticket, call_id, _ in batch]
-            for _, call_id, outcome in batch:
-                try:
-                    self._send(("reply", call_id, outcome))
-                except (OSError, ValueError):  # the serving process is gone: the log keeps the requests
-                    return
+def _handle(service: ReceiverService, ledger: ShardLedger, connection: Connection, kind: str, call_id: Any,
+            args: list, send: Callable[[tuple], None]) -> None:
+    if kind in ("take", "replay"):
+        seq, media_type, signal_name, *alive = args
+        body = Body(connection.recv_bytes(), media_type, signal_name)
+        ledger.seq = seq
+        try:
+            if kind == "take":  # admitted on this shard's credits: the bounds do not refuse it here
+                service.take(body, bounded=False)
+            else:
+                service.take(body, replaying=set(alive[0]))
+        except IntakeError as exc:  # the serving process read its trace ids: only a change of version does this
+            logger.warning("shard %d could not read record %d: %s", service.shard.index, seq, exc)
+        ledger.read = max(ledger.read, seq)
+    elif kind == "paused":
+        service.keep_paused(*args)
+    elif kind == "turn":
+        service.keep_turn(*args)
+    elif kind == "metrics":
+        send(("reply", call_id, list(service.registry.collect())))
+    elif kind == "readiness":
+        send(("reply", call_id, service.not_ready()))

@@ -7,7 +7,9 @@ the earlier one: the one with the latest ``evaluated_at`` wins, and on a tie the
 A re-judged trace replaces its verdicts as a set: the runs it found are no longer top-level
 (``Superseded``) lose theirs.
 A PostgreSQL store also holds the paused runs the receivers sharing it judged
-(``open_paused_runs``) and the turns of their sessions (``open_shared_sessions``).
+(``open_paused_runs``) and the turns of their sessions (``open_shared_sessions``); a SQLite
+file holds the paused runs of the processes writing it (``paused_sqlite``), so that they
+outlive a crash.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .spec import StoreSpec, StoreSpecError, parse_store_spec
 
 if TYPE_CHECKING:
     from .paused import PostgresPausedRuns
+    from .paused_sqlite import SQLitePausedRuns
     from .sessions import PostgresSessions
 
 __all__ = [
@@ -72,14 +75,20 @@ def open_shared_sessions(spec: str | Path, session_idle: float) -> PostgresSessi
     return PostgresSessions(str(store.url), retention=2 * session_idle)
 
 
-def open_paused_runs(spec: str | Path, capacity: int) -> PostgresPausedRuns | None:
-    """The paused runs shared through the results store ``spec``, when other hosts can reach
-    it (PostgreSQL); ``None`` for a file, which one host's processes share otherwise.
+def open_paused_runs(spec: str | Path, capacity: int) -> PostgresPausedRuns | SQLitePausedRuns | None:
+    """The paused runs kept in the results store ``spec``, shared by every process that
+    writes it: PostgreSQL (every receiver on every host), a SQLite file (a receiver and its
+    shards, and the receiver started after a crash); ``None`` for a store in memory or JSON
+    Lines, whose paused runs live in memory only.
 
-    >>> open_paused_runs("results.db", 1_000) is None
-    True
+    >>> open_paused_runs(":memory:", 1_000) is None, open_paused_runs("results.jsonl", 1_000) is None
+    (True, True)
     """
     store = parse_store_spec(spec, "results")
+    if store.kind == "sqlite" and not store.in_memory and store.path is not None:
+        from otel_reliability.stores.paused_sqlite import SQLitePausedRuns
+
+        return SQLitePausedRuns(store.path, capacity)
     if not store.shared:
         return None
     from otel_reliability.stores.paused import PostgresPausedRuns

@@ -16,9 +16,9 @@ from typing import Any, Sequence
 
 from opentelemetry.sdk.trace import ReadableSpan
 
-from .model import LogData
+from ..model import LogData
+from ..suppression import suppress_instrumentation_in_this_thread
 from .span_judging import SpanJudging
-from .suppression import suppress_instrumentation_in_this_thread
 
 logger = logging.getLogger(__name__)
 

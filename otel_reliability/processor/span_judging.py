@@ -18,14 +18,14 @@ from typing import Any, Callable, Sequence
 
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
 
-from .adapters import may_be_run, to_event_record, to_record
-from .assembly.ownership import enclosing_run
-from .emitters.metrics import ReliabilityMetrics
-from .emitters.span_attributes import evaluation_event, verdict_attributes
-from .engine import Pipeline
-from .model import LogData, Role, SpanRecord
-from .results import RunResult
-from .sources.sdk import attributes_view, from_ended_span, from_readable_span, with_additions
+from ..adapters import may_be_run, to_event_record, to_record
+from ..assembly.ownership import enclosing_run
+from ..emitters.metrics import ReliabilityMetrics
+from ..emitters.span_attributes import evaluation_event, verdict_attributes
+from ..engine import Pipeline
+from ..model import LogData, Role, SpanRecord
+from ..results import RunResult
+from ..sources.sdk import attributes_view, from_ended_span, from_readable_span, with_additions
 
 logger = logging.getLogger(__name__)
 

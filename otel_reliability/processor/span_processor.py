@@ -45,22 +45,22 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
-from .emitters.metrics import ReliabilityMetrics
-from .emitters.sinks import MetricsSink, PrintSink, StoreSink
-from .engine import CallbackSink, Engine, EngineSettings, Pipeline, Sink
-from .expectations import DEFAULT_EXPECTATION, Expectation
+from ..emitters.metrics import ReliabilityMetrics
+from ..emitters.sinks import MetricsSink, PrintSink, StoreSink
+from ..engine import CallbackSink, Engine, EngineSettings, Pipeline, Sink
+from ..expectations import DEFAULT_EXPECTATION, Expectation
+from ..model import LogData
+from ..results import RunResult
+from ..session_results import SessionResult
+from ..stores import ResultStore, open_store, parse_store_spec
 from .forking import register_fork_hooks
 from .inline import active_check, register_processor
 from .log_processor import ReliabilityLogRecordProcessor
-from .model import LogData
-from .results import RunResult
-from .session_results import SessionResult
 from .span_judging import ProcessorStats, SpanJudging, UnavailableStore, flush_within, may_be_run_span
 from .span_worker import WAKE_EVERY, SpanWorker
-from .stores import ResultStore, open_store, parse_store_spec
 
 if TYPE_CHECKING:
-    from .reputation import Reputation
+    from ..reputation import Reputation
 
 __all__ = ["ProcessorStats", "ReliabilitySpanProcessor"]
 
@@ -117,7 +117,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
              "max_held_verdicts": max_held_verdicts, "max_held_bytes": max_held_bytes}
         )
         if reputation is not None:
-            from .reputation.processor import wire_reputation
+            from ..reputation.processor import wire_reputation
 
             span_processor, sinks, expectations = wire_reputation(reputation, span_processor, sinks, expectations)
             standings = reputation.store_spec

@@ -12,8 +12,8 @@ import contextvars
 import weakref
 from typing import Any, Literal
 
-from .expectations import Expectation
-from .results import RunResult, format_assertion
+from ..expectations import Expectation
+from ..results import RunResult, format_assertion
 
 _ACTIVE: contextvars.ContextVar[expect | None] = contextvars.ContextVar("otel_reliability_expect", default=None)
 _PROCESSORS: weakref.WeakSet = weakref.WeakSet()

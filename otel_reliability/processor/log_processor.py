@@ -14,9 +14,9 @@ from typing import Protocol
 
 from opentelemetry.sdk._logs import LogRecordProcessor
 
-from .adapters import may_be_genai_event
-from .model import LogData
-from .sources.sdk import from_sdk_log_record
+from ..adapters import may_be_genai_event
+from ..model import LogData
+from ..sources.sdk import from_sdk_log_record
 
 
 class LogIntake(Protocol):
