@@ -1,6 +1,7 @@
 """The command line's backend inputs: ``jaeger://…`` and ``phoenix://…`` beside trace files.
 
-One helper for every command that reads traces (``eval``, ``inspect``): it adds the
+One helper for every command that reads traces (``eval``, ``inspect``, and ``report`` and
+``compare``, which judge what they pull with their ``--expectations``): it adds the
 options that shape a pull (``--since``/``--until``, ``--service``, ``--operation``,
 ``--attribute``, ``--trace-id``, ``--limit``, …), tells backend URLs from file paths, and
 pulls each URL into the same ``FileRecords`` a trace file gives (its ``path`` the URL),
@@ -26,7 +27,9 @@ from .sources.backend_http import (
     BackendQuery,
     Pulled,
 )
-from .sources.backends import is_backend_url, pull
+from .engine import Engine, judge_all_at_end
+from .results import RunResult
+from .sources.backends import names_a_scheme, pull
 from .sources.parallel import FileRecords
 
 DEFAULT_LOOKBACK = "24h"
@@ -62,8 +65,8 @@ def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
 
 def split_inputs(inputs: Sequence[str]) -> tuple[list[str], list[str]]:
     """(file paths, backend URLs), each in the order given."""
-    urls = [text for text in inputs if is_backend_url(text)]
-    return [text for text in inputs if not is_backend_url(text)], urls
+    urls = [text for text in inputs if names_a_scheme(text)]
+    return [text for text in inputs if not names_a_scheme(text)], urls
 
 
 def query_from(args: argparse.Namespace, now_ns: int | None = None) -> BackendQuery:
@@ -137,3 +140,14 @@ def pull_inputs(urls: Sequence[str], args: argparse.Namespace) -> list[tuple[Pul
             print(f"otel-reliability: {url}: {note}", file=sys.stderr)
         pulled.append((found, FileRecords(url, list(map(to_record, found.spans)))))
     return pulled
+
+
+def judged_pull(url: str, args: argparse.Namespace, expectation_files: Sequence[str]) -> list[RunResult]:
+    """The verdicts on the traces pulled from ``url``, judged as ``eval`` judges them (for the
+    commands that read verdicts: ``report``, ``compare``); each names ``url`` as its source."""
+    [(_, records)] = pull_inputs([url], args)
+    judgements, _ = judge_all_at_end(Engine(list(expectation_files)), records.records, records.events)
+    results = [judgement.result for judgement in judgements]
+    for result in results:
+        result.source = url
+    return results

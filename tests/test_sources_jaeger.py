@@ -35,12 +35,11 @@ def fed_jaeger(tmp_path_factory):
     try:
         files = remap_corpus(workdir / "corpus", salt="jaeger-source")
         expected = by_run(eval_json(files)["results"])
-        traces = {r["trace_id"] for r in expected}
         sent = export_split(jaeger.grpc_endpoint, files, EXPORT_CALLS)
         assert sent["exported"] == sent["replayed"] > 0 and not sent["failed"], sent
-        # Jaeger batches what it received before storing it: wait until every trace can be found.
+        # Jaeger batches what it received before storing it: wait until every span can be read.
         query = BackendQuery(since_ns=0, until_ns=2**63 - 1, service=SERVICE, limit=100_000, page_size=100_000 - 1)
-        wait_until(lambda: pull(jaeger.url, query).traces >= len(traces), 60, "every trace stored in Jaeger")
+        wait_until(lambda: len(pull(jaeger.url, query).spans) >= sent["exported"], 120, "every span stored in Jaeger", 1.0)
         yield jaeger, expected, files
     finally:
         code = jaeger.stop()
@@ -155,3 +154,25 @@ def test_the_attribute_filter_keeps_only_traces_with_a_span_that_has_it(fed_jaeg
     assert done.returncode in (0, 1), done.stderr
     kept = by_run(json.loads(done.stdout)["results"])
     assert kept == [r for r in expected if r["trace_id"] in having], (key, value)
+
+
+def test_compare_and_report_judge_what_they_pull_as_eval_does(fed_jaeger, tmp_path):
+    jaeger, expected, files = fed_jaeger
+    on_files = tmp_path / "files.json"
+    on_files.write_text(json.dumps(eval_json(files)), encoding="utf-8")
+    pull = [jaeger.url, "--since", SINCE, "--service", SERVICE]
+
+    compared = cli("compare", str(on_files), *pull, "--format", "json")
+
+    assert compared.returncode == 0, compared.stderr
+    document = json.loads(compared.stdout)
+    assert document["candidate"]["source"] == jaeger.url and not document["regressed"]
+    assert not document["newly_failing"] and not document["only_in_baseline"] and not document["only_in_candidate"]
+    overall = document["overall"]
+    assert overall["baseline"] == overall["candidate"] and overall["candidate"]["runs"] == len(expected), overall
+
+    reported = cli("report", *pull)
+
+    assert reported.returncode == (1 if any(r["eval_status"] != "PASSED" for r in expected) else 0), reported.stderr
+    passed = sum(r["eval_status"] == "PASSED" for r in expected)
+    assert f"**Correct runs:** {passed}/{len(expected)}" in reported.stdout, reported.stdout[:2000]

@@ -12,11 +12,11 @@ window in one page or in pages of 50 spans.
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any, Mapping
 
 import pytest
 
+from otel_reliability.results import parse_rfc3339
 from otel_reliability.sources.backend_http import BackendQuery
 from otel_reliability.sources.phoenix import pull
 
@@ -24,7 +24,7 @@ from .backend_harness import EXPORT_CALLS, PHOENIX_BINARY, SINCE, cli, missing, 
 from .receiver_harness import by_run, eval_json, export_split, remap_corpus, verdict_differences, wait_until
 
 TIMES = ("started_at", "ended_at")
-MICROSECOND_S = 1e-6
+MICROSECOND_NS = 1000
 
 
 def _untimed(result: Mapping[str, Any]) -> dict[str, Any]:
@@ -33,10 +33,6 @@ def _untimed(result: Mapping[str, Any]) -> dict[str, Any]:
     if isinstance(kept.get("usage"), dict):
         kept["usage"] = {k: v for k, v in kept["usage"].items() if k != "duration_ms"}
     return kept
-
-
-def _seconds(stamp: str) -> float:
-    return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
 
 
 @pytest.fixture(scope="module")
@@ -50,16 +46,15 @@ def fed_phoenix(tmp_path_factory):
     try:
         files = remap_corpus(workdir / "corpus", salt="phoenix-source")
         expected = by_run(eval_json(files)["results"])
-        traces = {r["trace_id"] for r in expected}
         sent = export_split(phoenix.grpc_endpoint, files, EXPORT_CALLS)
         assert sent["exported"] == sent["replayed"] > 0 and not sent["failed"], sent
-        # Phoenix writes what it received in batches: wait until every trace can be read.
+        # Phoenix writes what it received in batches: wait until every span can be read.
         query = BackendQuery(since_ns=0, until_ns=2**62, limit=100_000, page_size=1000)
-        wait_until(lambda: pull(phoenix.url, query).traces >= len(traces), 120, "every trace stored in Phoenix")
+        # Each look reads every span, and Phoenix ingests on the loop that answers: look seldom.
+        wait_until(lambda: len(pull(phoenix.url, query).spans) >= sent["exported"], 300, "every span stored in Phoenix", 3.0)
         yield phoenix, expected
     finally:
-        code = phoenix.stop()
-        assert code == 0, f"Phoenix exited {code} on SIGTERM:\n{phoenix.log_text()[-4000:]}"
+        phoenix.stop()  # fails the test when Phoenix ignores SIGTERM
 
 
 @pytest.mark.parametrize("paging", [[], ["--page-size", "50"]], ids=["one page", "pages of 50 spans"])
@@ -78,7 +73,7 @@ def test_the_corpus_pulled_back_from_phoenix_gets_eval_s_verdicts_on_the_files(f
     )
     for mine, wanted in zip(got, expected):
         for key in TIMES:
-            assert abs(_seconds(mine[key]) - _seconds(wanted[key])) <= MICROSECOND_S, (key, mine[key], wanted[key])
+            assert abs(parse_rfc3339(mine[key]) - parse_rfc3339(wanted[key])) <= MICROSECOND_NS, (key, mine[key], wanted[key])
 
 
 def test_limit_keeps_that_many_traces_and_says_it_stopped(fed_phoenix):

@@ -4,7 +4,7 @@
 return ``Pulled``: the spans as ``SpanData``, the same objects the file readers produce,
 so pulled traces go through the same adapters and engine as files.
 
->>> is_backend_url("jaeger://localhost:16686"), is_backend_url("traces/run.json")
+>>> is_backend_url("jaeger://localhost:16686"), is_backend_url("postgresql://db/results")
 (True, False)
 """
 
@@ -23,7 +23,16 @@ USAGE = "jaeger://HOST:PORT or phoenix://HOST:PORT/PROJECT"
 
 
 def is_backend_url(text: str) -> bool:
-    """Whether a command-line input names a backend rather than a file (any ``scheme://``)."""
+    """Whether ``text`` names a backend this reads (``postgresql://`` names a results store)."""
+    return text.startswith(tuple(PULLERS))
+
+
+def names_a_scheme(text: str) -> bool:
+    """Whether a trace input is a URL rather than a file path: ``pull`` says which schemes it reads.
+
+    >>> names_a_scheme("zipkin://localhost:9411"), names_a_scheme("C:/traces/run.json")
+    (True, False)
+    """
     return "://" in text and not text.startswith("file://")
 
 

@@ -39,7 +39,8 @@ WHAT_IT_READS = [
     "Phoenix adds OpenInference attributes it derives from gen_ai.* ones (the corpus of "
     "every framework tested reads the same through it); the JSON text of metadata and "
     "llm.prompt_template.variables is rebuilt from the keys Phoenix parsed it into (the same "
-    "content, not the same text)",
+    "content, not the same text), and those keys are kept too: Phoenix answers JSON text and "
+    "flat keys alike",
 ]
 
 
@@ -176,18 +177,20 @@ def _span(item: Any, reply: Reply, index: int, source: str) -> SpanData:
 
 def _restore_json_strings(attributes: dict[str, Any]) -> None:
     """Phoenix parses the JSON text of ``metadata`` and ``llm.prompt_template.variables`` at
-    intake and answers it as nested keys (``metadata.langgraph_node``): put the JSON text back
-    (adapters read LangGraph's node and agent names there).
+    intake and answers it as nested keys (``metadata.langgraph_node``), the same keys it
+    answers for attributes sent flat (BeeAI sends ``metadata.class_name``): which form was
+    sent cannot be told, so both are given, the keys as answered and the JSON text
+    rebuilt from them (adapters read LangGraph's node and agent names there).
 
-    >>> attributes = {"metadata.ls_integration": "langgraph", "metadata.steps.0.n": 1, "input.value": "hi"}
+    >>> attributes = {"metadata.ls_integration": "langgraph", "metadata.steps.0.n": 1}
     >>> _restore_json_strings(attributes)
-    >>> attributes
-    {'input.value': 'hi', 'metadata': '{"ls_integration": "langgraph", "steps": [{"n": 1}]}'}
+    >>> attributes["metadata"], attributes["metadata.ls_integration"]
+    ('{"ls_integration": "langgraph", "steps": [{"n": 1}]}', 'langgraph')
     """
     for key in JSON_STRING_KEYS:
         prefix = key + "."
-        nested = {k[len(prefix):]: attributes.pop(k) for k in [k for k in attributes if k.startswith(prefix)]}
-        if nested:
+        nested = {k[len(prefix):]: attributes[k] for k in attributes if k.startswith(prefix)}
+        if nested and key not in attributes:
             attributes[key] = json.dumps(_unflattened(nested), ensure_ascii=False)
         elif key in attributes and not isinstance(attributes[key], str):
             attributes[key] = json.dumps(_plain(attributes[key]), ensure_ascii=False)
