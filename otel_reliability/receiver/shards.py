@@ -25,12 +25,15 @@ Each shard's process, its main loop and the pipe to it are ``receiver.shard_proc
 
 from __future__ import annotations
 
+import threading
 from typing import Any, Iterable
 
 from prometheus_client import generate_latest
 from prometheus_client.metrics_core import Metric
 
 from ..engine import Turn
+from ..engine.reload import Reloaded
+from ..expectations import ExpectationError
 from ..model import SpanRecord
 from ..sources import Shard
 from .config import ReceiverConfig
@@ -69,6 +72,7 @@ class ShardedReceiver:
         self.request_duration = self._local.request_duration
         self.metrics = self._local.metrics  # what the serving process counts itself: refusals
         self.inflight = InflightGate(config.inflight_limit())
+        self._reloading = threading.Lock()
         self._workers: list[ShardWorker] = []
         try:
             for index in range(count) if count > 1 else ():  # appended one by one: a failure stops those started
@@ -148,6 +152,26 @@ class ShardedReceiver:
             except IntakeError as down:
                 reasons.append(str(down))
         return reasons
+
+    def reload_expectations(self) -> Reloaded:
+        """Reload the expectation files (``SIGHUP``, ``POST /api/v1/reload``): validated by
+        this process first, so a bad file reaches no shard; then every shard reloads them.
+        ``ExpectationError`` when a file cannot be used (every set unchanged) or a shard
+        refused (a file changed meanwhile: that shard keeps its old set; reload again)."""
+        with self._reloading:  # one reload at a time: shards must not end on different sets
+            reloaded = self._local.reload_expectations()
+            pending = [(worker, worker.call("reload")) for worker in self._workers]
+            refused = []
+            for worker, reply in pending:
+                try:
+                    outcome, detail = worker.result(reply)
+                except IntakeError as down:
+                    outcome, detail = "refused", str(down)
+                if outcome != "reloaded":
+                    refused.append(f"worker {worker.shard.index}: {detail}")
+            if refused:
+                raise ExpectationError("; ".join(refused))
+            return reloaded
 
     def metrics_text(self) -> bytes:
         pending = [worker.call("metrics") for worker in self._workers]
