@@ -40,7 +40,7 @@ _UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group(
         "tracing backends",
-        "a PATH may be jaeger://HOST:PORT (Jaeger's query API v3) or phoenix://HOST:PORT/PROJECT "
+        "an input may be jaeger://HOST:PORT (Jaeger's query API v3) or phoenix://HOST:PORT/PROJECT "
         "(a Phoenix project); these shape what is pulled from it (docs/backends.md)",
     )
     group.add_argument("--since", metavar="WHEN", default=DEFAULT_LOOKBACK,

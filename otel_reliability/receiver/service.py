@@ -364,9 +364,8 @@ class ReceiverService:
             self.intake_log.probe()
 
     def reload_expectations(self, counted: bool = True) -> Reloaded:
-        """Read the expectation files again and put them in force, all or nothing
-        (``engine/reload.py``); ``ExpectationError`` with the old set in force. Logged, and
-        counted unless ``counted`` is false (a shard: the serving process counts the reload once)."""
+        """The expectation files read again, all or nothing (``engine/reload.py``); logged, and
+        counted unless a shard asks (the serving process counts a reload once)."""
         try:
             reloaded = reload_expectations(self.pipeline, self.config.expectations)
         except ExpectationError as exc:
