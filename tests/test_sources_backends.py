@@ -17,6 +17,7 @@ from .receiver_harness import free_port
         (lambda port: [f"phoenix://127.0.0.1:{port}/agents"], ["cannot reach http://127.0.0.1:", "/v1/projects/agents/spans"]),
         (lambda port: ["jaeger://no-port"], ["jaeger://no-port: expected jaeger://HOST:PORT"]),
         (lambda port: [f"phoenix://127.0.0.1:{port}"], ["expected phoenix://HOST:PORT/PROJECT"]),
+        (lambda port: [f"phoenix://127.0.0.1:{port}/agents", "--service", "x"], ["--service is Jaeger's"]),
         (lambda port: [f"zipkin://127.0.0.1:{port}"], ["not a backend this reads"]),
         (lambda port: [f"jaeger://127.0.0.1:{port}", "--since", "last week"], ["--since 'last week'"]),
         (lambda port: [f"jaeger://127.0.0.1:{port}", "--since", "1h", "--until", "2h"], ["--since 1h is after --until 2h"]),
@@ -24,7 +25,8 @@ from .receiver_harness import free_port
         (lambda port: [f"jaeger://127.0.0.1:{port}", "--trace-id", "xyz"], ["--trace-id 'xyz'"]),
         (lambda port: [f"jaeger://127.0.0.1:{port}", "--limit", "0"], ["--limit must be at least 1"]),
     ],
-    ids=["jaeger unreachable", "phoenix unreachable", "no port", "no project", "unknown scheme", "bad --since",
+    ids=["jaeger unreachable", "phoenix unreachable", "no port", "no project", "phoenix --service", "unknown scheme",
+         "bad --since",
          "window backwards", "bad --attribute", "bad --trace-id", "bad --limit"],
 )
 @pytest.mark.parametrize("command", ["eval", "inspect"])

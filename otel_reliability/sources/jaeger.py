@@ -74,7 +74,8 @@ def pull(url: str, query: BackendQuery) -> Pulled:
             reader.search(service)
         if reader.full() and reader.more:
             reader.pulled.notes.append(
-                f"stopped at --limit {query.limit} traces: the window holds more (narrow --since/--until, or raise --limit)"
+                f"stopped at --limit {query.limit} traces: the rest of the window was not read "
+                "(narrow --since/--until, or raise --limit)"
             )
     reader.pulled.traces = len(reader.kept)
     reader.pulled.spans = [span for spans in reader.kept.values() for span in spans]

@@ -69,6 +69,8 @@ def pull(url: str, query: BackendQuery) -> Pulled:
     """The traces of ``query`` in the Phoenix project at ``url``, every span of each, at most
     ``query.limit`` traces; ``BackendError`` when Phoenix cannot be read."""
     base, project = project_address(url)
+    if query.service:
+        raise BackendError(f"{url}: --service is Jaeger's; a Phoenix URL names its project instead")
     reader = _Reader(url, base, project, query)
     trace_ids = list(query.trace_ids) or reader.trace_ids_in_window()
     spans = reader.spans_of(trace_ids)
