@@ -23,6 +23,7 @@ from .backend_harness import EXPORT_CALLS, JAEGER_BINARY, SINCE, cli, missing, o
 from .receiver_harness import by_run, eval_json, export_split, remap_corpus, verdict_differences, wait_until
 
 SERVICE = "otel-reliability-python-replay"  # the resource the replay exporter sends (receiver_harness)
+JUDGED = (0, 1, 3)  # every run passed, one failed, or none failed and some were not evaluated
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +54,7 @@ def test_the_corpus_pulled_back_from_jaeger_gets_eval_s_verdicts_on_the_files(fe
 
     done = cli("eval", jaeger.url, "--since", SINCE, "--service", SERVICE, "--format", "json", *paging)
 
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in JUDGED, done.stderr
     document = json.loads(done.stdout)
     assert {r["source"] for r in document["results"]} == {jaeger.url}
     got = by_run(document["results"])
@@ -63,12 +64,14 @@ def test_the_corpus_pulled_back_from_jaeger_gets_eval_s_verdicts_on_the_files(fe
 def test_every_service_is_searched_when_none_is_named_and_files_and_backends_mix(fed_jaeger, tmp_path):
     jaeger, expected, _ = fed_jaeger
     [elsewhere] = remap_corpus(tmp_path, salt="not-sent-to-jaeger")[:1]  # ids Jaeger does not hold
-    from_file = by_run(eval_json([elsewhere])["results"])
+    alone = cli("eval", str(elsewhere), "--format", "json")
+    assert alone.returncode in JUDGED, alone.stderr
+    from_file = by_run(json.loads(alone.stdout)["results"])
     assert from_file
 
     done = cli("eval", str(elsewhere), jaeger.url, "--since", SINCE, "--format", "json")
 
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in JUDGED, done.stderr
     results = json.loads(done.stdout)["results"]
     assert by_run(r for r in results if r["source"] == str(elsewhere)) == from_file
     assert by_run(r for r in results if r["source"] == jaeger.url) == expected
@@ -79,7 +82,7 @@ def test_limit_keeps_that_many_traces_and_says_it_stopped(fed_jaeger):
 
     done = cli("eval", jaeger.url, "--since", SINCE, "--service", SERVICE, "--limit", "5", "--page-size", "3", "--format", "json")
 
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in JUDGED, done.stderr
     traces = {r["trace_id"] for r in json.loads(done.stdout)["results"]}
     assert len(traces) <= 5 and traces <= {r["trace_id"] for r in expected}
     assert f"{jaeger.url}: stopped at --limit 5 traces" in done.stderr
@@ -88,7 +91,7 @@ def test_limit_keeps_that_many_traces_and_says_it_stopped(fed_jaeger):
 def test_a_time_window_that_holds_no_trace_reads_none(fed_jaeger):
     jaeger, _, _ = fed_jaeger
 
-    done = cli("eval", jaeger.url, "--since", "1h", "--service", SERVICE, "--format", "json")
+    done = cli("eval", jaeger.url, "--since", SINCE, "--until", "2000-01-02", "--service", SERVICE, "--format", "json")
 
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["results"] == []
@@ -151,7 +154,7 @@ def test_the_attribute_filter_keeps_only_traces_with_a_span_that_has_it(fed_jaeg
 
     done = cli("eval", jaeger.url, "--since", SINCE, "--attribute", f"{key}={value}", "--format", "json")
 
-    assert done.returncode in (0, 1), done.stderr
+    assert done.returncode in JUDGED, done.stderr
     kept = by_run(json.loads(done.stdout)["results"])
     assert kept == [r for r in expected if r["trace_id"] in having], (key, value)
 
