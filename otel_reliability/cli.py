@@ -16,6 +16,7 @@ from typing import Sequence
 
 from rich.console import Console
 
+from .backend_args import add_backend_arguments, pull_inputs, split_inputs
 from .emitters.markdown import results_markdown
 from .emitters.table import render_results
 from .engine import Engine, Judgement, judge_all_at_end
@@ -74,7 +75,7 @@ def _parser() -> argparse.ArgumentParser:
         f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}); those that are not "
         "traces are skipped with a warning.",
     )
-    evaluate.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory")
+    evaluate.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory, or a backend URL (below)")
     evaluate.add_argument(
         "--expectations", action="append", default=[], metavar="FILE",
         help="expectation file (YAML, TOML or JSON); repeatable, the first matching rule wins",
@@ -89,6 +90,7 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-empty", action="store_true",
         help="exit 0, not 4, when the input holds spans but no agent run is recognised",
     )
+    add_backend_arguments(evaluate)
     evaluate.epilog = (
         "exit codes: 0 every run passed; 1 a run (or session) failed; 2 bad input; 3 none failed but some "
         "were not evaluated; 4 the input held spans but no agent run was recognised (--allow-empty: 0)"
@@ -164,11 +166,13 @@ def _eval(args: argparse.Namespace) -> int:
     engine = Engine(args.expectations)
     if args.max_decompressed_mib < 1:
         raise UsageError(f"--max-decompressed-mib must be at least 1, got {args.max_decompressed_mib}")
-    paths, skippable = _trace_files(args.paths)
+    file_inputs, backend_urls = split_inputs(args.paths)
+    paths, skippable = _trace_files(file_inputs)
     with progress_bar("Reading trace files", len(paths), minimum=PROGRESS_FROM_FILES) as advance:
         files = read_files(
             paths, skippable=skippable, progress=advance, max_decompressed_bytes=args.max_decompressed_mib << 20
         )
+    files += [records for _, records in pull_inputs(backend_urls, args)]  # the same records a file gives
     for file in files:
         if file.skipped is not None:
             print(f"otel-reliability: skipped, not a trace file: {file.skipped}", file=sys.stderr)

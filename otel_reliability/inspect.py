@@ -31,6 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .adapters import adapter_for, to_event_record, to_record
+from .backend_args import add_backend_arguments, pull_inputs, split_inputs
 from .assembly import as_read, assemble
 from .assembly.ownership import enclosing_run
 from .jsontext import encode_document
@@ -103,9 +104,24 @@ class Inspection:
     spans: list[SpanView]
     runs: list[RunView]
     missing: list[str]  # what the input as a whole lacks
+    backends: list[BackendView] = field(default_factory=list)  # where pulled spans came from
 
     def to_json(self) -> dict[str, Any]:
-        return {"spans": [asdict(s) for s in self.spans], "runs": [asdict(r) for r in self.runs], "missing": self.missing}
+        document = {"spans": [asdict(s) for s in self.spans], "runs": [asdict(r) for r in self.runs], "missing": self.missing}
+        if self.backends:
+            document["backends"] = [asdict(b) for b in self.backends]
+        return document
+
+
+@dataclass(slots=True)
+class BackendView:
+    """A tracing backend the spans were pulled from, and what it cannot give (docs/backends.md)."""
+
+    source: str
+    traces: int
+    spans: int
+    cannot: list[str]
+    notes: list[str]  # where the pull stopped short
 
 
 def convention_of(span: SpanData) -> str:
@@ -258,13 +274,21 @@ def register(commands: argparse._SubParsersAction) -> None:
         "run, its tool-call attempts and how each was paired with the model's request; and what "
         "is missing for judging, with the setting that would fix it.",
     )
-    inspect.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory")
+    inspect.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory, or a backend URL (below)")
     inspect.add_argument("--format", choices=("table", "json"), default="table")
+    add_backend_arguments(inspect)
     inspect.set_defaults(run=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
-    inspection = inspect_files(_files(args.paths))
+    file_inputs, backend_urls = split_inputs(args.paths)
+    telemetry = [read_telemetry(path) for path in _files(file_inputs)]
+    pulled = [found for found, _ in pull_inputs(backend_urls, args)]
+    inspection = inspect_spans(
+        [s for t in telemetry for s in t.spans] + [s for found in pulled for s in found.spans],
+        [log for t in telemetry for log in t.logs],
+    )
+    inspection.backends = [BackendView(p.source, p.traces, len(p.spans), p.limits, p.notes) for p in pulled]
     if args.format == "json":
         sys.stdout.write(encode_document(inspection.to_json()) + "\n")
     else:
@@ -314,6 +338,12 @@ def render(inspection: Inspection, console: Console) -> None:
             console.print(Text(f"  missing: {line}"))
     for line in inspection.missing:
         console.print(Text(f"missing: {line}"))
+    for backend in inspection.backends:
+        console.print(Text(f"read from {backend.source}: {backend.traces} trace(s), {backend.spans} span(s)"))
+        for line in backend.cannot:
+            console.print(Text(f"  cannot: {line}"))
+        for line in backend.notes:
+            console.print(Text(f"  note: {line}"))
     if not inspection.missing and not any(r.missing for r in inspection.runs):
         console.print("nothing missing for judging")
 

@@ -206,6 +206,12 @@ class ReliabilityMetrics:
         self._sessions_dropped = meter.create_counter(
             "agent.reliability.sessions.dropped", unit="{session}", description="Sessions left unjudged, by reason"
         )
+        self._reloads = meter.create_counter(
+            "agent.reliability.expectations.reloads",
+            unit="{reload}",
+            description="Expectation reloads (SIGHUP, POST /api/v1/reload, reload_expectations), by outcome: "
+            "reloaded, or refused (a file could not be used; the old set stayed in force)",
+        )
         self._open_forgotten = meter.create_counter(
             "agent.reliability.open_spans.forgotten",
             unit="{span}",
@@ -287,6 +293,10 @@ class ReliabilityMetrics:
     def paused_runs_dropped(self, count: int, reason: str) -> None:
         """Count paused runs let go before a run resumed them."""
         self._paused_dropped.add(count, {REASON: reason})
+
+    def expectations_reloaded(self, outcome: str) -> None:
+        """Count one reload of the expectations, ``reloaded`` or ``refused``."""
+        self._reloads.add(1, {"reliability.outcome": outcome})
 
     def refused(self, reason: str, count: int = 1) -> None:
         """Count requests refused with a retry delay (their spans count in ``spans_dropped`` too)."""

@@ -39,17 +39,21 @@ class Engine:
         self.expectations += load_expectations(files)
         self.default_expectation = default_expectation
 
-    def expectation_for(self, run: Run, inline: Expectation | None = None) -> Expectation:
-        """Inline beats span attributes beats file rules; the default covers the rest."""
+    def expectation_for(
+        self, run: Run, inline: Expectation | None = None, rules: Sequence[Expectation] | None = None
+    ) -> Expectation:
+        """Inline beats span attributes beats file rules; the default covers the rest.
+        ``rules``: the expectations a caller took for a whole trace (a reload replaces
+        ``expectations`` between traces, see ``reload``); default the ones in force."""
         if inline is not None:
             return inline
-        chosen = select(self.expectations, run.agent, run.span_name, run.attributes)
+        chosen = select(self.expectations if rules is None else rules, run.agent, run.span_name, run.attributes)
         return chosen if chosen is not None else self.default_expectation
 
-    def judge(self, run: Run, inline: Expectation | None = None) -> RunResult:
+    def judge(self, run: Run, inline: Expectation | None = None, rules: Sequence[Expectation] | None = None) -> RunResult:
         """The run's verdict under its expectation, or under the default one when that
         expectation's ``sample_rate`` skips the run's trace."""
-        expectation = self.expectation_for(run, inline)
+        expectation = self.expectation_for(run, inline, rules)
         decision = None
         if expectation.sample_rate < 1.0 and expectation is not self.default_expectation:
             chosen = sampled(run.trace_id, expectation.sample_rate)

@@ -366,9 +366,10 @@ class Pipeline:
         )
         said = said_about(records, runs)
         judgements = []
+        rules = self.engine.expectations  # one set for the whole trace, whatever a reload does meanwhile
         for run in runs:
             try:
-                result = self.engine.judge(run, inline)
+                result = self.engine.judge(run, inline, rules)
             except ExpectationError as exc:  # e.g. the run span names an expectation nobody loaded
                 logger.warning("otel-reliability could not judge run %r: %s", run.span_name, exc)
                 if self._on_unjudgeable is not None:

@@ -48,11 +48,12 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, PrintSink, StoreSink
 from ..engine import CallbackSink, Engine, EngineSettings, Pipeline, Sink
-from ..expectations import DEFAULT_EXPECTATION, Expectation
+from ..expectations import DEFAULT_EXPECTATION, Expectation, ExpectationError
 from ..model import LogData
 from ..results import RunResult
 from ..session_results import SessionResult
 from ..stores import ResultStore, open_store, parse_store_spec
+from ..engine.reload import REFUSED, RELOADED, Reloaded, reload_expectations
 from .forking import register_fork_hooks
 from .inline import active_check, register_processor
 from .log_processor import ReliabilityLogRecordProcessor
@@ -274,6 +275,29 @@ class ReliabilitySpanProcessor(SpanProcessor):
         if self._next is None:
             return True
         return flush_within(self._next, deadline)
+
+    def reload_expectations(self, expectations: Sequence[Expectation | str | Path]) -> Reloaded:
+        """Put a new set of expectations in force without a restart, all or nothing: every
+        file is validated first, and one that cannot be used raises its ``ExpectationError``
+        with the old set still in force. Traces are judged whole under one set
+        (``engine/reload.py``). Counted in ``agent.reliability.expectations.reloads`` and
+        logged with the new digests; returns them.
+
+        >>> from otel_reliability.expectations import Expectation
+        >>> processor = ReliabilitySpanProcessor(store=None)
+        >>> processor.reload_expectations([Expectation(name="calc", expected_tool_calls=["multiply"])]).digests[0][0]
+        'calc'
+        >>> processor.shutdown()
+        """
+        try:
+            reloaded = reload_expectations(self._judging.pipeline, expectations)
+        except ExpectationError as exc:
+            self._metrics.expectations_reloaded(REFUSED)
+            logger.warning("otel-reliability: expectations not reloaded, the old ones stay in force: %s", exc)
+            raise
+        self._metrics.expectations_reloaded(RELOADED)
+        logger.info("otel-reliability: expectations reloaded: %s", reloaded.describe())
+        return reloaded
 
     def judge_session(self, session_id: str, timeout: float = 30.0) -> SessionResult | None:
         """Judge the session (conversation) ``session_id`` now, from its runs judged so far, by the

@@ -1,7 +1,8 @@
 """OTLP/HTTP (``POST /v1/traces``, ``POST /v1/logs``) and the results API, on aiohttp (the fastest stack measured here).
 
 Routes: ``POST /v1/traces``; ``POST /v1/logs`` (GenAI event log records, joined to their spans); ``GET /api/v1/results`` (same JSON as ``eval --format json``);
-``GET /api/v1/reputation`` (each agent's standing);
+``GET /api/v1/reputation`` (each agent's standing); ``POST /api/v1/reload`` (the expectation
+files read again, all or nothing: 200 with the new digests, 400 with the error and the old set in force);
 ``GET /metrics`` (Prometheus); ``GET /healthz`` (liveness: the process answers);
 ``GET /readyz`` (readiness: 503 with the reasons while intake cannot be written).
 
@@ -29,6 +30,7 @@ from google.rpc import status_pb2
 from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
+from ..expectations import ExpectationError
 from ..reputation import standings_document
 from ..model import STATUSES
 from ..session_results import SessionResult, results_document_with_sessions
@@ -61,6 +63,7 @@ def build_app(service: ShardedReceiver, intake: ThreadPoolExecutor) -> web.Appli
     app.router.add_post("/v1/logs", _export_logs)
     app.router.add_get("/api/v1/results", _results)
     app.router.add_get("/api/v1/reputation", _reputation)
+    app.router.add_post("/api/v1/reload", _reload)
     app.router.add_get("/metrics", _metrics)
     app.router.add_get("/healthz", _healthz)
     app.router.add_get("/readyz", _readyz)
@@ -203,6 +206,16 @@ def _instant(text: str) -> float:
         return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
     except ValueError:
         raise ValueError(f"since must be unix seconds or an ISO 8601 time, got {text!r}") from None
+
+
+async def _reload(request: web.Request) -> web.Response:
+    """Reload the expectation files: 200 with the new digests, or 400 with why, the old set in force."""
+    service: ShardedReceiver = request.app["service"]
+    try:
+        reloaded = await asyncio.get_running_loop().run_in_executor(None, service.reload_expectations)
+    except ExpectationError as exc:
+        return web.json_response({"outcome": "refused", "error": str(exc)}, status=400)
+    return web.json_response(reloaded.to_json())
 
 
 async def _reputation(request: web.Request) -> web.Response:

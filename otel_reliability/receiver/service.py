@@ -29,6 +29,8 @@ from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, StoreSink
 from ..engine import CallbackSink, Engine, Judged, Pipeline, Turn
 from ..engine.pipeline import PausedHook
+from ..engine.reload import REFUSED, RELOADED, Reloaded, reload_expectations
+from ..expectations import ExpectationError
 from ..model import SpanRecord
 from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
@@ -372,6 +374,21 @@ class ReceiverService:
             logger.exception("otel-reliability receiver failed while judging")
         if self.intake_log is not None and not self.intake_log.ready:
             self.intake_log.probe()
+
+    def reload_expectations(self, counted: bool = True) -> Reloaded:
+        """The expectation files read again, all or nothing (``engine/reload.py``); logged, and
+        counted unless a shard asks (the serving process counts a reload once)."""
+        try:
+            reloaded = reload_expectations(self.pipeline, self.config.expectations)
+        except ExpectationError as exc:
+            if counted:
+                self.metrics.expectations_reloaded(REFUSED)
+            logger.warning("expectations not reloaded, the old ones stay in force: %s", exc)
+            raise
+        if counted:
+            self.metrics.expectations_reloaded(RELOADED)
+        logger.info("expectations reloaded: %s", reloaded.describe())
+        return reloaded
 
     def not_ready(self) -> list[str]:
         """Why this receiver cannot take work now (``/readyz``); empty when it can."""

@@ -23,6 +23,7 @@ from multiprocessing.connection import Connection
 from typing import Any, Callable, Iterable
 
 from ..engine import Turn
+from ..expectations import ExpectationError
 from ..model import SpanRecord
 from ..sources import Shard
 from ..suppression import suppress_instrumentation_in_this_thread
@@ -222,6 +223,7 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     # sent to the whole process group must not kill a shard before it has judged its traces.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGHUP, signal.SIG_IGN)  # a reload comes from the serving process, validated there first
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s shard {index} %(name)s: %(message)s")
 
     def send(message: tuple) -> None:
@@ -310,3 +312,8 @@ def _handle(service: ReceiverService, ledger: ShardLedger, connection: Connectio
         send(("reply", call_id, list(service.registry.collect())))
     elif kind == "readiness":
         send(("reply", call_id, service.not_ready()))
+    elif kind == "reload":
+        try:
+            send(("reply", call_id, ("reloaded", service.reload_expectations(counted=False).describe())))
+        except ExpectationError as exc:
+            send(("reply", call_id, ("refused", str(exc))))

@@ -36,6 +36,8 @@ from prometheus_client import generate_latest
 from prometheus_client.metrics_core import Metric
 
 from ..engine import Turn
+from ..engine.reload import Reloaded
+from ..expectations import ExpectationError
 from ..model import SpanRecord
 from ..sources import Shard, TraceInputError
 from ..sources.trace_ids import request_trace_ids
@@ -93,6 +95,7 @@ class ShardedReceiver:
         self._low_water = [0] * count
         self._noted = [-1] * count  # the last record number each shard's births were noted up to
         self._started = False  # every shard started and the log replayed: a stop may write a checkpoint
+        self._reloading = threading.Lock()
         self._workers: list[ShardWorker] = []
         try:
             for index in range(count) if count > 1 else ():  # appended one by one: a failure stops those started
@@ -270,6 +273,26 @@ class ShardedReceiver:
             except IntakeError as down:
                 reasons.append(str(down))
         return reasons
+
+    def reload_expectations(self) -> Reloaded:
+        """Reload the expectation files (``SIGHUP``, ``POST /api/v1/reload``): validated by
+        this process first, so a bad file reaches no shard; then every shard reloads them.
+        ``ExpectationError`` when a file cannot be used (every set unchanged) or a shard
+        refused (a file changed meanwhile: that shard keeps its old set; reload again)."""
+        with self._reloading:  # one reload at a time: shards must not end on different sets
+            reloaded = self._local.reload_expectations()
+            pending = [(worker, worker.call("reload")) for worker in self._workers]
+            refused = []
+            for worker, reply in pending:
+                try:
+                    outcome, detail = worker.result(reply)
+                except IntakeError as down:
+                    outcome, detail = "refused", str(down)
+                if outcome != "reloaded":
+                    refused.append(f"worker {worker.shard.index}: {detail}")
+            if refused:
+                raise ExpectationError("; ".join(refused))
+            return reloaded
 
     def metrics_text(self) -> bytes:
         pending = [worker.call("metrics") for worker in self._workers]

@@ -20,12 +20,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from otel_reliability.backend_args import add_backend_arguments, judged_pull
 from otel_reliability.expectations import ExpectationError, load_expectations
 from otel_reliability.output_file import OutputError, write_output
 from otel_reliability.progress import progress_bar
 from otel_reliability.reports import format_for, render, verdict_report
 from otel_reliability.reports.compare import compare
-from otel_reliability.reports.inputs import LoadedResult, load_result_set, source_label
+from otel_reliability.reports.inputs import LoadedResult, load_pulled, load_result_set, source_label
+from otel_reliability.sources.backends import is_backend_url
 from otel_reliability.results import RunResult
 
 __all__ = ["register", "load_results"]
@@ -40,15 +42,17 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         description="Render verdicts as the BFCL article's five-part report, one group per expectation.",
     )
     report.add_argument("sources", nargs="+", metavar="SOURCE",
-                        help="results store (SQLite, .jsonl or postgresql:// URL) or JSON from 'eval --format json' / GET /api/v1/results")
+                        help="results store (SQLite, .jsonl or postgresql:// URL) or JSON from 'eval --format json' / GET /api/v1/results, "
+                        "or a tracing backend (jaeger://, phoenix://) whose traces are judged with --expectations")
     report.add_argument("--output", metavar="FILE", help="write here (.html/.htm for HTML) instead of standard output")
     report.add_argument("--format", choices=("markdown", "html"), help="default: from --output's name, else markdown")
     report.add_argument("--expectations", action="append", default=[], metavar="FILE",
-                        help="the expectation files that judged the runs, to show what was expected")
+                        help="the expectation files that judged the runs (and judge a backend's traces), to show what was expected")
     report.add_argument("--agent", metavar="NAME", help="agent name for the overview (default: the agents in the runs)")
     report.add_argument("--threshold", type=float, default=0.8, help="pass rate below which an expectation is called out")
     report.add_argument("--baseline", metavar="SOURCE",
                         help="earlier verdicts (a store or eval JSON) to compare with: adds the comparison as a sixth part")
+    add_backend_arguments(report)
     report.set_defaults(run=_report)
     return report
 
@@ -64,6 +68,13 @@ def _size(sources: list[str]) -> int:
     return sum(Path(source).stat().st_size for source in sources if Path(source).is_file())
 
 
+def _result_set(source: str, args: argparse.Namespace) -> list[LoadedResult]:
+    """A source's verdicts: read from a store or document, or judged from a backend's traces."""
+    if is_backend_url(source):
+        return load_pulled(source, lambda url: judged_pull(url, args, args.expectations))
+    return load_result_set(source)
+
+
 def _report(args: argparse.Namespace) -> int:
     fmt = args.format or (format_for(args.output) if args.output else "markdown")
     steps = len(args.sources) + 1  # each source read, then the report built
@@ -72,10 +83,10 @@ def _report(args: argparse.Namespace) -> int:
         try:
             loaded: list[LoadedResult] = []
             for source in args.sources:
-                loaded += load_result_set(source)
+                loaded += _result_set(source, args)
                 advance(1)
             if args.baseline is not None:
-                baseline = load_result_set(args.baseline)
+                baseline = _result_set(args.baseline, args)
             expectations = load_expectations(args.expectations)
         except (ValueError, ExpectationError) as exc:
             print(f"otel-reliability: {exc}", file=sys.stderr)

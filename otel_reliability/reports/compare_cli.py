@@ -18,11 +18,13 @@ from typing import Any
 
 from rich.console import Console
 
+from otel_reliability.backend_args import add_backend_arguments, judged_pull
 from otel_reliability.jsontext import encode_document
 from otel_reliability.output_file import OutputError, write_output
 from otel_reliability.reports.compare import compare
 from otel_reliability.reports.compare_render import comparison_document, comparison_markdown, render_comparison
-from otel_reliability.reports.inputs import ResultSourceError, load_result_set, source_label
+from otel_reliability.reports.inputs import ResultSourceError, load_pulled, load_result_set, source_label
+from otel_reliability.sources.backends import is_backend_url
 
 __all__ = ["register"]
 
@@ -37,7 +39,10 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "before → after, and the runs that newly fail with their reasons. Runs are paired by expectation, "
         "agent and position (by trace file as well when both sides are eval documents of same-named files).",
     )
-    source_help = "results store (SQLite, .jsonl, sqlite:///…, postgresql://…) or JSON from 'eval --format json'"
+    source_help = (
+        "results store (SQLite, .jsonl, sqlite:///…, postgresql://…) or JSON from 'eval --format json', "
+        "or a tracing backend (jaeger://, phoenix://) whose traces are judged with --expectations"
+    )
     command.add_argument("baseline", metavar="BASELINE", help=source_help)
     command.add_argument("candidate", metavar="CANDIDATE", help=source_help)
     command.add_argument("--format", choices=("table", "json", "markdown"), default="table")
@@ -47,6 +52,9 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "(0.05 = 5 points; default %(default)s: any fall exits 1)",
     )
     command.add_argument("--output", metavar="FILE", help="write the comparison here instead of standard output")
+    command.add_argument("--expectations", action="append", default=[], metavar="FILE",
+                         help="expectation file that judges the traces of a backend side (as eval's); repeatable")
+    add_backend_arguments(command)
     command.set_defaults(run=_compare)
     return command
 
@@ -57,7 +65,10 @@ def _compare(args: argparse.Namespace) -> int:
     sides = []
     for role, source in (("BASELINE", args.baseline), ("CANDIDATE", args.candidate)):
         try:
-            loaded = load_result_set(source)
+            if is_backend_url(source):
+                loaded = load_pulled(source, lambda url: judged_pull(url, args, args.expectations))
+            else:
+                loaded = load_result_set(source)
         except ResultSourceError as exc:
             return _bad(f"{role} {exc}")
         if not loaded:

@@ -20,7 +20,7 @@ from urllib.parse import urlsplit
 from otel_reliability.results import RunResult
 from otel_reliability.stores import ResultStore, StoreSpecError, open_store, parse_store_spec
 
-__all__ = ["LoadedResult", "ResultSourceError", "load_result_set", "source_label"]
+__all__ = ["LoadedResult", "ResultSourceError", "load_pulled", "load_result_set", "source_label"]
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 EXPECTED = "a results store (SQLite, JSON Lines, postgresql://) or a JSON document from 'eval --format json'"
@@ -81,6 +81,17 @@ def load_result_set(source: str | Path) -> list[LoadedResult]:
     except UnicodeDecodeError:
         raise ResultSourceError(f"{path}: neither text nor SQLite; give {EXPECTED}") from None
     return _from_document(path, text)
+
+
+def load_pulled(source: str, judge: Callable[[str], list[RunResult]]) -> list[LoadedResult]:
+    """The verdicts ``judge`` gives the traces of a backend URL (``backend_args.judged_pull``),
+    as a result set; its errors come back as a ``ResultSourceError``."""
+    try:
+        results = judge(source)
+    except ValueError as exc:  # BackendError, ExpectationError, a bad --since
+        message = str(exc)
+        raise ResultSourceError(message if message.startswith(source) else f"{source}: {message}") from None
+    return [LoadedResult(result, result.to_json()) for result in results]
 
 
 def source_label(source: str) -> str:

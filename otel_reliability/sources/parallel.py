@@ -42,7 +42,7 @@ _REQUESTS, _RESPONSES, _DISPATCHED = (SpanRecord.__slots__.index(n) for n in ("r
 class FileRecords:
     """One file's records and GenAI event records, or why a skippable file was not read."""
 
-    path: Path
+    path: Path | str  # a str: the backend URL its traces were pulled from (``backend_args``)
     records: list[SpanRecord]
     events: list[EventRecord] = field(default_factory=list)
     skipped: str | None = None  # the reading error of a skippable file that is not a trace
