@@ -1,7 +1,8 @@
 """``otel-reliability``: evaluate trace files, run the demo.
 
-Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input, 3 no run failed
-but some could not be evaluated (the spans lack what a check needs).
+Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input (and, with
+``--strict-expectations``, an expectation that matched no run), 3 no run failed but some
+could not be evaluated (the spans lack what a check needs), 4 spans but no agent run.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from rich.console import Console
 from .emitters.markdown import results_markdown
 from .emitters.table import render_results
 from .engine import Engine, Judgement, judge_all_at_end
+from .engine.unmatched import why_unmatched
 from .expectations import ExpectationError
 from .jsontext import encode_document
 from .output_file import OutputError, write_output
@@ -89,8 +91,13 @@ def _parser() -> argparse.ArgumentParser:
         "--allow-empty", action="store_true",
         help="exit 0, not 4, when the input holds spans but no agent run is recognised",
     )
+    evaluate.add_argument(
+        "--strict-expectations", action="store_true",
+        help="exit 2, not just warn, when a loaded expectation matched none of the input's runs",
+    )
     evaluate.epilog = (
-        "exit codes: 0 every run passed; 1 a run (or session) failed; 2 bad input; 3 none failed but some "
+        "exit codes: 0 every run passed; 1 a run (or session) failed; 2 bad input (with "
+        "--strict-expectations: an expectation matched no run); 3 none failed but some "
         "were not evaluated; 4 the input held spans but no agent run was recognised (--allow-empty: 0)"
     )
     evaluate.set_defaults(run=_eval)
@@ -186,6 +193,8 @@ def _eval(args: argparse.Namespace) -> int:
             print(_what_was_seen(records, args.paths), file=sys.stderr)
     if any(e.scope == "session" for e in engine.expectations):
         _say_unsessioned(judgements, sessions)
+    if judgements and _unmatched_said(engine, judgements, strict=args.strict_expectations):
+        return EXIT_BAD_INPUT
     _write_report(results, args.format, args.output, sessions)
     # A session judged FAILED fails the input as a failed run does.
     verdicts = [*results, *sessions]
@@ -194,6 +203,21 @@ def _eval(args: argparse.Namespace) -> int:
     if any(v.failed for v in verdicts):
         return EXIT_FAILED
     return EXIT_PASSED if all(v.passed for v in verdicts) else EXIT_NOT_EVALUATED
+
+
+def _unmatched_said(engine: Engine, judgements: Sequence[Judgement], strict: bool) -> bool:
+    """Warn of each loaded expectation that judged none of the runs (a typo in its ``match``
+    must not let the runs it meant pass under ``default``); True when that is an error."""
+    by_name = {e.name: e for e in engine.expectations}
+    runs = [j.run for j in judgements]
+    judged_by = [j.result.expectation for j in judgements]
+    unmatched = engine.use.unmatched()
+    for name in unmatched:
+        print(
+            f"otel-reliability: {'error' if strict else 'warning'}: {why_unmatched(by_name[name], runs, judged_by)}",
+            file=sys.stderr,
+        )
+    return strict and bool(unmatched)
 
 
 def _say_unsessioned(judgements: Sequence[Judgement], sessions: Sequence[SessionResult]) -> None:

@@ -219,6 +219,37 @@ def load_expectations(paths: Sequence[str | Path]) -> list[Expectation]:
     return loaded
 
 
+ExpectationSources = Union[Expectation, str, Path, Sequence[Union[Expectation, str, Path]]]
+"""What ``expectations=`` takes: one expectation or file, or a sequence of them."""
+
+
+def load_all(expectations: ExpectationSources) -> list[Expectation]:
+    """Expectation objects as given and files loaded, in order. One file name alone is one
+    file: a plain string is a sequence of characters, and reading each as a file helps nobody.
+
+    >>> [e.name for e in load_all(Expectation(name="calc"))]
+    ['calc']
+    >>> load_all("missing.yaml")
+    Traceback (most recent call last):
+    ...
+    otel_reliability.expectations.ExpectationError: missing.yaml: cannot read expectation file: No such file or directory
+    """
+    if isinstance(expectations, (Expectation, str, Path)):
+        expectations = [expectations]
+    loaded: list[Expectation] = []
+    files: list[str | Path] = []
+    for item in expectations:
+        if isinstance(item, Expectation):
+            loaded.append(item)
+        elif isinstance(item, (str, Path)):
+            files.append(item)
+        else:
+            raise ExpectationError(
+                f"expectations: expected an Expectation or a file path, got {type(item).__name__}"
+            )
+    return loaded + load_expectations(files)
+
+
 def _load_one(path: Path) -> list[Expectation]:
     try:
         text = path.read_text(encoding="utf-8")

@@ -48,6 +48,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from .emitters.metrics import ReliabilityMetrics
 from .emitters.sinks import MetricsSink, PrintSink, StoreSink
 from .engine import CallbackSink, Engine, EngineSettings, Pipeline, Sink
+from .engine.unmatched import log_unmatched
 from .expectations import DEFAULT_EXPECTATION, Expectation
 from .forking import register_fork_hooks
 from .inline import active_check, register_processor
@@ -162,6 +163,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._metrics = metrics
         self._wrapped_failures = 0  # the wrapped processor's exceptions on the app's thread
         metrics.register_buffered(lambda: self.buffered_traces)
+        metrics.register_unmatched(engine.use.states)
         metrics.register_buffered_bytes(lambda: self.buffered_bytes)
         self._worker = SpanWorker(self._judging)
         self._backlog = self._worker.backlog  # the same deque for the processor's life, forks included
@@ -302,6 +304,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._judging.forward_deferred()  # their ancestors never ended here: forwarded as they are
         self._judging.pipeline.end_sessions()  # the end of the input: sessions not judged yet are judged as they stand
         self._judging.pipeline.close()
+        log_unmatched(self._judging.pipeline.engine.use, "otel-reliability span processor")
         if self._next is not None:
             self._next.shutdown()
 

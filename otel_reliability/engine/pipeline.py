@@ -118,7 +118,7 @@ class Pipeline:
             settings, decision_wait, on_leave=drop if on_trace_leave is None else left,
             held_elsewhere=lambda: self.paused.bytes, on_enter=on_trace_enter,
         )
-        self.sessions = Sessions(engine.expectations, settings, shared_sessions, hand_on_turn)
+        self.sessions = Sessions(engine.expectations, settings, shared_sessions, hand_on_turn, engine.use.chosen)
         self._shared = paused
         self._observer = observer
         self._on_paused = on_paused

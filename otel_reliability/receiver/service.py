@@ -29,6 +29,7 @@ from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, StoreSink
 from ..engine import CallbackSink, Engine, Judged, Pipeline, Turn
 from ..engine.pipeline import PausedHook
+from ..engine.unmatched import log_unmatched
 from ..model import SpanRecord
 from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
@@ -103,6 +104,7 @@ class ReceiverService:
             explicit_bucket_boundaries_advisory=[0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
         )
         self.intake_log = open_intake_log(config, shard) if log_intake else None
+        self._judges = log_intake or shard.count > 1  # a sharded receiver's serving process judges nothing
         self._log_metrics = IntakeLogMetrics(meter, self.intake_log)
         engine = Engine(config.expectations)
         self.engine = engine
@@ -135,6 +137,7 @@ class ReceiverService:
         )
         self._on_turn = on_turn
         self.metrics.register_buffered(lambda: len(self.pipeline))
+        self.metrics.register_unmatched(engine.use.states)
         self.metrics.register_pending(lambda: self.pipeline.buffer.pending)
         self.metrics.register_buffered_bytes(lambda: self.pipeline.buffered_bytes)
         self.metrics.register_held(lambda: {sink: count for sink, (count, _) in self.pipeline.held.reasons().items()})
@@ -176,6 +179,7 @@ class ReceiverService:
             self._held.forward_unjudged()
             self.forwarder.stop()
         self.pipeline.close()
+        waiting = len(self.pipeline.buffer.unjudged())  # no run span yet: nothing to judge them by
         if self.intake_log is not None:  # after the store closed: what was judged is stored, or held and kept
             self.intake_log.close(unjudged=self.pipeline.buffer.unjudged() + self.pipeline.held.trace_ids())
         if self.shared_paused is not None:
@@ -185,11 +189,16 @@ class ReceiverService:
         if self.reputation is not None:
             self.reputation.close()
         self.meter_provider.shutdown()
+        if self._judges:
+            log_unmatched(self.engine.use, f"otel-reliability receiver{'' if self.shard.count == 1 else f' shard {self.shard.index}'}")
         logger.info(
             "otel-reliability receiver%s stopped: %d run(s) judged since start (%d failed), %d of them at "
-            "shutdown from %d buffered trace(s) (traces with no run span are dropped); verdicts flushed to %s%s",
+            "shutdown from %d buffered trace(s); %d trace(s) with no run span yet %s; verdicts flushed to %s%s",
             "" if self.shard.count == 1 else f" shard {self.shard.index}", self.judged, self.failed,
-            self.judged - judged_before, buffered, self.config.store,
+            self.judged - judged_before, buffered, waiting,
+            f"stay in the intake log ({self.intake_log.directory}) for the next start" if self.intake_log is not None
+            else "are dropped (no intake log: durability none)",
+            self.config.store,
             f", spans forwarded to {self.config.forward_endpoint}" if self.forwarder is not None else "",
         )
 

@@ -46,6 +46,9 @@ SUMMED_GAUGES = (
     "agent_reliability_traces_buffered", "agent_reliability_traces_pending", "agent_reliability_buffer_size_bytes",
     "agent_reliability_intake_log_size_bytes",
 )
+# 1 while no shard's runs matched the expectation: the least over the workers (the serving
+# process judges nothing, so its own value would say 1 forever)
+LEAST_GAUGES = ("agent_reliability_expectations_unmatched",)
 
 
 class ShardedReceiver:
@@ -183,6 +186,20 @@ def merge_families(own: list[Metric], others: Iterable[Metric]) -> list[Metric]:
     ``SUMMED_GAUGES`` sum per label set; any other family is the serving process's alone."""
     by_name = {family.name: family for family in own}
     totals: dict[str, dict[tuple, float]] = {}
+    others = list(others)
+    least: dict[str, dict[tuple, float]] = {}
+    for family in others:
+        if family.name in LEAST_GAUGES:
+            kept = least.setdefault(family.name, {})
+            for sample in family.samples:
+                key = _sample_key(sample)
+                kept[key] = min(kept.get(key, sample.value), sample.value)
+    for name, values in least.items():
+        mine = by_name.get(name)
+        if mine is not None:
+            mine.samples = []
+            for (sample_name, labels), value in values.items():
+                mine.add_sample(sample_name, dict(labels), value)
     for family in others:
         if family.type not in ("counter", "histogram") and family.name not in SUMMED_GAUGES:
             continue
