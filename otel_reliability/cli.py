@@ -13,7 +13,7 @@ import sys
 from collections import Counter
 from importlib.metadata import version
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from rich.console import Console
 
@@ -21,7 +21,7 @@ from .emitters.markdown import results_markdown
 from .emitters.table import render_results
 from .engine import Engine, Judgement, judge_all_at_end
 from .engine.unmatched import why_unmatched
-from .expectations import ExpectationError
+from .expectations import Expectation, ExpectationError
 from .jsontext import encode_document
 from .output_file import OutputError, write_output
 from .bfcl.cli import register as register_bfcl
@@ -38,6 +38,8 @@ from .session_results import SessionResult, results_document_with_sessions
 from .sources import TraceInputError
 from .sources.files import DEFAULT_MAX_DECOMPRESSED
 from .sources.parallel import read_files
+from .stores.opening import ready_folder
+from .stores.spec import StoreSpecError, parse_store_spec
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NOT_EVALUATED, EXIT_NO_RUN = 0, 1, 2, 3, 4
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
@@ -53,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (UsageError, TraceInputError, ExpectationError, OutputError) as exc:
+    except (UsageError, TraceInputError, ExpectationError, OutputError, StoreSpecError) as exc:
         print(f"otel-reliability: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
@@ -106,7 +108,11 @@ def _parser() -> argparse.ArgumentParser:
         "demo",
         help="run scripted agents through the span processor and show their verdicts (no API key, no network)",
     )
-    demo.add_argument("--store", default="otel-reliability-demo.db", metavar="PATH", help="SQLite file for the verdicts")
+    demo.add_argument(
+        "--store", default="otel-reliability-demo.db", metavar="PATH|URL",
+        help="store spec for the verdicts (a SQLite file by default; .jsonl, sqlite:///…, postgresql://…)",
+    )
+    demo.add_argument("--mkdir", action="store_true", help="create the store's missing folders")
     demo.add_argument(
         "--degrade", action="store_true",
         help="a worse version of the agents: the calculator adds instead of multiplying, the divider keeps "
@@ -195,7 +201,7 @@ def _eval(args: argparse.Namespace) -> int:
         _say_unsessioned(judgements, sessions)
     if judgements and _unmatched_said(engine, judgements, strict=args.strict_expectations):
         return EXIT_BAD_INPUT
-    _write_report(results, args.format, args.output, sessions)
+    _write_report(results, args.format, args.output, sessions, {e.name: e for e in engine.expectations})
     # A session judged FAILED fails the input as a failed run does.
     verdicts = [*results, *sessions]
     if not results and records and not args.allow_empty:
@@ -238,7 +244,8 @@ def _say_unsessioned(judgements: Sequence[Judgement], sessions: Sequence[Session
 
 
 def _write_report(
-    results: list[RunResult], fmt: str, output: str | None, sessions: Sequence[SessionResult] = ()
+    results: list[RunResult], fmt: str, output: str | None, sessions: Sequence[SessionResult] = (),
+    expectations: Mapping[str, Expectation] | None = None,
 ) -> None:
     if fmt == "json":
         text = encode_document(results_document_with_sessions(results, sessions)) + "\n"
@@ -246,7 +253,7 @@ def _write_report(
         text = results_markdown(results)
     else:
         console = Console(file=io.StringIO(), record=True, width=140) if output else Console()
-        render_results(results, console)
+        render_results(results, console, expectations)
         if output is None:
             return
         text = console.export_text()
@@ -261,7 +268,8 @@ def _demo(args: argparse.Namespace) -> int:
         from .demo import run_demo
     except ImportError as exc:
         raise UsageError(f"the demo needs pydantic-ai: pip install 'otel-reliability[demo]' ({exc})") from exc
-    return run_demo(Path(args.store), degrade=args.degrade)
+    ready_folder(args.store, parse_store_spec(args.store), "results", args.mkdir)
+    return run_demo(args.store, degrade=args.degrade)
 
 
 if __name__ == "__main__":

@@ -150,7 +150,10 @@ class Expectation(BaseModel):
     @model_validator(mode="after")
     def _order_needs_chain(self) -> "Expectation":
         if self.order != "any" and self.expected_chain is None:
-            raise ValueError(f"order {self.order!r} needs expected_chain")
+            raise ValueError(
+                f"order {self.order!r} needs expected_chain: it orders the steps of expected_chain, "
+                "never expected_tool_calls (an unordered set, as in Agno)"
+            )
         return self
 
     def applies_to(self, agent: str, span_name: str, attributes: Mapping[str, Any]) -> bool:

@@ -109,3 +109,29 @@ def test_report_and_compare_say_why_they_exit_1(tmp_path, capsys, command, degra
     else:
         assert said in err
         assert len([line for line in err.splitlines() if "exit 1" in line]) == 1
+
+
+def test_the_readme_expectations_example_orders_expected_chain(tmp_path):
+    """The README's expectation example loads (the README test runs it too) and its ``order``
+    sits with the ``expected_chain`` it orders; ``order`` with only ``expected_tool_calls`` is
+    refused saying so (issue 23 point 6)."""
+    import re
+
+    from otel_reliability.expectations import ExpectationError, load_expectations
+
+    readme = (CORPUS.parent.parent.parent / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```yaml\n(# expectations\.yaml\n.*?)```", readme, re.DOTALL).group(1)
+    (tmp_path / "expectations.yaml").write_text(block)
+    [example] = load_expectations([tmp_path / "expectations.yaml"])
+    assert example.order == "in_order" and example.expected_chain == ["search", ["weather", "news"], "summarize"]
+    (tmp_path / "bad.yaml").write_text("expectations: [{name: a, expected_tool_calls: [x, y], order: in_order}]")
+    with pytest.raises(ExpectationError, match="it orders the steps of expected_chain, never expected_tool_calls"):
+        load_expectations([tmp_path / "bad.yaml"])
+
+
+def test_the_eval_table_shows_expected_against_got_arguments(tmp_path, capsys):
+    """Issue 23 point 5: the reason names the argument, what was expected and what the call carried."""
+    path = write(tmp_path, "expectations.json", [{"name": "calc", **WRONG_ARGUMENTS}])
+    assert main(["eval", str(CALCULATOR), "--expectations", path]) == 1
+    out = " ".join(capsys.readouterr().out.split())  # the terminal folds long lines
+    assert "arguments: multiply (subset): a: expected 3, got 10" in out

@@ -2,8 +2,12 @@
 
 On a stop signal the servers stop taking requests (calls and requests in flight get
 up to 5 s to finish), every buffered trace that holds a run span is judged as it stands —
-quiet or not — and the store is closed. Traces with no run span yet are dropped:
-nothing in them can be judged.
+quiet or not — and the store is closed. Traces with no run span yet stay in the intake log
+for the next start (with ``durability: none`` there is none, and they are lost).
+
+A start that fails (a store that cannot be opened, a port in use, an expectation file that
+cannot be read) prints one line and exits 2, and removes what it had created on disk — the
+store file, the intake log, folders ``--mkdir`` made — and nothing that was there before.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import threading
 
 from ..expectations import ExpectationError
 from .config import ConfigError, ReceiverConfig, load_config
+from .startup_files import NewPaths
 from .tuning import tune_garbage_collection, tune_malloc
 
 
@@ -42,6 +47,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--auth-token", metavar="TOKEN", help=fields["auth_token"].description)
     serve.add_argument("--tls-cert", metavar="FILE", help=fields["tls_cert"].description)
     serve.add_argument("--tls-key", metavar="FILE", help=fields["tls_key"].description)
+    serve.add_argument("--mkdir", action="store_true", default=None, help=fields["mkdir"].description)
     serve.set_defaults(run=_serve)
 
 
@@ -71,12 +77,19 @@ def _serve(args: argparse.Namespace) -> int:
         "auth_token": args.auth_token,
         "tls_cert": args.tls_cert,
         "tls_key": args.tls_key,
+        "mkdir": args.mkdir,
     }
     tune_malloc()  # before any thread of the receiver allocates
     try:
         config = load_config(args.config, overrides)
-        service = ShardedReceiver(config)
     except (ConfigError, ExpectationError, OSError) as exc:
+        print(f"otel-reliability serve: {exc}", file=sys.stderr)
+        return 2
+    new_paths = NewPaths(config)
+    try:
+        service = ShardedReceiver(config)
+    except (ValueError, OSError) as exc:  # StoreSpecError, ExpectationError, IntakeLogError …
+        new_paths.remove()
         print(f"otel-reliability serve: {exc}", file=sys.stderr)
         return 2
     servers: list = []
@@ -90,6 +103,9 @@ def _serve(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         for server in servers:
             server.stop()
+        logging.getLogger("otel_reliability").setLevel(logging.WARNING)  # no "stopped" summary of a start that failed
+        service.stop()
+        new_paths.remove()
         print(f"otel-reliability serve: {exc}", file=sys.stderr)
         return 2
     tune_garbage_collection()

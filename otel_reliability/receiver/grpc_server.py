@@ -25,6 +25,7 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from .auth import BearerToken
+from .native_stderr import held_stderr
 from .config import ReceiverConfig
 from .intake import LOGS, PROTOBUF, TRACES, Body, IntakeError
 from .outcomes import Overloaded
@@ -136,15 +137,21 @@ def start_grpc(service: ShardedReceiver, config: ReceiverConfig) -> grpc.Server:
     server.add_generic_rpc_handlers(tuple(handlers))
     if config.tls_cert:
         _check_tls_pair(config.tls_cert, config.tls_key)  # grpcio would report a bad pair as a port in use
-    try:
-        if config.tls_cert:
-            with open(config.tls_cert, "rb") as cert, open(config.tls_key, "rb") as key:
-                credentials = grpc.ssl_server_credentials([(key.read(), cert.read())])
-            port = server.add_secure_port(config.grpc_endpoint, credentials)
-        else:
-            port = server.add_insecure_port(config.grpc_endpoint)
-    except RuntimeError:  # grpcio reports a port it cannot bind this way
-        port = 0
+    credentials = None
+    if config.tls_cert:
+        with open(config.tls_cert, "rb") as cert, open(config.tls_key, "rb") as key:
+            credentials = grpc.ssl_server_credentials([(key.read(), cert.read())])
+    # grpcio's C core writes a failed bind to stderr itself: the OSError below says it in one line
+    with held_stderr() as native:
+        try:
+            if credentials is not None:
+                port = server.add_secure_port(config.grpc_endpoint, credentials)
+            else:
+                port = server.add_insecure_port(config.grpc_endpoint)
+        except RuntimeError:  # grpcio reports a port it cannot bind this way
+            port = 0
+        if port == 0:
+            native.drop("Failed to add port to server")
     if port == 0:
         raise OSError(f"cannot listen on {config.grpc_endpoint} for OTLP/gRPC (port in use?)")
     server.start()

@@ -15,6 +15,7 @@ its headers and ``body_timeout`` for its body.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import ssl
 import threading
@@ -257,6 +258,8 @@ class HttpServer:
         self._thread.start()
         self._started.wait()
         if self._error is not None:
+            if isinstance(self._error, OSError) and self._error.errno == errno.EADDRINUSE:
+                raise OSError(f"cannot listen on {self._host}:{self._port} for OTLP/HTTP (port in use)")
             raise OSError(f"cannot listen on {self._host}:{self._port} for OTLP/HTTP: {self._error}")
 
     def stop(self) -> None:

@@ -10,7 +10,7 @@ from ..sources import Shard
 from ..stores.spec import parse_store_spec
 from .config import ReceiverConfig
 from .intake import Body, IntakeError
-from .intake_log import _SUFFIX, IntakeLog
+from .intake_log import _SUFFIX, IntakeLog, IntakeLogError
 
 logger = logging.getLogger(__name__)
 
@@ -24,6 +24,8 @@ def open_intake_log(config: ReceiverConfig, shard: Shard) -> IntakeLog | None:
             logger.warning("otel-reliability receiver: no intake_dir for a postgresql:// store, so no intake log: "
                            "requests are acknowledged from memory (durability none)")
         return None
+    if not config.mkdir and not directory.parent.is_dir():  # a typo in intake_dir must not create folders anywhere
+        raise IntakeLogError(f"intake log {directory}: folder {directory.parent} does not exist; create it first (--mkdir)")
     own = directory / f"worker-{shard.index}" if shard.count > 1 else directory
     if shard.index == 0:  # said once: segments that no one of this configuration replays
         others = [d for d in [directory, *directory.glob("worker-*")] if d != own and any(d.glob("*" + _SUFFIX))]

@@ -67,7 +67,9 @@ class ReceiverService:
         self.config = config
         self.shard = shard
         self._max_buffered_spans = max(1, config.max_buffered_spans // shard.count)
-        self.store = open_store(config.store)
+        # Expectations first: a file that cannot be read must fail before anything is created on disk.
+        engine = Engine(config.expectations)
+        self.store = open_store(config.store, create_parents=config.mkdir)
         settings = config.engine_settings()
         if shard.count > 1:  # each shard buffers its share of the traces: a share of the budget
             settings = settings.model_copy(update={"max_buffered_bytes": settings.max_buffered_bytes // shard.count})
@@ -106,7 +108,6 @@ class ReceiverService:
         self.intake_log = open_intake_log(config, shard) if log_intake else None
         self._judges = log_intake or shard.count > 1  # a sharded receiver's serving process judges nothing
         self._log_metrics = IntakeLogMetrics(meter, self.intake_log)
-        engine = Engine(config.expectations)
         self.engine = engine
         # Only when something judges sessions: otherwise no turn is kept, so none is shared.
         self.shared_sessions = (
