@@ -203,7 +203,7 @@ def _eval(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     _write_report(results, args.format, args.output, sessions, {e.name: e for e in engine.expectations})
     # A session judged FAILED fails the input as a failed run does.
-    verdicts = [*results, *sessions]
+    verdicts: list[RunResult | SessionResult] = [*results, *sessions]
     if not results and records and not args.allow_empty:
         return EXIT_NO_RUN  # broken instrumentation must not pass a CI gate as "nothing failed"
     if any(v.failed for v in verdicts):

@@ -129,12 +129,12 @@ class ReliabilitySpanProcessor(SpanProcessor):
         engine = Engine(expectations, default_expectation)  # a bad expectation file fails before the store is opened
         self._next = span_processor
         self._store_spec = store if isinstance(store, (str, Path)) else None  # opened again in a forked child
-        store = open_store(store) if self._store_spec is not None else store
+        opened = open_store(store) if isinstance(store, (str, Path)) else store
         metrics = ReliabilityMetrics(meter_provider, max_label_values=max_label_values)
         # Where each verdict goes, in this order; a failing one is logged, counted and skipped.
         self._store_sink = (
-            StoreSink(store, on_dropped=lambda count, reason: metrics.verdicts_dropped(count, "store", reason))
-            if store is not None else None
+            StoreSink(opened, on_dropped=lambda count, reason: metrics.verdicts_dropped(count, "store", reason))
+            if opened is not None else None
         )
         chosen: list[Sink] = [self._store_sink] if self._store_sink is not None else []
         chosen += [MetricsSink(metrics), *sinks]

@@ -19,7 +19,7 @@ from typing import Callable, Protocol, Sequence
 
 from ..assembly import assemble
 from ..expectations import Expectation, ExpectationError
-from ..model import EventRecord, Role, Run, SpanRecord
+from ..model import EventRecord, Role, SpanRecord
 from ..session_results import SessionResult
 from .boundary import failure_reason, log_failure, not_evaluated, outermost_runs
 from .buffer import DueTrace, TraceBuffer

@@ -17,6 +17,7 @@ import logging
 import signal
 import sys
 import threading
+from typing import Any
 
 from ..expectations import ExpectationError
 from .config import ConfigError, ReceiverConfig, load_config
@@ -37,18 +38,23 @@ def register(commands: argparse._SubParsersAction) -> None:
         "OTEL_RELIABILITY_<SETTING> environment variables < flags.",
     )
     serve.add_argument("--config", metavar="FILE", help="YAML file of settings (any of the flags below, by name)")
-    serve.add_argument("--grpc-endpoint", metavar="HOST:PORT", help=fields["grpc_endpoint"].description + " (default 127.0.0.1:4317; 0.0.0.0:4317 for every interface)")
-    serve.add_argument("--http-endpoint", metavar="HOST:PORT", help=fields["http_endpoint"].description + " (default 127.0.0.1:4318; 0.0.0.0:4318 for every interface)")
-    serve.add_argument("--store", metavar="PATH|URL", help=fields["store"].description + " (default otel-reliability.db)")
-    serve.add_argument("--expectations", action="append", metavar="FILE", help=fields["expectations"].description + "; repeatable")
-    serve.add_argument("--decision-wait", type=float, metavar="SECONDS", help=fields["decision_wait"].description + " (default 2)")
-    serve.add_argument("--workers", type=int, metavar="N", help=fields["workers"].description + " (default 1)")
-    serve.add_argument("--durability", choices=("none", "batch", "always"), help=fields["durability"].description + " (default batch)")
-    serve.add_argument("--auth-token", metavar="TOKEN", help=fields["auth_token"].description)
-    serve.add_argument("--tls-cert", metavar="FILE", help=fields["tls_cert"].description)
-    serve.add_argument("--tls-key", metavar="FILE", help=fields["tls_key"].description)
-    serve.add_argument("--mkdir", action="store_true", default=None, help=fields["mkdir"].description)
+    serve.add_argument("--grpc-endpoint", metavar="HOST:PORT", help=_about(fields, "grpc_endpoint") + " (default 127.0.0.1:4317; 0.0.0.0:4317 for every interface)")
+    serve.add_argument("--http-endpoint", metavar="HOST:PORT", help=_about(fields, "http_endpoint") + " (default 127.0.0.1:4318; 0.0.0.0:4318 for every interface)")
+    serve.add_argument("--store", metavar="PATH|URL", help=_about(fields, "store") + " (default otel-reliability.db)")
+    serve.add_argument("--expectations", action="append", metavar="FILE", help=_about(fields, "expectations") + "; repeatable")
+    serve.add_argument("--decision-wait", type=float, metavar="SECONDS", help=_about(fields, "decision_wait") + " (default 2)")
+    serve.add_argument("--workers", type=int, metavar="N", help=_about(fields, "workers") + " (default 1)")
+    serve.add_argument("--durability", choices=("none", "batch", "always"), help=_about(fields, "durability") + " (default batch)")
+    serve.add_argument("--auth-token", metavar="TOKEN", help=_about(fields, "auth_token"))
+    serve.add_argument("--tls-cert", metavar="FILE", help=_about(fields, "tls_cert"))
+    serve.add_argument("--tls-key", metavar="FILE", help=_about(fields, "tls_key"))
+    serve.add_argument("--mkdir", action="store_true", default=None, help=_about(fields, "mkdir"))
     serve.set_defaults(run=_serve)
+
+
+def _about(fields: dict[str, Any], name: str) -> str:
+    """A setting's description, for its flag's help."""
+    return fields[name].description or ""
 
 
 def _serve(args: argparse.Namespace) -> int:

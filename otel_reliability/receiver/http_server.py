@@ -236,6 +236,8 @@ class HttpServer:
     """aiohttp on its own thread and event loop."""
 
     def __init__(self, service: ShardedReceiver, config: ReceiverConfig) -> None:
+        if config.http_endpoint is None:
+            raise ValueError("no http_endpoint to listen on")
         host, _, port = config.http_endpoint.rpartition(":")
         self._host, self._port = host.strip("[]"), int(port)
         self._intake = ThreadPoolExecutor(intake_threads(config), thread_name_prefix="otel-reliability-http-intake")

@@ -21,13 +21,14 @@ from typing import Callable
 
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.resources import Resource
 from prometheus_client import CollectorRegistry, generate_latest
 
 from ..adapters import to_event_record, to_record
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, StoreSink
-from ..engine import CallbackSink, Engine, Judged, Pipeline, Turn
+from ..engine import CallbackSink, Engine, Judged, Pipeline, Sink, Turn
 from ..engine.pipeline import PausedHook
 from ..engine.unmatched import log_unmatched
 from ..model import SpanRecord
@@ -76,7 +77,7 @@ class ReceiverService:
         self._soft_buffered_bytes = settings.soft_buffered_bytes
         self.shared_paused = open_paused_runs(config.store, settings.max_paused_runs)
         self.registry = CollectorRegistry()
-        readers = [PrometheusMetricReader(registry=self.registry)]
+        readers: list[MetricReader] = [PrometheusMetricReader(registry=self.registry)]
         if config.metrics_endpoint:
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
             from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
@@ -123,7 +124,7 @@ class ReceiverService:
         )
         self.judged = self.failed = 0  # verdicts since start, for the shutdown log
         stored = StoreSink(self.store, on_dropped=lambda count, reason: self.metrics.verdicts_dropped(count, "store", reason))
-        sinks = [stored, MetricsSink(self.metrics), CallbackSink(self._tally, name="tally")]
+        sinks: list[Sink] = [stored, MetricsSink(self.metrics), CallbackSink(self._tally, name="tally")]
         if self.reputation is not None:
             sinks.append(ReputationSink(self.reputation))
         self.pipeline = Pipeline(
@@ -176,8 +177,9 @@ class ReceiverService:
         judged_before = self.judged
         self._release_all(self.pipeline.drain())
         self.pipeline.end_sessions()  # the end of this receiver's input: its sessions are as whole as they get
-        if self.forwarder is not None:
+        if self._held is not None:  # held only when forwarding
             self._held.forward_unjudged()
+        if self.forwarder is not None:
             self.forwarder.stop()
         self.pipeline.close()
         waiting = len(self.pipeline.buffer.unjudged())  # no run span yet: nothing to judge them by
@@ -214,7 +216,7 @@ class ReceiverService:
         accepted, ticket = self.take(body)
         if ticket:
             try:
-                self.intake_log.wait_durable(ticket)  # type: ignore[union-attr] - a ticket comes from the log
+                self.intake_log.wait_durable(ticket)  # type: ignore[union-attr]  # a ticket comes from the log
             except OSError as exc:  # not on disk, so not acknowledged: the client retries
                 logger.error("otel-reliability could not flush the intake log: %s", exc)
                 raise IntakeError(503, "UNAVAILABLE", f"receiver could not write its intake log ({exc}); retry later") from exc
@@ -313,7 +315,7 @@ class ReceiverService:
         owner = session_shard(session_id, self.shard.count)
         if owner == self.shard.index:
             return False
-        self._on_turn(owner, session_id, turn)  # type: ignore[misc] - set whenever this is
+        self._on_turn(owner, session_id, turn)  # type: ignore[misc]  # set whenever this is called
         return True
 
     def keep_turn(self, session_id: str, turn: Turn) -> None:

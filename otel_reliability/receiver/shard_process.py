@@ -55,7 +55,7 @@ class ShardWorker:
         self._process.start()
         child_end.close()
         self._ids = itertools.count()
-        self._replies: dict[int, Future] = {}
+        self._replies: dict[int, Future[Any]] = {}
         self._order_lock = threading.Lock()  # call ids follow the order of the outbox
         # Messages go out from a thread of their own: writing a request's bytes waits until
         # this shard reads them, and the other shards must get theirs meanwhile.
@@ -76,7 +76,7 @@ class ShardWorker:
         at once, the answer comes in the future."""
         reply: Future = Future()
         with self._order_lock:
-            call_id = reply.call_id = next(self._ids)  # type: ignore[attr-defined] - a reservation's name
+            call_id = reply.call_id = next(self._ids)  # type: ignore[attr-defined]  # a reservation's name
             self._replies[call_id] = reply
             self._outbox.put(((kind, call_id, *args), payload, reply))
         return reply
@@ -137,8 +137,8 @@ class ShardWorker:
         if not self._ready.done():
             self._ready.set_result("it exited while starting")
         for call_id in list(self._replies):
-            if (reply := self._replies.pop(call_id, None)) is not None:  # else the sender failed it already
-                reply.set_exception(_down(self.shard, "it exited"))
+            if (unanswered := self._replies.pop(call_id, None)) is not None:  # else the sender failed it already
+                unanswered.set_exception(_down(self.shard, "it exited"))
 
 
 def _down(shard: Shard, why: Any) -> IntakeError:

@@ -111,7 +111,8 @@ class ShardedReceiver:
         if not self._workers:
             return self._local.accept(body)
         asked = [(worker, worker.call("reserve", body.media_type, body.signal, payload=body.data)) for worker in self._workers]
-        reserved, refusal = [], None
+        reserved: list[tuple[ShardWorker, int]] = []
+        refusal: IntakeError | Overloaded | None = None
         for worker, reply in asked:
             try:
                 answer = worker.result(reply)
@@ -119,7 +120,7 @@ class ShardedReceiver:
                 refusal = refusal or down
                 continue
             if answer is None:
-                reserved.append((worker, reply.call_id))
+                reserved.append((worker, reply.call_id))  # type: ignore[attr-defined]  # ShardWorker.call names each reply
             else:
                 refusal = refusal or Overloaded(*answer)
         if refusal is not None:
@@ -130,14 +131,15 @@ class ShardedReceiver:
             self.metrics.refused(reason if isinstance(refusal, Overloaded) else WORKER_DOWN)
             raise refusal
         pending = [worker.call("commit", call_id) for worker, call_id in reserved]
-        outcomes = [_outcome(worker.result(reply)) for worker, reply in zip(self._workers, pending)]
+        outcomes = [_outcome(worker.result(reply)) for worker, reply in zip(self._workers, pending, strict=True)]
         for outcome in outcomes:
             if isinstance(outcome, IntakeError):
                 raise outcome
         for outcome in outcomes:
             if isinstance(outcome, Overloaded):
                 raise outcome
-        return Accepted([reason for outcome in outcomes for reason in outcome.reasons])
+        # every outcome is Accepted here: the loops above raised any other
+        return Accepted([reason for outcome in outcomes if isinstance(outcome, Accepted) for reason in outcome.reasons])
 
     def not_ready(self) -> list[str]:
         """Why the receiver cannot take work now, every worker asked (``/readyz``); empty when it can."""
@@ -156,7 +158,7 @@ class ShardedReceiver:
         pending = [worker.call("metrics") for worker in self._workers]
         families = list(self._local.registry.collect())
         others: list[Metric] = []
-        for worker, reply in zip(self._workers, pending):
+        for worker, reply in zip(self._workers, pending, strict=True):
             try:
                 others.extend(worker.result(reply))
             except IntakeError:  # a shard that is down: report the others (its absence is logged)

@@ -31,7 +31,7 @@ class NewPaths:
     """
 
     def __init__(self, config: ReceiverConfig) -> None:
-        candidates: list[Path] = []
+        candidates: list[Path | None] = []
         spec = parse_store_spec(config.store, "results")
         if spec.path is not None and str(spec.path) != MEMORY:
             candidates += [spec.path.with_name(spec.path.name + suffix) for suffix in SQLITE_COMPANIONS]

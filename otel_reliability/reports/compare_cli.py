@@ -68,6 +68,7 @@ def _compare(args: argparse.Namespace) -> int:
     comparison = compare(
         sides[0], sides[1], max_drop=args.max_drop, baseline_source=source_label(args.baseline), candidate_source=source_label(args.candidate)
     )
+    text: str | None
     if args.format == "json":
         text = encode_document(comparison_document(comparison)) + "\n"
     elif args.format == "markdown":
