@@ -83,6 +83,8 @@ class ToolRequest:
     name: str
     arguments: Any  # raw: a JSON string, a mapping, or None; parsed at evaluation
     call_id: str | None = None
+    # a span says the call is held for a decision (an approval): that span is no call of its own
+    held: bool = False
 
 
 @dataclass(slots=True)
@@ -141,7 +143,8 @@ class SpanRecord:
     policy_denied: bool = False
     session_id: str | None = None  # the conversation the span belongs to (one session of runs), when it says
     # a span no convention marks as a run: the agent its attributes name (agent or graph-node name),
-    # for a run assembly finds from structure (``assembly.inferred``)
+    # for a run assembly finds from structure (``assembly.inferred``); a run span that names no
+    # agent: the name what encloses it gives (``inferred.name_unnamed_runs``)
     names_agent: str | None = None
     # assembly only: the rule that made this span a run no convention marks (``assembly.inferred``)
     inferred: str | None = None
@@ -152,6 +155,9 @@ class SpanRecord:
     # tool executions: the span records the call's result (so its body returned), not only that
     # the request went out and came back (an MCP client's span of a call)
     returned: bool = False
+    # tool executions: a failed span that a refusal before the body ran would have left alike
+    # (arguments that did not parse, an error a profile names as either)
+    refusal_possible: bool = False
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns
@@ -198,6 +204,10 @@ class Attempt:
     # executions, only the model's requests): ``outcome`` is then a reading, and the checks
     # that depend on it cannot be evaluated
     outcome_known: bool = True
+    # another outcome the spans cannot rule out (``REFUSED`` for a call nothing answered, which a
+    # limit may have cut off; for an error span that a refusal before the body would have left
+    # alike): the checks whose result it would change cannot be evaluated
+    could_be: str | None = None
 
     @property
     def clean(self) -> bool:
@@ -226,6 +236,9 @@ class Run:
     session_id: str | None = None  # the conversation this run is a turn of, when its spans say
     # how assembly found a run no span marks (``assembly.inferred``); None for a marked run span
     inferred: str | None = None
+    # False when no span names the run's agent (``agent`` is then its span's name): the checks
+    # that ask which agent made a call cannot be evaluated on its calls
+    agent_named: bool = True
     # (trace id, span id) of the earlier top-level run spans this run continues (their evidence is its own)
     continues: tuple[tuple[int, int], ...] = ()
     own_attempts: list[Attempt] = field(default_factory=list)

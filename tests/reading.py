@@ -2,7 +2,10 @@
 
 * **right** — the chain (agent, tool, outcome per attempt, in order) is the truth's, the
   framework's own pseudo-tools left out (``is_pseudo_tool``): they end a run, they are no
-  call of the agent's;
+  call of the agent's; an outcome the reader leaves open (``Attempt.could_be``) is right when
+  the truth's is either, since the matcher then judges only what both readings agree on; and
+  the agent of a run no span names (named after its span, ``Run.agent_named`` False) is not
+  claimed, so it reads any agent: the checks that ask whose call it was are not judged on it;
 * **honest** — not right, but nothing confident was said: no run was found, or every run
   found was judged ``NOT_EVALUATED``;
 * **wrong** — a ``PASSED`` or ``FAILED`` verdict stands on a chain that is not the truth's.
@@ -17,7 +20,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from otel_reliability.adapters import profiles
+from otel_reliability.adapters import profiles, to_record
+from otel_reliability.assembly import assemble
 from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.model import NOT_EVALUATED
 from otel_reliability.sources import read_telemetry
@@ -25,6 +29,7 @@ from otel_reliability.sources import read_telemetry
 from .corpus import companion, logs_of, trace_files
 
 RIGHT, HONEST, WRONG = "right", "honest", "wrong"
+UNNAMED = "?"  # a run no span names (``Run.agent_named``): its agent is not claimed
 
 
 @dataclass(frozen=True)
@@ -36,9 +41,26 @@ class Reading:
 
     @property
     def mark(self) -> str:
-        if self.truth == self.chain:
+        if len(self.truth) == len(self.chain) and all(map(_reads, self.truth, self.chain)):
             return RIGHT
         return HONEST if self.verdict in ("no run", NOT_EVALUATED) else WRONG
+
+
+def _reads(truth: str, step: str) -> bool:
+    """A step reads a truth step when they are equal, or when the step's outcome is one the
+    reader left open (``agent:tool:error|refused``: the spans cannot tell) and the truth's is
+    one of them: the reader said no more than the spans do."""
+    if truth == step:
+        return True
+    said, _, outcomes = step.rpartition(":")
+    known, _, outcome = truth.rpartition(":")
+    said_agent, _, said_tool = said.partition(":")
+    known_agent, _, known_tool = known.partition(":")
+    return (
+        said_tool == known_tool
+        and said_agent in (known_agent, UNNAMED)
+        and (outcome == outcomes or outcome in outcomes.split("|"))
+    )
 
 
 def is_pseudo_tool(truth: dict, entry: dict) -> bool:
@@ -56,12 +78,16 @@ def truth_chain(truth: dict) -> tuple[str, ...]:
 def read_scenario(trace: Path) -> Reading:
     truth = companion(trace, "truth")
     logs = logs_of(trace)
-    results = judge_spans(Engine(), read_telemetry(trace).spans, read_telemetry(logs).logs if logs else ())
+    spans = read_telemetry(trace).spans
+    results = judge_spans(Engine(), spans, read_telemetry(logs).logs if logs else ())
+    unnamed = {run.agent for top in assemble([to_record(s) for s in spans]) for run in top.walk() if not run.agent_named}
     known = {t.get("tool_call_id") for t in truth["tool_executions"]} - {None}
     steps: dict[object, str] = {}
     for index, attempt in enumerate(a for r in results for a in r.verdict.chain):
         key = attempt.call_id if attempt.call_id in known else index
-        steps[key] = f"{attempt.agent}:{attempt.tool}:{attempt.outcome}"
+        outcome = attempt.outcome if attempt.could_be is None else f"{attempt.outcome}|{attempt.could_be}"
+        agent = UNNAMED if attempt.agent in unnamed else attempt.agent
+        steps[key] = f"{agent}:{attempt.tool}:{outcome}"
     statuses = {r.verdict.eval_status for r in results}
     verdict = "no run" if not results else (NOT_EVALUATED if statuses == {NOT_EVALUATED} else "/".join(sorted(statuses)))
     return Reading(trace.stem, truth_chain(truth), tuple(steps.values()), verdict)

@@ -20,7 +20,7 @@ from otel_reliability.engine.buffer import TraceBuffer
 from otel_reliability.sources import read_spans, read_telemetry
 
 from .corpus import ADAPTED, AS_RECORDED, LIFTING, LIMITS, adapted_files, companion, logs_of, scenario_id, trace_files
-from .reading import is_pseudo_tool
+from .reading import UNNAMED, is_pseudo_tool
 
 TRUTH_FILES = [p for p in adapted_files() if p.with_name(p.stem + ".truth.json").exists()]
 
@@ -56,12 +56,28 @@ def reconstructed(path, truth):
     attempts = {}
     unnamed = itertools.count()
     for run in assemble(joined_records(path)):
+        unnamed_agents = {r.agent for r in run.walk() if not r.agent_named}
         for attempt in run.chain():
             call_id = attempt.call_id or _script_id(truth, attempt)
             call_id = call_id if call_id in known else None
             key = call_id if call_id is not None else ("no id", next(unnamed))
-            attempts[key] = (call_id, attempt.tool, attempt.agent, attempt.outcome)
+            outcome = attempt.outcome if attempt.could_be is None else f"{attempt.outcome}|{attempt.could_be}"
+            attempts[key] = (call_id, attempt.tool, UNNAMED if attempt.agent in unnamed_agents else attempt.agent, outcome)
     return list(attempts.values())
+
+
+def agree(got, want) -> bool:
+    """The attempts read are the expected ones; an outcome the reader leaves open
+    (``error|refused``: the spans cannot tell) agrees with either, and the agent of a run no
+    span names (``?``) with any (``tests/reading.py``)."""
+    return len(got) == len(want) and all(
+        g[:2] == w[:2] and g[2] in (w[2], UNNAMED) and (g[3] == w[3] or w[3] in g[3].split("|"))
+        for g, w in zip(got, want, strict=True)
+    )
+
+
+def _by_call(attempt) -> str:
+    return repr(attempt[:2])
 
 
 def expected(path, truth):
@@ -74,13 +90,14 @@ def expected(path, truth):
 @pytest.mark.parametrize("path", TRUTH_FILES, ids=scenario_id)
 def test_every_attempt_reconstructs_to_what_really_ran(path):
     truth = companion(path, "truth")
-    assert sorted(reconstructed(path, truth), key=repr) == sorted(expected(path, truth), key=repr)
+    assert agree(sorted(reconstructed(path, truth), key=_by_call), sorted(expected(path, truth), key=_by_call)), (
+        reconstructed(path, truth), expected(path, truth))
 
 
 @pytest.mark.parametrize("path", TRUTH_FILES, ids=scenario_id)
 def test_attempts_follow_the_real_start_order(path):
     truth = companion(path, "truth")
-    assert reconstructed(path, truth) == expected(path, truth)
+    assert agree(reconstructed(path, truth), expected(path, truth)), (reconstructed(path, truth), expected(path, truth))
 
 
 def test_every_captured_framework_is_held_to_its_truth_or_to_its_reading_floors():
@@ -94,7 +111,8 @@ def test_every_limit_is_a_scenario_the_spans_get_wrong_and_is_listed_once():
     for scenario in LIMITS:
         truth = companion(by_id[scenario], "truth")
         in_order = sorted(truth["tool_executions"], key=lambda t: (t.get("run", 1), t["seq"]))
-        assert AS_RECORDED[scenario] != [(t.get("tool_call_id"), t["name"], t["agent"], t["outcome"]) for t in in_order]
+        truth_chain = [(t.get("tool_call_id"), t["name"], t["agent"], t["outcome"]) for t in in_order if not is_pseudo_tool(truth, t)]
+        assert not agree([tuple(a) for a in AS_RECORDED[scenario]], truth_chain), scenario
 
 
 @pytest.mark.parametrize("path", trace_files(), ids=scenario_id)

@@ -12,6 +12,7 @@ import pytest
 
 from otel_reliability.adapters import profiles
 from otel_reliability.engine import Engine, judge_spans
+from otel_reliability.expectations import Expectation
 from otel_reliability.model import NOT_EVALUATED
 from otel_reliability.sources import read_telemetry
 
@@ -19,6 +20,7 @@ from .corpus import CORPUS
 
 PACKAGE = Path(__file__).resolve().parents[1] / "otel_reliability"
 GENERIC_MODULES = [
+    "adapters/declared.py",
     "adapters/mcp.py",
     "adapters/profiles/__init__.py",
     "assembly/inferred.py",
@@ -71,6 +73,9 @@ def test_every_shipped_profile_is_valid_and_selects_by_attributes_or_span_names(
     assert shipped and all(p.select.any_attribute or p.select.any_span_name for p in shipped)
 
 
+_HEAD = "name: x\ndescription: d\nselect: {any_attribute: [a]}\n"
+
+
 @pytest.mark.parametrize(
     "text, complaint",
     [
@@ -78,6 +83,11 @@ def test_every_shipped_profile_is_valid_and_selects_by_attributes_or_span_names(
         ("name: x\ndescription: d\nselect: {any_attribute: [a]}\npseudo_tool: [finish]\n", "pseudo_tool"),
         ("name: X Y\ndescription: d\nselect: {any_attribute: [a]}\n", "name"),
         ("name: x\ndescription: d\nselect: {any_attribute: [a]}\npseudo_tools: ['  ']\n", "must not be blank"),
+        (f"{_HEAD}spans: [{{span_name: t, role: tool, tool_name: n, agent_name: a}}]\n", "a tool span reads no agent_name"),
+        (f"{_HEAD}spans: [{{span_name: t, role: tool}}]\n", "a tool span needs tool_name"),
+        (f"{_HEAD}spans: [{{span_name: t, role: planner}}]\n", "role"),
+        (f"{_HEAD}refused_call_when_error_matches: ['no tool group']\n", "no (?P<tool>...) group"),
+        (f"{_HEAD}refused_call_when_error_matches: ['(?P<tool>']\n", "is no regular expression"),
     ],
 )
 def test_a_wrong_profile_fails_loading_naming_its_file_and_what_is_wrong(tmp_path, text, complaint):
@@ -87,12 +97,50 @@ def test_a_wrong_profile_fails_loading_naming_its_file_and_what_is_wrong(tmp_pat
     assert complaint in str(raised.value)
 
 
+def test_two_profiles_that_read_the_same_span_name_fail_loading(tmp_path):
+    for name in ("one", "two"):
+        (tmp_path / f"{name}.yaml").write_text(f"name: {name}\ndescription: d\nselect: {{any_span_name: [r]}}\nspans: [{{span_name: r, role: agent_run}}]\n")
+    with pytest.raises(ValueError, match="profiles read the same span names: \\['r'\\]"):
+        profiles.load(tmp_path)
+
+
+@pytest.mark.parametrize(
+    "scenario, agent, chain",
+    [
+        # a framework's own tracer, read as its profile declares span by span (no convention marks a run)
+        ("haystack_native/unknown_tool.json", "haystack.agent.run", [("haystack.agent.run", "format_disk", "refused"), ("haystack.agent.run", "multiply", "ok")]),
+        ("haystack_native/tool_error.json", "haystack.agent.run", [("haystack.agent.run", "divide", "error"), ("haystack.agent.run", "divide", "ok")]),
+        # the pipeline's component names the agent it wraps; a sub-agent is named after the tool it runs inside
+        ("haystack_native/pipeline_agent.json", "calculator", [("calculator", "multiply", "ok")]),
+        ("haystack_native/delegation.json", "haystack.agent.run", [("haystack.agent.run", "researcher", "ok"), ("researcher", "lookup", "ok")]),
+        # a reply naming a tool ReAct has not: only the adapter's parse error records the refused call
+        ("dspy/unknown_tool.json", "ReAct", [("ReAct", "format_disk", "refused"), ("ReAct", "multiply", "ok")]),
+    ],
+)
+def test_a_profile_reads_what_no_convention_marks(scenario, agent, chain):
+    [result] = judged(scenario)
+    assert (result.agent, [(a.agent, a.tool, a.outcome) for a in result.verdict.chain]) == (agent, chain)
+    with profiles.removed():
+        assert [(a.agent, a.tool, a.outcome) for r in judged(scenario) for a in r.verdict.chain] != chain
+
+
+def test_a_run_no_span_names_is_said_so_and_not_given_a_name():
+    [result] = judge_spans(Engine(), read_telemetry(CORPUS / "haystack_native/single_tool.json").spans)
+    by_agent = Expectation(name="x", expected_tool_calls_by_agent={"Agent": ["multiply"]})
+    [judged_by_agent] = judge_spans(Engine(default_expectation=by_agent), read_telemetry(CORPUS / "haystack_native/single_tool.json").spans)
+    assert result.agent == "haystack.agent.run" and result.verdict.eval_status == "PASSED"
+    assert judged_by_agent.verdict.eval_status == NOT_EVALUATED
+    assert "no span names the agent of haystack.agent.run" in judged_by_agent.verdict.unevaluated_checks[0]
+
+
 def _comparable(results) -> list[dict]:
     records = [{k: v for k, v in r.to_record().items() if k not in ("evaluated_at", "evaluator")} for r in results]
     return sorted(records, key=lambda r: (r["trace_id"], r["run_span_id"]))
 
 
-@pytest.mark.parametrize("scenario", ["dspy/delegation.json", "haystack/single_tool.json", "haystack/pipeline_agent.json"])
+@pytest.mark.parametrize(
+    "scenario", ["dspy/delegation.json", "haystack/single_tool.json", "haystack/pipeline_agent.json", "haystack_native/delegation.json"]
+)
 def test_the_span_processor_judges_a_run_no_span_marks_when_its_local_root_ends_as_eval_does(tmp_path, scenario):
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter

@@ -343,7 +343,7 @@ def test_refusal_of_a_name_that_also_ran_is_invisible_to_agno_lists():
 
 def test_matcher_imports_only_the_standard_library_and_the_data_model():
     allowed = {
-        "__future__", "collections", "dataclasses", "operator", "typing",
+        "__future__", "collections", "dataclasses", "itertools", "operator", "typing",
         "otel_reliability.model", "otel_reliability.expectations", "otel_reliability.matcher.bfcl.judge",  # pure too
     }
     imported = set()

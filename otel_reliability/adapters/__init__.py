@@ -3,7 +3,8 @@
 Each module reads one span convention, detected by attributes (never by framework
 name). Each adapter names the attributes that mark its convention (``markers``); the
 first adapter in ``ADAPTERS`` order whose marker a span carries reads it. A span that
-carries none still becomes a plain record, because its ids and times are needed to walk
+carries none is read as a profile declares spans of its name (``declared``: a framework's own
+tracer), else still becomes a plain record, because its ids and times are needed to walk
 parent chains. A new convention is one new module that implements ``Adapter`` and one
 line in ``ADAPTERS``.
 """
@@ -16,6 +17,7 @@ from typing import Any, Mapping, Protocol
 from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord, ToolRequest
 from . import genai, openinference, traceloop, vercel_ai
 from .autogen_runtime import AutogenRuntimeAdapter
+from .declared import read_declared
 from .common import SESSION_KEYS, object_of, session_of, str_or_none
 from . import profiles
 from .profiles import has_selectors, profile_of
@@ -104,6 +106,8 @@ def to_record(span: SpanData) -> SpanRecord:
             except Exception:  # a producer's odd shape must not stop the trace from being judged
                 logger.warning("could not read span %r with %s", span.name, type(adapter).__name__, exc_info=True)
             break
+    if record is None and (reading := profiles.reading_of(span.name)) is not None:
+        record = read_declared(span, reading)
     if record is None:
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
     if span.events:
@@ -112,7 +116,7 @@ def to_record(span: SpanData) -> SpanRecord:
         record.policy_denied = True
     if _SESSION_KEY in attributes or _SESSION_FALLBACK_KEY in attributes:
         record.session_id = session_of(attributes)
-    if record.role is _OTHER:
+    if record.role is _OTHER and record.names_agent is None:
         record.names_agent = _named_agent(attributes, span.name)
     if record.role is Role.TOOL and not record.returned:
         record.returned = any(key in attributes for key in _TOOL_RESULT_KEYS)
@@ -138,7 +142,7 @@ def _read_by_profiles(record: SpanRecord, span: SpanData) -> None:
     if record.role is not Role.TOOL:
         return
     if any(key in attributes for key in profiles.held_attributes()):
-        record.role, record.requests = Role.MODEL, (ToolRequest(record.tool_name or span.name, record.arguments, record.call_id),)
+        record.role, record.requests = Role.MODEL, (ToolRequest(record.tool_name or span.name, record.arguments, record.call_id, held=True),)
     elif not record.error and profiles.reads_results():  # OK, or failed without a word of why
         result = next((v for v in map(attributes.get, _TOOL_RESULT_KEYS) if isinstance(v, str)), None)
         record.output = result[:RESULT_PREFIX] if result is not None else None

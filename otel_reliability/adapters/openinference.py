@@ -9,7 +9,8 @@ graph's root ``CHAIN`` (its ``AGENT`` kind is a name heuristic that also hits gr
 and records the call id of a tool only on the ``tools`` node that dispatched it; LangChain's
 ``create_agent`` and LlamaIndex mark no run at all. What one instrumentation alone does is
 read by a module of its own (``crewai``, ``langchain_agents``, ``llama_index``,
-``openai_agents``, ``smolagents``), each detected by attributes, never by a framework's name.
+``smolagents``), each detected by attributes, never by a framework's name; what is data (the
+texts that mark a refusal, a call held for approval) is in a profile (``profiles/``).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from . import crewai, langchain_agents, llama_index, openai_agents, smolagents
+from . import crewai, langchain_agents, llama_index, smolagents
 from .common import error_text, loads, object_of, str_or_none, text_of
 from .usage import openinference_tokens
 
@@ -54,9 +55,7 @@ class OpenInferenceAdapter:
         kind = attrs.get(KIND)
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         record.error = error_text(span)
-        if kind == "TOOL" and openai_agents.awaiting_approval(span.status_code, attrs):
-            pass  # no execution: the request it belongs to stays unanswered until a decision shows
-        elif kind == "TOOL" and llama_index.waits_for_event(record.error):
+        if kind == "TOOL" and llama_index.waits_for_event(record.error):
             record.error = None  # the workflow paused the call; it runs again, under a span of its own
         elif kind == "TOOL" or (kind == "AGENT" and attrs.get("tool.name")):
             _read_tool(span, record)
@@ -125,9 +124,6 @@ def _read_tool(span: SpanData, record: SpanRecord) -> None:
                 unwrapped = llama_index.unwrapped_arguments(arguments)
             arguments = unwrapped if unwrapped is not None else arguments
         record.arguments = arguments
-    record.refusal = openai_agents.guardrail_refusal(record.error)
-    if openai_agents.ran_despite_error(record.error):
-        record.error = None
     call_id = attrs.get("tool.id") or attrs.get("tool_call.id")
     record.call_id = str(call_id) if call_id is not None else None
 

@@ -15,7 +15,7 @@ from typing import Iterable
 
 from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
 from .attempts import attempts_of
-from .inferred import infer_runs
+from .inferred import NAMED_BY_SPAN, infer_runs, name_unnamed_runs
 from .layers import fold_layers
 from .profiled import apply_profiles
 from .ownership import enclosing_run, inherit_dispatched_call_id, run_of_sender
@@ -25,6 +25,7 @@ _Key = tuple[int, int]
 _start = attrgetter("start_ns")
 _AGENT_RUN = Role.AGENT_RUN
 _TOOL = Role.TOOL
+_CONTENT = (Role.TOOL, Role.MODEL)  # what a run does itself, as opposed to what it only wraps
 
 
 def _key(record: SpanRecord) -> _Key:
@@ -33,12 +34,13 @@ def _key(record: SpanRecord) -> _Key:
 
 def as_read(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
     """One trace's records (span id → record) as assembly reads them: with what its profiles
-    say, the runs found from structure, and each call's layers folded into one record.
+    say, the runs found from structure, the runs no span names named from what encloses them,
+    and each call's layers folded into one record.
 
     >>> as_read({})
     {}
     """
-    return fold_layers(infer_runs(apply_profiles(spans)))
+    return fold_layers(name_unnamed_runs(infer_runs(apply_profiles(spans))))
 
 
 def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = None) -> list[Run]:
@@ -148,7 +150,7 @@ def _build(
     owned_records = _gathered(group, owned)
     # spans that name the agent acting from then on, for a run that names none (LlamaIndex's steps)
     acting = [] if latest.agent_name else sorted((r for r in owned_records if r.agent_name), key=_start)
-    name = _agent_name(latest, acting, member_records)
+    name, named = _agent_name(latest, acting, member_records, wraps=not any(r.role in _CONTENT for r in owned_records))
     path = parent_path + (name,)
     run_error = None
     for record in reversed(group):
@@ -168,6 +170,7 @@ def _build(
         error=run_error,
         session_id=_session_of(group, owned_records, member_records),
         inferred=latest.inferred,
+        agent_named=named,
         continues=tuple(_key(record) for record in group[:-1]),
         own_attempts=attempts_of(owned_records, name, path, run_error, pairing),
     )
@@ -296,14 +299,18 @@ def _session_of(group: list[SpanRecord], owned: list[SpanRecord], member_records
     return None
 
 
-def _agent_name(record: SpanRecord, acting: list[SpanRecord], member_records: list[SpanRecord]) -> str:
-    """The run's agent; a run with no identity of its own takes the first agent its spans name as
-    acting (``acting``, in start order), else its first member's (a wrapper)."""
+def _agent_name(record: SpanRecord, acting: list[SpanRecord], member_records: list[SpanRecord], *, wraps: bool) -> tuple[str, bool]:
+    """The run's agent, and whether a span names it; a run with no identity of its own takes the
+    first agent its spans name as acting (``acting``, in start order), else, when it only
+    ``wraps`` its members (no model call or tool execution of its own), its first member's,
+    else what encloses it names, else its span's name, which names no agent."""
     if record.agent_name:
-        return record.agent_name
+        return record.agent_name, not (record.inferred and NAMED_BY_SPAN in record.inferred)
     if acting:
-        return str(acting[0].agent_name)
-    for member in member_records:
+        return str(acting[0].agent_name), True
+    for member in member_records if wraps else ():
         if member.agent_name:
-            return member.agent_name
-    return record.name
+            return member.agent_name, True
+    if record.names_agent:  # what encloses the run names it (``inferred.name_unnamed_runs``)
+        return record.names_agent, True
+    return record.name, False

@@ -26,6 +26,12 @@ What is left:
   so or the run failed before it could run, ``error`` when the producer records the
   answer as a failed run (agno's rejected confirmation), ``pending`` when nothing
   answered it before the run ended (a run paused for a human).
+
+Where the spans leave another outcome open, the attempt says which (``Attempt.could_be``):
+a pending call may have been cut off by a limit, or be held for a decision that may yet be a
+rejection (``refused``); a request answered as failed had no execution span; and a
+failed execution whose arguments did not parse, or whose error a profile names as one a
+refusal leaves too, may never have run its body. The matcher judges such a run both ways.
 """
 
 from __future__ import annotations
@@ -130,6 +136,18 @@ def attempts_of(
     return attempts
 
 
+def _held_one_of(request: ToolRequest, earlier: list[_Request]) -> _Request | None:
+    """The earlier request that a held span with no call id records (same tool, equal arguments):
+    the span says that call waits for a decision, it is no call of its own."""
+    if not request.held:
+        return None
+    arguments = parse_arguments(request.arguments)
+    for asked in reversed(earlier):
+        if asked.request.name == request.name and asked.arguments == arguments:
+            return asked
+    return None
+
+
 def _start_then_id(record: SpanRecord) -> tuple[int, int]:
     return record.start_ns, record.span_id
 
@@ -152,8 +170,8 @@ def _ties_in_request_order(
 
 def _requests(models: list[SpanRecord]) -> list[_Request]:
     """The requests of the model calls (in start order), each call id once."""
-    seen_ids: set[str] = set()
-    out = []
+    seen: dict[str, _Request] = {}
+    out: list[_Request] = []
     starts = [m.start_ns for m in models]
     for index, record in enumerate(models):
         if not record.requests:
@@ -162,11 +180,13 @@ def _requests(models: list[SpanRecord]) -> list[_Request]:
         following = bisect_left(starts, record.end_ns, index + 1)
         window_end = starts[following] if following < len(starts) else _NO_LATER_MODEL_CALL
         for request in record.requests:
+            first = seen.get(request.call_id) if request.call_id is not None else _held_one_of(request, out)
+            if first is not None:
+                continue  # the model asked for it, then a span held it: one call
+            read = _Request(request, record.end_ns, record.start_ns, window_end)
             if request.call_id is not None:
-                if request.call_id in seen_ids:
-                    continue
-                seen_ids.add(request.call_id)
-            out.append(_Request(request, record.end_ns, record.start_ns, window_end))
+                seen[request.call_id] = read
+            out.append(read)
     return out
 
 
@@ -247,7 +267,8 @@ def _executed(
     refused_by_answer: dict[str, str],
 ) -> Attempt:
     lending = request if request is not None and not request.ambiguous else None
-    if lending is not None and (execution.arguments is None or is_raw(arguments)) and lending.arguments:
+    unparsed = is_raw(arguments)
+    if lending is not None and (execution.arguments is None or unparsed) and lending.arguments:
         arguments = lending.arguments
     # a failed span whose call the framework answered with its own refusal (the span itself
     # records no result: ADK's content only in log records) never ran
@@ -265,9 +286,11 @@ def _executed(
     name = execution.tool_name or (request.request.name if request is not None else execution.name)
     call_id = execution.call_id or (request.request.call_id if request is not None else None)
     captured = execution.arguments is not None or (lending is not None and lending.request.arguments is not None)
+    # a failed call whose arguments did not parse may never have reached its body
+    could_be = REFUSED if outcome == ERROR and (unparsed or execution.refusal_possible) else None
     return Attempt(
         name, arguments, outcome, agent, path, call_id, execution.span_id, error, execution.start_ns, captured,
-        execution.layers,
+        execution.layers, could_be=could_be,
     )
 
 
@@ -296,7 +319,15 @@ def _unexecuted(
     else:
         outcome, error = PENDING, None
     captured = request.request.arguments is not None
-    return Attempt(request.request.name, request.arguments, outcome, agent, path, call_id, None, error, request.issued_ns, captured)
+    # Nothing answered it: cut off by a limit, or held for a decision that may yet be a rejection
+    # (a span that says it is held tells which, not how it ends). Answered as failed with no
+    # execution span, its body may never have run (SPEC §4 reads agno's rejected confirmation
+    # so): a refusal says no less.
+    could_be = REFUSED if outcome == PENDING or (outcome == ERROR and answer is not None) else None
+    return Attempt(
+        request.request.name, request.arguments, outcome, agent, path, call_id, None, error, request.issued_ns, captured,
+        could_be=could_be,
+    )
 
 
 def _unrecorded(request: _Request, agent: str, path: tuple[str, ...]) -> Attempt:

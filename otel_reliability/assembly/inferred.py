@@ -76,6 +76,31 @@ def infer_runs(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
     return inferred
 
 
+def name_unnamed_runs(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
+    """The trace's records with each run span that names no agent given the name of what
+    encloses it (``names_agent``, which assembly takes when the run's own spans name no acting
+    agent): the tool execution it runs inside (an agent called as a tool is that tool's agent),
+    else its parent when that span names an agent (a pipeline's component that wraps the run);
+    ``spans`` itself when every run is named or none can be."""
+    named: dict[int, SpanRecord] = {}
+    for span_id, record in spans.items():
+        if record.role is not _RUN or record.agent_name or record.inferred:
+            continue
+        parent = spans.get(record.parent_id)
+        name = parent.names_agent if parent is not None and parent.role is Role.OTHER else None
+        node = parent
+        for _ in range(MAX_DEPTH):
+            if node is None or node.role is _RUN:
+                break
+            if node.role is _TOOL:
+                name = node.tool_name or name
+                break
+            node = spans.get(node.parent_id)
+        if name:
+            named[span_id] = replace(record, names_agent=name)
+    return {**spans, **named} if named else spans
+
+
 def _content_below(spans: dict[int, SpanRecord]) -> dict[int, tuple[int, int, int]]:
     """span id → (model calls, tool executions, model calls that asked for tools) in its subtree
     outside every marked run, for the spans that have any below them (content records included)."""

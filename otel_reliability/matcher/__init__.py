@@ -33,7 +33,8 @@ The checks are:
 7. each configured budget.
 
 A check the spans cannot support (arguments not captured, attempts with no start
-times) is not counted: the score is over the checks that could be judged.
+times, a result that another outcome the spans leave open would change: ``undecided``) is
+not counted: the score is over the checks that could be judged.
 
 So a verdict is ``FAILED`` exactly when its score is below 1.0; with a score of 1.0 it
 is ``NOT_EVALUATED`` when some check could not be judged (``unevaluated_checks`` says
@@ -45,7 +46,7 @@ from __future__ import annotations
 from operator import attrgetter
 
 from otel_reliability.expectations import Expectation
-from otel_reliability.matcher import agents, agno, budgets, order, outcomes, policies
+from otel_reliability.matcher import agents, agno, budgets, order, outcomes, policies, undecided
 from otel_reliability.matcher.trajectory import trajectory
 from otel_reliability.matcher.checks import Attempts, Check, CheckResult
 from otel_reliability.matcher.wording import name_problems, plural
@@ -71,12 +72,12 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
     evidence = run.evidence()
     chain = sorted(evidence, key=_start)  # Run.chain(), without collecting the evidence twice
     named = [a for a in chain if a.tool]
-    attempts = Attempts(evidence, chain, named, budgets.measure(run, named))
+    unnamed = frozenset(r.agent for r in run.walk() if not r.agent_named)
+    attempts = Attempts(evidence, chain, named, budgets.measure(run, named), unnamed)
     total = failed = 0
     lists: dict[str, list[str]] = {}
     unevaluated: list[str] = []
-    for check in CHECKS:
-        result = check(attempts, expectation)
+    for result in undecided.settle(CHECKS, [check(attempts, expectation) for check in CHECKS], attempts, expectation):
         total += result.checks
         failed += result.failed
         if result.unevaluated:

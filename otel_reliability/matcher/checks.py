@@ -28,6 +28,8 @@ class Attempts:
     chain: list[Attempt]  # start order
     named: list[Attempt]  # the chain's attempts that have a tool name
     usage: Usage = field(default_factory=Usage)
+    # agents of the run's runs that no span names (each called after its span): whose calls are theirs is unknown
+    unnamed_agents: frozenset[str] = frozenset()
 
 
 @dataclass(slots=True)

@@ -110,17 +110,17 @@ def _encode(r: SpanRecord) -> list[Any]:
         r.trace_id, r.span_id, r.parent_id, r.name, r.start_ns, r.end_ns, r.role.value, r.error,
         r.agent_name, r.run_key, None if r.attributes is None else dict(r.attributes), r.output,
         r.tool_name, r.arguments, r.call_id, r.refusal, r.handoff_to,
-        [[q.name, q.arguments, q.call_id] for q in r.requests],
+        [[q.name, q.arguments, q.call_id, q.held] for q in r.requests],
         [[a.call_id, a.content, a.refusal, a.error, a.names_refusal] for a in r.responses],
         None if r.dispatched is None else [r.dispatched.name, r.dispatched.arguments, r.dispatched.call_id],
         [dict(e) for e in r.evaluations], r.policy_denied, r.session_id, r.sent_by, r.model_call, r.tokens,
-        r.names_agent, r.profile, r.returned,
+        r.names_agent, r.profile, r.returned, r.refusal_possible,
     ]  # fmt: skip
 
 
-# session_id, sent_by, model_call, tokens, names_agent, profile, returned: the fields added since the first
+# session_id, sent_by, model_call, tokens, names_agent, profile, returned, refusal_possible: the fields added since the first
 # version, in order (``inferred`` and ``layers`` are assembly's, never on a stored record)
-_NEWER_DEFAULTS: tuple[Any, ...] = (None, None, False, None, None, None, False)
+_NEWER_DEFAULTS: tuple[Any, ...] = (None, None, False, None, None, None, False, False)
 
 
 def _decode(item: list[Any]) -> SpanRecord:
@@ -130,7 +130,7 @@ def _decode(item: list[Any]) -> SpanRecord:
         *newer,  # fields added since: records an older writer stored lack them
     ) = item  # fmt: skip
     # fields added since, in the order they came: records an older writer stored lack the last ones
-    session_id, sent_by, model_call, tokens, names_agent, profile, returned = (*newer, *_NEWER_DEFAULTS[len(newer):])
+    session_id, sent_by, model_call, tokens, names_agent, profile, returned, refusal_possible = (*newer, *_NEWER_DEFAULTS[len(newer):])
     return SpanRecord(
         trace_id, span_id, parent_id, name, start_ns, end_ns, _ROLES[role], error,
         agent_name=agent_name, run_key=run_key, attributes=None if attributes is None else _attributes(attributes), output=output,
@@ -140,7 +140,7 @@ def _decode(item: list[Any]) -> SpanRecord:
         dispatched=None if dispatched is None else ToolRequest(*dispatched),
         evaluations=tuple(_attributes(e) for e in evaluations), policy_denied=denied,
         session_id=session_id, sent_by=sent_by, model_call=model_call, tokens=tokens,
-        names_agent=names_agent, profile=profile, returned=returned,
+        names_agent=names_agent, profile=profile, returned=returned, refusal_possible=refusal_possible,
     )  # fmt: skip
 
 

@@ -8,16 +8,35 @@ never by a framework's name, and says:
   (a built-in final-answer tool, a ``finish`` step): not the agent's calls;
 * ``refused_when_error_contains`` — a tool span whose error holds one of these texts records
   a call whose body never ran (the framework's validation or guard failed it);
+* ``ran_when_error_contains`` — a tool span whose error holds one of these texts failed after
+  the body returned (a check of its output withheld the result): the call ran;
+* ``refusal_possible_when_error_contains`` — a tool span whose error holds one of these texts
+  is what a refusal before the body and a body that raised both leave (a generic message, a
+  validation error that either side may raise): the attempt is an error that could be a
+  refusal, and the checks that would differ are not evaluated;
 * ``refused_when_output_contains`` / ``failed_when_output_contains`` — a tool span that ended
   OK but whose result holds one of these texts records a call that never ran (a guard's
   answer in place of the result) / a body that failed (an error the framework returned as
   the result);
+* ``refused_call_when_error_matches`` — a span (of no tool) whose error matches one of these
+  patterns records a call the model asked for and the framework refused before any tool span
+  (a reply naming a tool it has not, which it could not parse): the pattern's ``tool`` group
+  names the tool, and the span is read as that call, refused;
 * ``arguments_in`` (with ``arguments_beside``) — a tool span records the call's arguments
   wrapped: as the value of this key, beside the keys listed (the tool's run options);
 * ``held_when_attribute`` — a tool span that carries one of these attributes recorded a call
   held for a decision (an approval), not a run of the tool: it is read as the request, which a
   later answer (approved, denied) or the lack of one decides. The attribute marks the span
-  itself, so this applies wherever it appears.
+  itself, so this applies wherever it appears;
+* ``held_when_no_result`` — a tool span that ended OK with the call's arguments but no result
+  (the instrumentation records a result for every call that returns) recorded a call held for
+  a decision, read as the request as above.
+
+* ``spans`` — for an instrumentation of no known convention (a framework's own tracer), how
+  to read its spans by name (``SpanReading``): which span is a run, a tool execution or a
+  model call, and which attributes (or items of an attribute's JSON) hold the agent, the
+  tool, its arguments, result and call id, the failure, and the calls a model asked for and
+  the answers its input hands back. ``adapters.declared`` reads a span so named.
 
 A span that carries a profile's selector is tagged with it (``SpanRecord.profile``); what a
 profile says applies to the trace its tagged spans are in. ``removed()`` judges without any
@@ -26,9 +45,10 @@ profile: the generic reader alone, as a new framework's cold score is measured.
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Literal, Mapping
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -52,6 +72,59 @@ class Selector(BaseModel):
         return self
 
 
+class Items(BaseModel):
+    """Items in one attribute's JSON: ``path`` is dotted keys, ``*`` for every element of a list
+    (``replies.*.content.*.tool_call``); the other fields are dotted keys inside each item."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    attribute: str
+    path: str
+    call_id: str
+    name: str | None = None
+    arguments: str | None = None
+    content: str | None = None
+    error: str | None = None
+
+
+class SpanReading(BaseModel):
+    """How to read the spans of one name: as an agent run, a tool execution, a model call, or a
+    span that names the agent of a run it wraps (a pipeline's component).
+
+    >>> SpanReading(span_name="x.tool", role="tool", tool_name="x.tool.name").role
+    'tool'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    span_name: str = Field(min_length=1)
+    role: Literal["agent_run", "tool", "model", "names_agent"]
+    agent_name: str | None = None  # runs, and spans that name the agent of a run they wrap: the attribute
+    output: str | None = None  # runs: the attribute that holds the run's answer
+    tool_name: str | None = None  # tools: attributes
+    arguments: str | None = None
+    result: str | None = None
+    call_id: str | None = None
+    failed_when: str | None = None  # tools: an attribute whose true value says the call failed (its text: the result)
+    requests: Items | None = None  # models: the calls it asked for, in its output
+    responses: Items | None = None  # models: the answers to earlier calls its input hands back
+
+    @model_validator(mode="after")
+    def _fields_of_its_role(self) -> SpanReading:
+        allowed = {
+            "agent_run": {"agent_name", "output"},
+            "tool": {"tool_name", "arguments", "result", "call_id", "failed_when"},
+            "model": {"requests", "responses"},
+            "names_agent": {"agent_name"},
+        }[self.role]
+        stray = sorted(name for name in self.model_fields_set - {"span_name", "role"} if name not in allowed)
+        if stray:
+            raise ValueError(f"a {self.role} span reads no {', '.join(stray)}")
+        if self.role == "tool" and self.tool_name is None:
+            raise ValueError("a tool span needs tool_name")
+        if self.role == "names_agent" and self.agent_name is None:
+            raise ValueError("a span that names an agent needs agent_name")
+        return self
+
+
 class Profile(BaseModel):
     """One instrumentation's profile (a YAML file of this folder).
 
@@ -65,14 +138,31 @@ class Profile(BaseModel):
     select: Selector
     pseudo_tools: tuple[str, ...] = ()
     refused_when_error_contains: tuple[str, ...] = ()
+    ran_when_error_contains: tuple[str, ...] = ()
+    refused_call_when_error_matches: tuple[str, ...] = ()
+    refusal_possible_when_error_contains: tuple[str, ...] = ()
     refused_when_output_contains: tuple[str, ...] = ()
     failed_when_output_contains: tuple[str, ...] = ()
     held_when_attribute: tuple[str, ...] = ()
+    held_when_no_result: bool = False
     arguments_in: str | None = None
     arguments_beside: tuple[str, ...] = ()
+    spans: tuple[SpanReading, ...] = ()
+
+    @field_validator("refused_call_when_error_matches")
+    @classmethod
+    def _patterns_name_the_tool(cls, patterns: tuple[str, ...]) -> tuple[str, ...]:
+        for pattern in patterns:
+            try:
+                compiled = re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is no regular expression: {exc}") from exc
+            if "tool" not in compiled.groupindex:
+                raise ValueError(f"{pattern!r} has no (?P<tool>...) group naming the refused tool")
+        return patterns
 
     @field_validator(
-        "pseudo_tools", "refused_when_error_contains", "refused_when_output_contains", "failed_when_output_contains",
+        "pseudo_tools", "refused_when_error_contains", "ran_when_error_contains", "refusal_possible_when_error_contains", "refused_when_output_contains", "failed_when_output_contains",
         "held_when_attribute", "arguments_beside",
     )
     @classmethod
@@ -93,6 +183,9 @@ def load(folder: Path = FOLDER) -> tuple[Profile, ...]:
     names = [p.name for p in found]
     if len(set(names)) != len(names):
         raise ValueError(f"profiles share a name: {sorted(n for n in names if names.count(n) > 1)}")
+    read = [r.span_name for p in found for r in p.spans]
+    if len(set(read)) != len(read):
+        raise ValueError(f"profiles read the same span names: {sorted({n for n in read if read.count(n) > 1})}")
     return tuple(found)
 
 
@@ -105,6 +198,7 @@ class _Active:
         self.span_names = {name: p.name for p in self.by_name.values() for name in p.select.any_span_name}
         self.held = tuple(dict.fromkeys(key for p in self.by_name.values() for key in p.held_when_attribute))
         self.reads_results = any(p.refused_when_output_contains or p.failed_when_output_contains for p in self.by_name.values())
+        self.readings = {r.span_name: r for p in self.by_name.values() for r in p.spans}
 
 
 _active = _Active(load())
@@ -120,6 +214,11 @@ def profile_of(attributes: Mapping[str, Any], span_name: str) -> str | None:
         if key in attributes:
             return name
     return _active.span_names.get(span_name)
+
+
+def reading_of(span_name: str) -> SpanReading | None:
+    """How a profile reads spans of this name (``Profile.spans``), None when none does."""
+    return _active.readings.get(span_name) if _active.readings else None
 
 
 def held_attributes() -> tuple[str, ...]:
