@@ -216,14 +216,16 @@ def _run_view(run: Run, owned: dict[tuple[int, int], list[SpanRecord]], conventi
 
 
 def _outcome_from(attempt: Attempt) -> str:
-    """Which record decided the attempt's outcome, as ``inspect`` says it."""
+    """Which record decided the attempt's outcome, and the other outcome it leaves open, as ``inspect`` says it."""
     if not attempt.outcome_known:
         return "no span: the run records no tool executions (read as run, not evaluated)"
     if attempt.span_id is None:
-        return "the request, and what answered it" if attempt.outcome != "pending" else "the request, unanswered"
-    if len(attempt.evidence) > 1:
-        return f"the innermost of {len(attempt.evidence)} layers"
-    return "its execution span"
+        source = "the request, and what answered it" if attempt.outcome != "pending" else "the request, unanswered"
+    elif len(attempt.evidence) > 1:
+        source = f"the innermost of {len(attempt.evidence)} layers"
+    else:
+        source = "its execution span"
+    return source if attempt.could_be is None else f"{source}; may be {attempt.could_be}: the spans cannot tell"
 
 
 def _content_setting(records: list[SpanRecord], conventions: dict) -> str:

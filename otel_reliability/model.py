@@ -84,7 +84,7 @@ class ToolRequest:
     arguments: Any  # raw: a JSON string, a mapping, or None; parsed at evaluation
     call_id: str | None = None
     # a span says the call is held for a decision (an approval): that span is no call of its own
-    held: bool = False
+    held: bool = field(default=False, repr=False)
 
 
 @dataclass(slots=True)

@@ -113,6 +113,9 @@ class RunResult:
     # how the run was found when no span marks it (``assembly.inferred``); None for a run span.
     # Published as ``inferred_run`` (only when set) and said first in the explanation.
     inferred: str | None = None
+    # False when no span names the run's agent (``agent`` is its span's name): published as
+    # ``agent_named: false`` (only then) and said in the explanation
+    agent_named: bool = True
 
     @property
     def passed(self) -> bool:
@@ -158,6 +161,10 @@ class RunResult:
         if self.inferred is not None:
             data["explanation"] = f"Run found from the trace's structure ({self.inferred}). {data['explanation']}"
             data["inferred_run"] = self.inferred
+        elif not self.agent_named:
+            data["explanation"] = f"No span names the agent: the run is named after its span. {data['explanation']}"
+        if not self.agent_named:
+            data["agent_named"] = False
         known = self.start_ns > 0 and self.end_ns >= self.start_ns
         data["started_at"] = rfc3339(self.start_ns) if known else None
         data["ended_at"] = rfc3339(self.end_ns) if known else None
@@ -212,6 +219,7 @@ class RunResult:
             end_ns=0 if ended is None else parse_rfc3339(ended),
             source=data.get("source"),
             inferred=data.get("inferred_run"),
+            agent_named=data.get("agent_named", True) is not False,
             evaluator=None
             if evaluator is None
             else Evaluator(evaluator["version"], evaluator["expectation_digest"], evaluator.get("name", EVALUATOR_NAME)),

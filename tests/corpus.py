@@ -102,10 +102,6 @@ LIFTING: tuple[str, ...] = ()
 # Scenarios whose spans cannot tell what really ran, each with the reason. Their chains are
 # held to what the spans record (AS_RECORDED), never to a guess.
 LIMITS = {
-    "agno_openinference/blocked_tool_call_limit": (
-        'agno refuses the calls of one model turn past the limit after the first ran; a refused call has '
-        'no span, so it is placed where the model asked for it, before the call that ran'
-    ),
     "autogen/blocked_workbench": (
         'no tool span and no model spans; run alone (agent.run) no runtime message span records the call '
         "either: only a team run's do (blocked_workbench_team)"
@@ -268,11 +264,6 @@ LIMITS = {
 
 # What the spans of each LIMITS scenario record: (call id, tool, agent, outcome) in start order.
 AS_RECORDED = {
-    "agno_openinference/blocked_tool_call_limit": [
-        ('call_agnooi_blocked_tool_call_limit_multiply_2', 'multiply', 'Calculator Agent', 'refused'),
-        ('call_agnooi_blocked_tool_call_limit_multiply_1', 'multiply', 'Calculator Agent', 'ok'),
-        ('call_agnooi_blocked_tool_call_limit_add_1', 'add', 'Calculator Agent', 'refused'),
-    ],
     "autogen/blocked_workbench": [
         ('call_del_2', 'delete_file', 'janitor', 'ok'),
     ],

@@ -217,12 +217,6 @@ def test_every_stored_result_names_its_evaluator_and_expectation_digest(doors):
             }
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="known defect, found this stop: with the Microsoft Agent Framework approval scenarios (a paused run in one "
-    "trace, resumed in the next), the receiver's standings hold more entries for their agents than the processor's "
-    "('files' 10 against 8, 'janitor' 100 against 74); the stored verdicts of both doors are equal (test above)",
-)
 def test_the_corpus_gives_the_same_standings_through_the_processor_and_the_receiver(doors):
     standings = doors["processor"][1]
     assert len(standings) >= 5

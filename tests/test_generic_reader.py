@@ -129,6 +129,9 @@ def test_a_run_no_span_names_is_said_so_and_not_given_a_name():
     by_agent = Expectation(name="x", expected_tool_calls_by_agent={"Agent": ["multiply"]})
     [judged_by_agent] = judge_spans(Engine(default_expectation=by_agent), read_telemetry(CORPUS / "haystack_native/single_tool.json").spans)
     assert result.agent == "haystack.agent.run" and result.verdict.eval_status == "PASSED"
+    published = result.to_json()
+    assert published["agent_named"] is False
+    assert published["explanation"].startswith("No span names the agent: the run is named after its span.")
     assert judged_by_agent.verdict.eval_status == NOT_EVALUATED
     assert "no span names the agent of haystack.agent.run" in judged_by_agent.verdict.unevaluated_checks[0]
 

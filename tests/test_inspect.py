@@ -126,3 +126,11 @@ def test_a_run_found_from_structure_says_by_which_rule(capsys):
     [run] = inspect_json(capsys, CORPUS / "haystack" / "single_tool.json")["runs"]
     assert run["inferred"] == "smallest span enclosing model calls and tool executions"
     assert run["attempts"][0]["outcome_from"].startswith("no span: the run records no tool executions")
+
+
+def test_an_outcome_the_spans_leave_open_says_which_other_it_may_be(capsys):
+    # Microsoft Agent Framework: the iteration limit cut off the last call the model asked for
+    [run] = inspect_json(capsys, CORPUS / "agent_framework" / "blocked_tool_call_limit.json")["runs"]
+    last = run["attempts"][-1]
+    assert (last["tool"], last["outcome"]) == ("add", "pending")
+    assert last["outcome_from"] == "the request, unanswered; may be refused: the spans cannot tell"

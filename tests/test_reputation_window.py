@@ -262,18 +262,24 @@ SUPERSEDES = [
 ]
 
 
-@pytest.mark.parametrize("batched", [False, True], ids=["append", "append_many"])
+@pytest.mark.parametrize("batched", ["append", "append_many", "one_batch"])
 @pytest.mark.parametrize("case", SUPERSEDES, ids=lambda c: c.id)
 def test_a_superseding_verdict_replaces_the_runs_entry(open_store, case: Supersede, batched):
+    """Appended one by one, in a batch of its own, or in one batch with the entry it replaces (a
+    run judged and re-judged in one tick: a resumed run before and after its paused run arrived)."""
     store = open_store(ReputationConfig(window=10))
 
     def run(i, signature, passed, **extra):
         return entry("forecaster", chain(passed), i, passed=passed, case="weather", signature=signature, **extra)
 
-    for i, signature, passed in case.runs:
-        store.append(run(i, signature, passed))
+    earlier = [run(i, signature, passed) for i, signature, passed in case.runs]
     new = run(*case.superseding, supersedes=True)
-    standing = store.append_many([new])["forecaster"] if batched else store.append(new)
+    if batched == "one_batch":
+        standing = store.append_many([*earlier, new])["forecaster"]
+    else:
+        for item in earlier:
+            store.append(item)
+        standing = store.append_many([new])["forecaster"] if batched == "append_many" else store.append(new)
     recorded = [
         (w.run_span_id - 1000, next((e.passed for e in w.evidence if e.dimension == "dabt"), None))
         for w in reversed(store.window("forecaster"))

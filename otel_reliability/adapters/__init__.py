@@ -133,12 +133,15 @@ RESULT_PREFIX = 256
 
 def _read_by_profiles(record: SpanRecord, span: SpanData) -> None:
     """Tag the span with the profile it selects, and keep what the profiles read of a tool span:
-    a call held for a decision (read as the request a later answer decides), and the start of
-    its result where a profile looks for markers in results (``assembly.profiled``)."""
+    a call held for a decision (read as the request a later answer decides), a failed span whose
+    error names a call the framework refused before any tool span (read as that call), and the
+    start of its result where a profile looks for markers in results (``assembly.profiled``)."""
     attributes = span.attributes
     name = profile_of(attributes, span.name)
     if name is not None:
         record.profile = name
+    if record.role is _OTHER and record.error:
+        _read_refused_call(record)
     if record.role is not Role.TOOL:
         return
     if any(key in attributes for key in profiles.held_attributes()):
@@ -146,6 +149,15 @@ def _read_by_profiles(record: SpanRecord, span: SpanData) -> None:
     elif not record.error and profiles.reads_results():  # OK, or failed without a word of why
         result = next((v for v in map(attributes.get, _TOOL_RESULT_KEYS) if isinstance(v, str)), None)
         record.output = result[:RESULT_PREFIX] if result is not None else None
+
+
+def _read_refused_call(record: SpanRecord) -> None:
+    """A failed span whose error a profile names as a call refused before any tool span: that call."""
+    for pattern in profiles.refused_call_patterns():
+        found = pattern.search(record.error or "")
+        if found and found.group("tool"):
+            record.role, record.tool_name, record.refusal = Role.TOOL, found.group("tool"), record.error
+            return
 
 
 def _named_agent(attributes: Mapping[str, Any], span_name: str) -> str | None:

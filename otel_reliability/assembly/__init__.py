@@ -216,8 +216,9 @@ def _carrier(attempt: Attempt, runs: list[Run]) -> Run | None:
 
 
 def _carried_out_by(attempt: Attempt, run: Run) -> None:
-    """A call no tool span records, carried out by ``run``: its outcome is the run's."""
+    """A call no tool span records, carried out by ``run``: its outcome is the run's, no longer open."""
     attempt.outcome, attempt.error = (OK, None) if run.error is None else (ERROR, run.error)
+    attempt.could_be = None
 
 
 def _names(tool: str, agent: str) -> bool:

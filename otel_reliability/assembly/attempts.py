@@ -122,13 +122,15 @@ def attempts_of(
             pairing[id(attempt)] = (request.paired_by if request is not None else None) or UNPAIRED
     unexecuted = [request for request in requests if not request.paired]
     if unexecuted:
-        answers = _answers(owned)
+        answers, answered_after = _answers(owned)
         failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
+        ran = {a.call_id: a.start_ns for a in attempts if a.call_id is not None}
         for request in unexecuted:
             if not executions and request.request.call_id is None:
                 attempt = _unrecorded(request, agent, path)
             else:
                 attempt = _unexecuted(request, answers, agent, path, run_error, failures)
+                attempt.start_ns = _in_answer_order(attempt, answered_after, ran)
             attempts.append(attempt)
             if pairing is not None:
                 pairing[id(attempt)] = UNPAIRED
@@ -294,12 +296,27 @@ def _executed(
     )
 
 
-def _answers(owned: Sequence[SpanRecord]) -> dict[str, ToolResponse]:
+def _answers(owned: Sequence[SpanRecord]) -> tuple[dict[str, ToolResponse], dict[str, tuple[str, ...]]]:
+    """Each call id's first answer, and the call ids answered before it in the same model input
+    (the framework hands the results back in the order it dealt with the calls)."""
     answers: dict[str, ToolResponse] = {}
+    before: dict[str, tuple[str, ...]] = {}
     for record in sorted(owned, key=_start):
-        for response in record.responses:
-            answers.setdefault(response.call_id, response)
-    return answers
+        for index, response in enumerate(record.responses):
+            if response.call_id not in answers:
+                answers[response.call_id] = response
+                before[response.call_id] = tuple(r.call_id for r in record.responses[:index])
+    return answers, before
+
+
+def _in_answer_order(attempt: Attempt, answered_after: dict[str, tuple[str, ...]], ran: dict[str, int]) -> int:
+    """When a call no execution span records comes in the chain: after the last call that ran
+    among those answered before it in the same model input (a limit that refuses the second
+    of two calls asked at once refused it after the first ran), else when it was asked for."""
+    for earlier in reversed(answered_after.get(attempt.call_id, ()) if attempt.call_id else ()):
+        if earlier in ran:
+            return max(attempt.start_ns, ran[earlier])
+    return attempt.start_ns
 
 
 def _unexecuted(

@@ -6,22 +6,20 @@ pseudo-tools (their executions and the requests for them: they end a run, they a
 of the agent's); marks as refused the tool spans whose error is one the profile names as a
 call whose body never ran, and as possibly refused those whose error a refusal leaves too
 (as run, those whose error came after the body returned); reads the tool spans a profile
-says record a call held for a decision as its request, and a failed span whose error names a
-call the framework refused before any tool span as that call; unwraps the arguments its tool spans record wrapped; and reads
+says record a call held for a decision as its request; unwraps the arguments its tool spans record wrapped; and reads
 the OK tool spans whose result (its start, which the
 adapters keep when a profile reads results) says the call never ran, or failed. Records it changes are copies: the buffer keeps the originals.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 from ..adapters import profiles
 from ..model import Role, SpanRecord, ToolRequest
 from .arguments import parse_arguments
 
-_TOOL, _MODEL, _OTHER = Role.TOOL, Role.MODEL, Role.OTHER
+_TOOL, _MODEL = Role.TOOL, Role.MODEL
 
 
 def apply_profiles(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
@@ -35,16 +33,12 @@ def apply_profiles(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
     possibly_refused_when = tuple(text for p in found for text in p.refusal_possible_when_error_contains)
     ran_when = tuple(text for p in found for text in p.ran_when_error_contains)
     held_without_result = any(p.held_when_no_result for p in found)
-    refused_calls = [re.compile(pattern) for p in found for pattern in p.refused_call_when_error_matches]
     refused_by_result = tuple(text for p in found for text in p.refused_when_output_contains)
     failed_by_result = tuple(text for p in found for text in p.failed_when_output_contains)
     wrappers = [(p.arguments_in, frozenset(p.arguments_beside)) for p in found if p.arguments_in]
     read: dict[int, SpanRecord] = {}
     for span_id, record in spans.items():
         if record.role is _TOOL and (record.tool_name or record.name) in pseudo:  # a span named for no tool goes by its name
-            continue
-        if refused_calls and record.role is _OTHER and record.error and (refused := _refused_call(record, refused_calls)):
-            read[span_id] = refused
             continue
         if held_without_result and record.role is _TOOL and record.error is None and not record.returned and record.arguments is not None:
             held = ToolRequest(record.tool_name or record.name, record.arguments, record.call_id, held=True)
@@ -67,15 +61,6 @@ def apply_profiles(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
             record = replace(record, requests=tuple(r for r in record.requests if r.name not in pseudo))
         read[span_id] = record
     return read
-
-
-def _refused_call(record: SpanRecord, patterns: list[re.Pattern[str]]) -> SpanRecord | None:
-    """The span read as the refused call its error names, None when no pattern matches."""
-    for pattern in patterns:
-        found = pattern.search(record.error or "")
-        if found and found.group("tool"):
-            return replace(record, role=_TOOL, tool_name=found.group("tool"), refusal=record.error)
-    return None
 
 
 def _unwrapped(record: SpanRecord, wrappers: list[tuple[str, frozenset[str]]]) -> SpanRecord:

@@ -70,4 +70,5 @@ class Engine:
             evaluator=Evaluator(VERSION, expectation.digest),
             sampling=decision,
             inferred=run.inferred,
+            agent_named=run.agent_named,
         )

@@ -199,6 +199,7 @@ class _Active:
         self.held = tuple(dict.fromkeys(key for p in self.by_name.values() for key in p.held_when_attribute))
         self.reads_results = any(p.refused_when_output_contains or p.failed_when_output_contains for p in self.by_name.values())
         self.readings = {r.span_name: r for p in self.by_name.values() for r in p.spans}
+        self.refused_calls = tuple(re.compile(x) for p in self.by_name.values() for x in p.refused_call_when_error_matches)
 
 
 _active = _Active(load())
@@ -221,6 +222,11 @@ def reading_of(span_name: str) -> SpanReading | None:
     return _active.readings.get(span_name) if _active.readings else None
 
 
+def refused_call_patterns() -> tuple[re.Pattern[str], ...]:
+    """The error patterns that name a call the framework refused before any tool span, in any profile."""
+    return _active.refused_calls
+
+
 def held_attributes() -> tuple[str, ...]:
     """The attributes that mark a tool span as a call held for a decision, in any profile."""
     return _active.held
@@ -232,7 +238,7 @@ def reads_results() -> bool:
 
 
 def has_selectors() -> bool:
-    return bool(_active.selectors or _active.span_names or _active.held or _active.reads_results)
+    return bool(_active.selectors or _active.span_names or _active.held or _active.reads_results or _active.refused_calls)
 
 
 def get(name: str) -> Profile | None:

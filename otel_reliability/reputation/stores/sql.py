@@ -88,15 +88,22 @@ class SQLStandings:
             }
             last_at: dict[str, float] = {}
             rows = []
+            runs_in_rows: set[tuple[str, int | None, int | None]] = set()
             changed: set[tuple[str, str]] = set()
             for entry in entries:
                 key = (entry.agent, entry.case)
                 previous, update_case = signatures.get(key), True
+                run = (entry.agent, entry.trace_id, entry.run_span_id)
+                if entry.supersedes and run in runs_in_rows:  # it replaces an entry of this batch: written first
+                    cursor.executemany(self._sql(_INSERT_EVALUATION), rows)
+                    rows.clear()
+                    runs_in_rows.clear()
                 if entry.supersedes and (replaced := self._take_superseded(entry)) is not None:
                     counters[entry.agent][0] -= 1
                     counters[entry.agent][1] -= replaced.passed
                     previous, update_case = replaced.previous_signature, replaced.latest_of_case
                 rows.append(_row(entry, previous))
+                runs_in_rows.add(run)
                 if update_case and entry.case is not None and entry.signature is not None:
                     signatures[key] = entry.signature
                     changed.add((entry.agent, entry.case))
