@@ -87,7 +87,7 @@ class SQLStandings:
                 pair: None if row is None else row[0] for pair, row in zip(cases, signature_rows, strict=True)
             }
             last_at: dict[str, float] = {}
-            rows = []
+            rows: list[tuple[Any, ...]] = []
             runs_in_rows: set[tuple[str, int | None, int | None]] = set()
             changed: set[tuple[str, str]] = set()
             for entry in entries:
