@@ -23,6 +23,7 @@ _EXPORTS = {
     "Expectation": "expectations",
     "ExpectationError": "expectations",
     "Match": "expectations",
+    "OTLPJsonFileSpanExporter": "emitters.otlp_file",
     "ReliabilitySpanProcessor": "processor.span_processor",
     "Run": "model",
     "RunResult": "results",
@@ -37,6 +38,7 @@ __all__ = ["__version__", *sorted(_EXPORTS)]
 
 if TYPE_CHECKING:
     from .engine import Engine
+    from .emitters.otlp_file import OTLPJsonFileSpanExporter
     from .expectations import Expectation, ExpectationError, Match, load_expectations
     from .matcher import evaluate
     from .model import Attempt, Run, Verdict

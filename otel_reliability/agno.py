@@ -143,8 +143,10 @@ class ReliabilityEval:
         )
         if self.agent_response is not None:
             run = run_of(self.agent_response, team=False)
-        else:
+        elif self.team_response is not None:
             run = run_of(self.team_response, team=True)
+        else:
+            raise ValueError("ReliabilityEval needs agent_response or team_response")
         self.result = result = _result(run_id, evaluate(run, expectation))
         if self.file_path_to_save_results is not None:
             store_result_in_file(file_path=self.file_path_to_save_results, name=self.name, run_id=run_id, result=result)
@@ -162,8 +164,8 @@ class ReliabilityEval:
             "name": self.name,
             "agent_id": self.agent_response.agent_id if self.agent_response is not None else None,
             "team_id": self.team_response.team_id if self.team_response is not None else None,
-            "model_id": response.model,
-            "model_provider": response.model_provider,
+            "model_id": response.model if response is not None else None,
+            "model_provider": response.model_provider if response is not None else None,
             "eval_input": {
                 "expected_tool_calls": self.expected_tool_calls,
                 "allow_additional_tool_calls": self.allow_additional_tool_calls,
@@ -206,7 +208,7 @@ def _run(node: Any, team: bool, executed: set[str], clock: Iterator[int], parent
         for call in message.tool_calls or []:
             function = call.get("function") if isinstance(call, dict) else None
             name = function.get("name") if isinstance(function, dict) else None
-            if name and name not in executed:
+            if name and isinstance(function, dict) and name not in executed:
                 attempts.append(Attempt(name, _requested_arguments(function), REFUSED, agent, path, call.get("id"),
                                         start_ns=next(clock)))
     members = [_run(m, team, executed, clock, path) for m in getattr(node, "member_responses", None) or []] if team else []

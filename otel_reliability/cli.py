@@ -1,7 +1,8 @@
 """``otel-reliability``: evaluate trace files, run the demo.
 
-Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input, 3 no run failed
-but some could not be evaluated (the spans lack what a check needs).
+Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input (and, with
+``--strict-expectations``, an expectation that matched no run), 3 no run failed but some
+could not be evaluated (the spans lack what a check needs), 4 spans but no agent run.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import sys
 from collections import Counter
 from importlib.metadata import version
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from rich.console import Console
 
@@ -20,7 +21,8 @@ from .backend_args import add_backend_arguments, pull_inputs, split_inputs
 from .emitters.markdown import results_markdown
 from .emitters.table import render_results
 from .engine import Engine, Judgement, judge_all_at_end
-from .expectations import ExpectationError
+from .engine.unmatched import why_unmatched
+from .expectations import Expectation, ExpectationError
 from .jsontext import encode_document
 from .output_file import OutputError, write_output
 from .bfcl.cli import register as register_bfcl
@@ -37,6 +39,8 @@ from .session_results import SessionResult, results_document_with_sessions
 from .sources import TraceInputError
 from .sources.files import DEFAULT_MAX_DECOMPRESSED
 from .sources.parallel import read_files
+from .stores.opening import ready_folder
+from .stores.spec import StoreSpecError, parse_store_spec
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NOT_EVALUATED, EXIT_NO_RUN = 0, 1, 2, 3, 4
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
@@ -52,7 +56,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (UsageError, TraceInputError, ExpectationError, OutputError) as exc:
+    except (UsageError, TraceInputError, ExpectationError, OutputError, StoreSpecError) as exc:
         print(f"otel-reliability: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
@@ -91,8 +95,13 @@ def _parser() -> argparse.ArgumentParser:
         help="exit 0, not 4, when the input holds spans but no agent run is recognised",
     )
     add_backend_arguments(evaluate)
+    evaluate.add_argument(
+        "--strict-expectations", action="store_true",
+        help="exit 2, not just warn, when a loaded expectation matched none of the input's runs",
+    )
     evaluate.epilog = (
-        "exit codes: 0 every run passed; 1 a run (or session) failed; 2 bad input; 3 none failed but some "
+        "exit codes: 0 every run passed; 1 a run (or session) failed; 2 bad input (with "
+        "--strict-expectations: an expectation matched no run); 3 none failed but some "
         "were not evaluated; 4 the input held spans but no agent run was recognised (--allow-empty: 0)"
     )
     evaluate.set_defaults(run=_eval)
@@ -101,7 +110,11 @@ def _parser() -> argparse.ArgumentParser:
         "demo",
         help="run scripted agents through the span processor and show their verdicts (no API key, no network)",
     )
-    demo.add_argument("--store", default="otel-reliability-demo.db", metavar="PATH", help="SQLite file for the verdicts")
+    demo.add_argument(
+        "--store", default="otel-reliability-demo.db", metavar="PATH|URL",
+        help="store spec for the verdicts (a SQLite file by default; .jsonl, sqlite:///…, postgresql://…)",
+    )
+    demo.add_argument("--mkdir", action="store_true", help="create the store's missing folders")
     demo.add_argument(
         "--degrade", action="store_true",
         help="a worse version of the agents: the calculator adds instead of multiplying, the divider keeps "
@@ -190,14 +203,31 @@ def _eval(args: argparse.Namespace) -> int:
             print(_what_was_seen(records, args.paths), file=sys.stderr)
     if any(e.scope == "session" for e in engine.expectations):
         _say_unsessioned(judgements, sessions)
-    _write_report(results, args.format, args.output, sessions)
+    if judgements and _unmatched_said(engine, judgements, strict=args.strict_expectations):
+        return EXIT_BAD_INPUT
+    _write_report(results, args.format, args.output, sessions, {e.name: e for e in engine.expectations})
     # A session judged FAILED fails the input as a failed run does.
-    verdicts = [*results, *sessions]
+    verdicts: list[RunResult | SessionResult] = [*results, *sessions]
     if not results and records and not args.allow_empty:
         return EXIT_NO_RUN  # broken instrumentation must not pass a CI gate as "nothing failed"
     if any(v.failed for v in verdicts):
         return EXIT_FAILED
     return EXIT_PASSED if all(v.passed for v in verdicts) else EXIT_NOT_EVALUATED
+
+
+def _unmatched_said(engine: Engine, judgements: Sequence[Judgement], strict: bool) -> bool:
+    """Warn of each loaded expectation that judged none of the runs (a typo in its ``match``
+    must not let the runs it meant pass under ``default``); True when that is an error."""
+    by_name = {e.name: e for e in engine.expectations}
+    runs = [j.run for j in judgements]
+    judged_by = [j.result.expectation for j in judgements]
+    unmatched = engine.use.unmatched()
+    for name in unmatched:
+        print(
+            f"otel-reliability: {'error' if strict else 'warning'}: {why_unmatched(by_name[name], runs, judged_by)}",
+            file=sys.stderr,
+        )
+    return strict and bool(unmatched)
 
 
 def _say_unsessioned(judgements: Sequence[Judgement], sessions: Sequence[SessionResult]) -> None:
@@ -218,7 +248,8 @@ def _say_unsessioned(judgements: Sequence[Judgement], sessions: Sequence[Session
 
 
 def _write_report(
-    results: list[RunResult], fmt: str, output: str | None, sessions: Sequence[SessionResult] = ()
+    results: list[RunResult], fmt: str, output: str | None, sessions: Sequence[SessionResult] = (),
+    expectations: Mapping[str, Expectation] | None = None,
 ) -> None:
     if fmt == "json":
         text = encode_document(results_document_with_sessions(results, sessions)) + "\n"
@@ -226,7 +257,7 @@ def _write_report(
         text = results_markdown(results)
     else:
         console = Console(file=io.StringIO(), record=True, width=140) if output else Console()
-        render_results(results, console)
+        render_results(results, console, expectations)
         if output is None:
             return
         text = console.export_text()
@@ -241,7 +272,8 @@ def _demo(args: argparse.Namespace) -> int:
         from .demo import run_demo
     except ImportError as exc:
         raise UsageError(f"the demo needs pydantic-ai: pip install 'otel-reliability[demo]' ({exc})") from exc
-    return run_demo(Path(args.store), degrade=args.degrade)
+    ready_folder(args.store, parse_store_spec(args.store), "results", args.mkdir)
+    return run_demo(args.store, degrade=args.degrade)
 
 
 if __name__ == "__main__":

@@ -29,6 +29,9 @@ from .emitters.table import render_results
 from .expectations import Expectation, Match
 from .processor import ReliabilitySpanProcessor
 from .results import RunResult
+from .stores.spec import parse_store_spec
+
+STORE_KINDS = {"sqlite": "SQLite", "jsonl": "JSON Lines", "postgres": "PostgreSQL"}
 
 EXPECTATIONS = [
     Expectation(
@@ -151,7 +154,7 @@ def _agents(instrumentation: InstrumentationSettings, degrade: bool) -> list[tup
     ]
 
 
-def run_demo(store: Path, console: Console | None = None, *, degrade: bool = False) -> int:
+def run_demo(store: str | Path, console: Console | None = None, *, degrade: bool = False) -> int:
     """Run the scripted agents (their worse version with ``degrade``), print their verdicts,
     keep them in ``store``."""
     console = console or Console()
@@ -168,7 +171,8 @@ def run_demo(store: Path, console: Console | None = None, *, degrade: bool = Fal
         agent.run_sync(prompt)
     processor.drain()
     render_results(results, console)
-    console.print(f"Verdicts stored in {store} (SQLite). The support agent fails on purpose: it refunded an order.")
+    kind = STORE_KINDS[parse_store_spec(store).kind]
+    console.print(f"Verdicts stored in {store} ({kind}). The support agent fails on purpose: it refunded an order.")
     if degrade:
         console.print("Degraded: the calculator added instead of multiplying; the divider divided by zero twice.")
     provider.shutdown()

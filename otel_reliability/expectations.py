@@ -150,7 +150,10 @@ class Expectation(BaseModel):
     @model_validator(mode="after")
     def _order_needs_chain(self) -> "Expectation":
         if self.order != "any" and self.expected_chain is None:
-            raise ValueError(f"order {self.order!r} needs expected_chain")
+            raise ValueError(
+                f"order {self.order!r} needs expected_chain: it orders the steps of expected_chain, "
+                "never expected_tool_calls (an unordered set, as in Agno)"
+            )
         return self
 
     def applies_to(self, agent: str, span_name: str, attributes: Mapping[str, Any]) -> bool:
@@ -217,6 +220,37 @@ def load_expectations(paths: Sequence[str | Path]) -> list[Expectation]:
             defined_in[expectation.name] = path
             loaded.append(expectation)
     return loaded
+
+
+ExpectationSources = Union[Expectation, str, Path, Sequence[Union[Expectation, str, Path]]]
+"""What ``expectations=`` takes: one expectation or file, or a sequence of them."""
+
+
+def load_all(expectations: ExpectationSources) -> list[Expectation]:
+    """Expectation objects as given and files loaded, in order. One file name alone is one
+    file: a plain string is a sequence of characters, and reading each as a file helps nobody.
+
+    >>> [e.name for e in load_all(Expectation(name="calc"))]
+    ['calc']
+    >>> load_all("missing.yaml")
+    Traceback (most recent call last):
+    ...
+    otel_reliability.expectations.ExpectationError: missing.yaml: cannot read expectation file: No such file or directory
+    """
+    if isinstance(expectations, (Expectation, str, Path)):
+        expectations = [expectations]
+    loaded: list[Expectation] = []
+    files: list[str | Path] = []
+    for item in expectations:
+        if isinstance(item, Expectation):
+            loaded.append(item)
+        elif isinstance(item, (str, Path)):
+            files.append(item)
+        else:
+            raise ExpectationError(
+                f"expectations: expected an Expectation or a file path, got {type(item).__name__}"
+            )
+    return loaded + load_expectations(files)
 
 
 def _load_one(path: Path) -> list[Expectation]:

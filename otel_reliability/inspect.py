@@ -145,9 +145,9 @@ def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> In
     by_trace: dict[int, dict[int, SpanRecord]] = defaultdict(dict)
     for record in records:
         by_trace[record.trace_id][record.span_id] = record
-    for trace_id, spans in by_trace.items():  # as assembly read them: runs found from structure, layers folded
-        by_trace[trace_id] = as_read(spans)
-    read = [record for spans in by_trace.values() for record in spans.values()]
+    for trace_id, held in by_trace.items():  # as assembly read them: runs found from structure, layers folded
+        by_trace[trace_id] = as_read(held)
+    read = [record for held in by_trace.values() for record in held.values()]
     run_ids = {(r.trace_id, r.span_id) for r in read if r.role is Role.AGENT_RUN}
     # every span is shown; its owner is found among the records as read (a pseudo-tool or a folded
     # layer is not judged on its own, but still sits in its run)
@@ -161,9 +161,9 @@ def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> In
     ]
     owned: dict[tuple[int, int], list[SpanRecord]] = defaultdict(list)
     for key, owner in owners.items():
-        record = by_trace[key[0]].get(key[1])  # None: a pseudo-tool or a folded layer, not judged on its own
-        if owner is not None and record is not None:
-            owned[owner.trace_id, owner.span_id].append(record)
+        kept = by_trace[key[0]].get(key[1])  # None: a pseudo-tool or a folded layer, not judged on its own
+        if owner is not None and kept is not None:
+            owned[owner.trace_id, owner.span_id].append(kept)
     run_views = [_run_view(run, owned, conventions, pairing) for run in runs]
     return Inspection(views, run_views, _input_missing(read, owners, runs))
 

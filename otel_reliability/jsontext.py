@@ -33,7 +33,8 @@ from typing import Any
 
 import orjson
 
-_scan = json.JSONDecoder().scan_once
+# scan_once is set on every JSONDecoder by its __init__; typeshed does not declare it
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 
 MAX_JSON_DEPTH = 64  # arrays and objects nested in one another, at most
 # A string (brackets inside it are text) or one bracket: what nesting is counted from.

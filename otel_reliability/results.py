@@ -344,15 +344,3 @@ def results_document(results: Iterable[RunResult]) -> dict[str, Any]:
         "results": [r.to_json() for r in items],
         "summary": {"runs": len(items), "passed": passed, "failed": failed, "not_evaluated": len(items) - passed - failed},
     }
-
-
-def format_assertion(result: RunResult) -> str:
-    """The ``assert_passed()`` message: Agno's prefix, then every field of the result.
-
-    >>> format_assertion(RunResult(1, 2, "a", "e", Verdict("FAILED", "e"), 0.0))[:56]
-    "ReliabilityEval failed: RunResult(trace_id='000000000000"
-    """
-    record = result.to_record()
-    del record["evaluated_at"]
-    fields = ", ".join(f"{key}={value!r}" for key, value in record.items())
-    return f"ReliabilityEval failed: RunResult({fields})"

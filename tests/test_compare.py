@@ -46,7 +46,8 @@ def compare(capsys, *args: str) -> tuple[int, str, str]:
 
 def compare_json(capsys, *args: str) -> tuple[int, dict]:
     code, out, err = compare(capsys, *args, "--format", "json")
-    assert err == ""
+    # nothing on stderr but, on exit 1, the one line that says why (the JSON stays on stdout alone)
+    assert err == "" if code != 1 else err.startswith("otel-reliability: exit 1: ") and err.count("\n") == 1, err
     return code, json.loads(out)
 
 
@@ -85,7 +86,9 @@ def test_the_degraded_demo_drops_the_pass_rate_names_the_newly_failing_runs_and_
 )
 def test_every_format_shows_the_drop_and_the_newly_failing_runs_with_their_reasons(demo_stores, capsys, fmt, shows):
     code, out, err = compare(capsys, *demo_stores, "--max-drop", "0.05", "--format", fmt)
-    assert (code, err) == (1, "")
+    assert (code, err) == (1, "otel-reliability: exit 1: pass rate fell by more than --max-drop 0.05: overall 75% → 25%; "
+                              "'calculator multiplies' 100% → 0%; 'divider recovers from a bad divisor' 100% → 0% "
+                              "(2 run(s) newly failing)\n")
     for text in shows:
         assert text in out
     assert DIVIDER_REASONS[0] in out

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from otel_reliability.model import ERROR, OK, PENDING, REFUSED, Attempt, Verdict
-from otel_reliability.results import RunResult, format_assertion, results_document
+from otel_reliability.results import RunResult, results_document
 
 TRACE = 0x0AF7651916CD43DD8448EB211C80319C
 SPAN = 0x00F067AA0BA902B7
@@ -149,13 +149,3 @@ def test_document_counts_runs_passed_and_failed(statuses, summary):
     assert list(document) == ["results", "summary"]
     assert document["summary"] == summary
     assert [r["eval_status"] for r in document["results"]] == statuses
-
-
-def test_assertion_message_lists_every_field():
-    message = format_assertion(failing_team_result())
-    assert message.startswith("ReliabilityEval failed: RunResult(")
-    for key in RESULT_KEYS + ["policy_violations", "errored_tool_calls", "refused_tool_calls", "pending_tool_calls"]:
-        assert f"{key}=" in message
-    assert "trace_id='0af7651916cd43dd8448eb211c80319c'" in message
-    assert "(requested but refused/errored — execution matching, new in 2.8.0)" in message
-    assert "evaluated_at" not in message

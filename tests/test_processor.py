@@ -110,16 +110,27 @@ def test_inline_expect_beats_span_attributes():
     assert check.result.expectation == "inline"
 
 
-def test_assert_passed_names_every_field_when_the_run_failed():
+@pytest.mark.parametrize(
+    "expected, lines",
+    [
+        pytest.param(dict(tool_calls=["divide"], arguments={"divide": {"a": 1}}),
+                     ["tool calls:", "  expected:   ['divide']", "  got:        ['multiply']", "  missing:    ['divide']",
+                      "  unexpected: ['multiply']"], id="wrong-tool"),
+        pytest.param(dict(tool_calls=["multiply"], arguments={"multiply": {"a": 3, "c": 1}}),
+                     ["arguments of multiply (subset):", "  a: expected 3, got 10", "  c: expected 1, got nothing"],
+                     id="wrong-arguments"),
+    ],
+)
+def test_assert_passed_says_expected_against_got_per_field(expected, lines):
+    """The same text the pytest fixture gives (issue 23 point 5), not the result's repr."""
     harness = Harness()
-    with expect(tool_calls=["divide"], arguments={"divide": {"a": 1}}) as check:
+    with expect(**expected) as check:
         harness.agent_run()
     with pytest.raises(AssertionError) as failure:
         check.assert_passed()
-    message = str(failure.value)
-    assert message.startswith("ReliabilityEval failed: ")
-    for field in ("eval_status", "failed_tool_calls", "missing_tool_calls", "failed_argument_checks", "passed_tool_calls"):
-        assert field in message
+    head, *rest = str(failure.value).splitlines()
+    assert head.startswith("ReliabilityEval failed: agent 'calculator', expectation 'inline', score ")
+    assert rest == lines
 
 
 def test_verdicts_land_in_the_sqlite_store(tmp_path):

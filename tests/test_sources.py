@@ -488,7 +488,11 @@ BAD_INPUTS = [
      f"t.json: {SPAN}: expected a span object, got a string 'x'"),
     ("top_level_not_an_object", "t.json", b"[1]", "t.json: [0]: expected an OTLP/JSON object with resourceSpans"),
     ("not_a_trace_export", "t.json", b'{"tool_executions": []}',
-     "t.json: not an OTLP trace export: expected an object with resourceSpans, found 'tool_executions'"),
+     "t.json: not an OTLP trace export: expected an object with resourceSpans (OTLP/JSON) or a span as "
+     "ConsoleSpanExporter prints it, found 'tool_executions'"),
+    ("console_span_bad_id", "t.json",
+     b'{"name": "x", "context": {"trace_id": "0xzz", "span_id": "0x1"}, "start_time": null, "end_time": null}',
+     "t.json: console span 'x': context.trace_id: not hex: '0xzz'"),
     ("metrics_not_traces", "t.json", b'{"resourceMetrics": []}', "t.json: holds OpenTelemetry metrics, not traces"),
     ("bad_hex_span_id", "trace.json", bad_json_span(spanId="xyz"),
      f"trace.json: {SPAN}.spanId: expected 16 hex characters or base64 of 8 bytes, got 'xyz'"),

@@ -74,6 +74,7 @@ def test_open_store_picks_the_store_by_suffix(tmp_path, path_name, kind):
 
 def test_a_sqlite_url_and_its_path_open_the_same_file(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
+    (tmp_path / "data").mkdir()  # a store's folder must exist (it is created only when asked)
     filled("data/results.db").close()
     for spec in ("sqlite:///data/results.db", f"sqlite:///{tmp_path}/data/results.db"):
         store = open_store(spec)

@@ -34,8 +34,10 @@ __all__ = ["ADAPTERS", "Adapter", "adapter_for", "may_be_genai_event", "may_be_r
 
 
 class Adapter(Protocol):
-    markers: tuple[str, ...]
-    """Attributes any one of which marks a span of this convention."""
+    @property
+    def markers(self) -> tuple[str, ...]:
+        """Attributes any one of which marks a span of this convention (read only: adapters
+        declare theirs as a class attribute of fixed length)."""
 
     def adapt(self, span: SpanData) -> SpanRecord:
         """The normalised record of a span this adapter claims."""

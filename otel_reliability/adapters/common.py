@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping
+from typing import Any, Mapping, TypeGuard
 
 from ..jsontext import decode_json
 from ..model import STATUS_ERROR, STATUS_OK, SpanData
@@ -48,7 +48,7 @@ def str_or_none(value: Any) -> str | None:
         return None
 
 
-def is_one_of(value: Any, names: frozenset[str] | dict[str, Any]) -> bool:
+def is_one_of(value: Any, names: frozenset[str] | dict[str, Any]) -> TypeGuard[str]:
     """``value in names`` for an attribute of any type: a list or dict value is not hashable,
     so it must not reach the set lookup (it would raise, on the app's thread in ``may_be_run``)."""
     return isinstance(value, str) and value in names
@@ -71,7 +71,7 @@ def text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        texts = [part.get("text") for part in content if isinstance(part, dict) and isinstance(part.get("text"), str)]
+        texts = [text for part in content if isinstance(part, dict) and isinstance(text := part.get("text"), str)]
         if len(texts) == len(content):
             return "".join(texts)
     return json.dumps(content, sort_keys=True, default=str)

@@ -37,7 +37,7 @@ def read_declared(span: SpanData, reading: SpanReading) -> SpanRecord:
         record.output = output if isinstance(output, str) else None
     elif reading.role == "tool":
         record.role = Role.TOOL
-        record.tool_name = str_or_none(attrs.get(reading.tool_name)) or span.name
+        record.tool_name = (str_or_none(attrs.get(reading.tool_name)) if reading.tool_name else None) or span.name
         record.arguments = attrs.get(reading.arguments) if reading.arguments else None
         record.call_id = str_or_none(attrs.get(reading.call_id)) if reading.call_id else None
         result = attrs.get(reading.result) if reading.result else None

@@ -31,9 +31,17 @@ from .common import loads
 
 _WHITESPACE = re.compile(r"[ \t\n\r]*")  # JSON's whitespace
 _ELEMENT_START = re.compile(r",[ \t\n\r]*\{")  # where an object element of an array may start
-_scan = json.JSONDecoder().scan_once
+# scan_once is set on every JSONDecoder by its __init__; typeshed does not declare it
+_scan = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 _FIRST_TAIL = 1024  # characters: most tails (an assistant message and its answers) are shorter
 _WIDENING = 4
+
+
+def _after_whitespace(text: str, index: int) -> int:
+    """Where the JSON whitespace at ``index`` ends (the pattern matches the empty string too)."""
+    match = _WHITESPACE.match(text, index)
+    assert match is not None
+    return match.end()
 
 
 def newest_messages(value: Any) -> Any:
@@ -48,7 +56,7 @@ def newest_messages(value: Any) -> Any:
     """
     if not isinstance(value, str):
         return loads(value)
-    first = _WHITESPACE.match(value).end()
+    first = _after_whitespace(value, 0)
     if value[first:first + 1] != "[":
         return loads(value)
     length = _FIRST_TAIL
@@ -88,11 +96,11 @@ def _elements_to_end(text: str, index: int) -> tuple[list[Any] | None, int]:
         except (StopIteration, ValueError):
             return None, index + 1
         elements.append(element)
-        index = _WHITESPACE.match(text, after).end()
+        index = _after_whitespace(text, after)
         separator = text[index:index + 1]
         if separator == ",":
-            index = _WHITESPACE.match(text, index + 1).end()
-        elif separator == "]" and _WHITESPACE.match(text, index + 1).end() == end:
+            index = _after_whitespace(text, index + 1)
+        elif separator == "]" and _after_whitespace(text, index + 1) == end:
             return elements, end
         else:
             return None, index + 1

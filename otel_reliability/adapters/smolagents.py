@@ -50,4 +50,4 @@ def unwrapped_arguments(raw: Any, parameters: Any) -> dict[str, Any] | None:
     names = list(schema) if isinstance(schema, dict) else []
     if len(positional) > len(names):
         return None  # values the schema cannot name: keep the recording as it is
-    return {**dict(zip(names, positional)), **named}
+    return {**dict(zip(names, positional, strict=False)), **named}

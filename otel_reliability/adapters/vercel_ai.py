@@ -95,7 +95,7 @@ def _failed_results(value: Any) -> tuple[ToolResponse, ...]:
                 continue
             output = part.get("output")
             kind = output.get("type") if isinstance(output, dict) else None
-            if is_one_of(kind, _FAILED_RESULTS):
+            if isinstance(output, dict) and is_one_of(kind, _FAILED_RESULTS):
                 text = output.get("reason") if kind == "execution-denied" else output.get("value")
                 responses.append(ToolResponse(str(part["toolCallId"]), text_of(text), error=kind != "execution-denied"))
     return tuple(responses)

@@ -109,17 +109,17 @@ def attempts_of(
     requests = _requests(models)
     arguments = [parse_arguments(e.arguments) for e in executions]
     pairs = _pair(requests, executions, arguments)
-    if any(a.start_ns == b.start_ns for a, b in zip(executions, executions[1:])):
+    if any(a.start_ns == b.start_ns for a, b in zip(executions, executions[1:], strict=False)):
         executions, arguments = _ties_in_request_order(executions, arguments, requests, pairs)
     refused_by_answer = {r.call_id: r.names_refusal for m in models for r in m.responses if r.names_refusal}
     attempts = [
         _executed(execution, parsed, pairs.get(id(execution)), agent, path, refused_by_answer)
-        for execution, parsed in zip(executions, arguments)
+        for execution, parsed in zip(executions, arguments, strict=True)
     ]
     if pairing is not None:
-        for execution, attempt in zip(executions, attempts):
+        for execution, attempt in zip(executions, attempts, strict=True):
             request = pairs.get(id(execution))
-            pairing[id(attempt)] = request.paired_by if request is not None else UNPAIRED
+            pairing[id(attempt)] = (request.paired_by if request is not None else None) or UNPAIRED
     unexecuted = [request for request in requests if not request.paired]
     if unexecuted:
         answers, answered_after = _answers(owned)
@@ -173,7 +173,7 @@ def _ties_in_request_order(
 def _requests(models: list[SpanRecord]) -> list[_Request]:
     """The requests of the model calls (in start order), each call id once."""
     seen: dict[str, _Request] = {}
-    out = []
+    out: list[_Request] = []
     starts = [m.start_ns for m in models]
     for index, record in enumerate(models):
         if not record.requests:
@@ -208,7 +208,7 @@ def _pair(requests: list[_Request], executions: list[SpanRecord], arguments: lis
         return pairs
     unmatched = []
     for request in pending:
-        for execution, parsed in zip(executions, arguments):
+        for execution, parsed in zip(executions, arguments, strict=True):
             if (
                 id(execution) not in pairs
                 and execution.tool_name == request.request.name
@@ -268,13 +268,15 @@ def _executed(
     path: tuple[str, ...],
     refused_by_answer: dict[str, str],
 ) -> Attempt:
-    lends = request is not None and not request.ambiguous
+    lending = request if request is not None and not request.ambiguous else None
     unparsed = is_raw(arguments)
-    if lends and (execution.arguments is None or unparsed) and request.arguments:
-        arguments = request.arguments
+    if lending is not None and (execution.arguments is None or unparsed) and lending.arguments:
+        arguments = lending.arguments
     # a failed span whose call the framework answered with its own refusal (the span itself
     # records no result: ADK's content only in log records) never ran
-    answer_refusal = refused_by_answer.get(execution.call_id) if execution.error is not None else None
+    answer_refusal = (
+        refused_by_answer.get(execution.call_id) if execution.error is not None and execution.call_id is not None else None
+    )
     if execution.refusal is not None:
         outcome, error = REFUSED, execution.error or execution.refusal
     elif answer_refusal is not None:
@@ -285,7 +287,7 @@ def _executed(
         outcome, error = OK, None
     name = execution.tool_name or (request.request.name if request is not None else execution.name)
     call_id = execution.call_id or (request.request.call_id if request is not None else None)
-    captured = execution.arguments is not None or (lends and request.request.arguments is not None)
+    captured = execution.arguments is not None or (lending is not None and lending.request.arguments is not None)
     # a failed call whose arguments did not parse may never have reached its body
     could_be = REFUSED if outcome == ERROR and (unparsed or execution.refusal_possible) else None
     return Attempt(

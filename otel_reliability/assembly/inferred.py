@@ -120,7 +120,7 @@ def _content_below(spans: dict[int, SpanRecord]) -> dict[int, tuple[int, int, in
                 counts[0] += 1
                 counts[2] += bool(record.requests)
             node = spans.get(node.parent_id)
-    return {span_id: tuple(counts) for span_id, counts in below.items()}
+    return {span_id: (counts[0], counts[1], counts[2]) for span_id, counts in below.items()}
 
 
 def _qualifies(record: SpanRecord, below: dict[int, tuple[int, int, int]]) -> bool:

@@ -32,8 +32,8 @@ def model_usage(owned: Sequence[SpanRecord], run_spans: Sequence[SpanRecord] = (
         return 0, 0, 0
     runs = {(r.trace_id, r.span_id) for r in run_spans}
     if all((r.trace_id, r.parent_id) in runs for r in calls):  # the common shape: no call inside another
-        tokens = [r.tokens for r in calls if r.tokens is not None]
-        return len(calls), sum(tokens), len(calls) - len(tokens)
+        counts = [r.tokens for r in calls if r.tokens is not None]
+        return len(calls), sum(counts), len(calls) - len(counts)
     by_id: dict[_Key, SpanRecord] = {(r.trace_id, r.span_id): r for r in owned}
     nests: dict[_Key, list[SpanRecord]] = {}
     for record in calls:

@@ -236,7 +236,8 @@ def _plausible(prop: dict, language: str) -> Any:
     if "default" in prop:
         value = prop["default"]
     else:
-        value = {"integer": 1, "float": 1.5, "boolean": True, "array": [], "tuple": [], "dict": {}}.get(declared, "x")
+        placeholders: dict[Any, Any] = {"integer": 1, "float": 1.5, "boolean": True, "array": [], "tuple": [], "dict": {}}
+        value = placeholders.get(declared, "x")
     if language == "java":
         return _java_text(value, prop)
     if language == "javascript":
@@ -401,7 +402,7 @@ _MUTATIONS: list[tuple[str, Mutation]] = [
 
 
 def _relevance_candidates(entry: Entry, rng: random.Random) -> list[tuple[str, Any, bool]]:
-    doc = rng.choice(entry.function) if entry.function else {"name": "tool", "parameters": {"properties": {}}}
+    doc: dict[str, Any] = rng.choice(entry.function) if entry.function else {"name": "tool", "parameters": {"properties": {}}}
     properties = doc.get("parameters", {}).get("properties", {})
     call = {doc["name"]: {p: _plausible(prop, "python") for p, prop in list(properties.items())[:2]}}
     return [

@@ -158,7 +158,7 @@ def _python_value(node: ast.expr) -> Any:
     if isinstance(node, ast.Tuple):
         return tuple(_python_value(e) for e in node.elts)
     if isinstance(node, ast.Dict):
-        return {_python_value(k): _python_value(v) for k, v in zip(node.keys, node.values) if k is not None}
+        return {_python_value(k): _python_value(v) for k, v in zip(node.keys, node.values, strict=True) if k is not None}
     if isinstance(node, ast.Name):
         return node.id
     if isinstance(node, ast.Call):

@@ -7,7 +7,7 @@ expected and which ran, and for each failed argument check, which key differed.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
 
 from otel_reliability.expectations import Expectation
 from otel_reliability.matcher.arguments import argument_mode, spec_matches
@@ -57,6 +57,9 @@ def verdict_diff(result: RunResult, expectation: Expectation | None = None) -> s
     if verdict.policy_violations:
         lines.append("policies:")
         lines += [f"  - {violation}" for violation in verdict.policy_violations]
+    if verdict.unevaluated_checks:
+        lines.append("not evaluated:")
+        lines += [f"  - {reason}" for reason in verdict.unevaluated_checks]
     for label, names in (
         ("errored", verdict.errored_tool_calls),
         ("refused", verdict.refused_tool_calls),
@@ -72,35 +75,58 @@ def _called(chain: Sequence[Attempt]) -> list[str]:
     return [a.tool if a.outcome == OK else f"{a.tool} ({a.outcome})" for a in chain if a.tool]
 
 
-def _argument_lines(tool: str, chain: Sequence[Attempt], expectation: Expectation | None) -> list[str]:
+def argument_summary(tool: str, chain: Sequence[Attempt], expectation: Expectation | None, limit: int = 40) -> str:
+    """A failed argument check in one line, each value's repr cut to ``limit`` characters
+    (the ``eval`` table's reason).
+
+    >>> got = Attempt("multiply", {"a": 10, "b": 6, "note": "x" * 60}, OK, "calc", ("calc",))
+    >>> expected = Expectation(name="calc", expected_tool_call_arguments={"multiply": {"a": 10, "b": 5}})
+    >>> argument_summary("multiply", [got], expected)
+    'multiply (subset): b: expected 5, got 6'
+    >>> argument_summary("multiply", [got], None, limit=20)
+    "multiply: got: [{'a': 10, 'b': 6, …"
+    """
+    heading, *details = _argument_lines(tool, chain, expectation, lambda value: _cut(repr(value), limit))
+    return heading.removeprefix("arguments of ").removesuffix(":") + ": " + "; ".join(line.strip() for line in details)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _argument_lines(
+    tool: str, chain: Sequence[Attempt], expectation: Expectation | None, show: Callable[[Any], str] = repr
+) -> list[str]:
     calls = [a.arguments for a in chain if a.tool == tool and a.outcome == OK]
     specs = (expectation.expected_tool_call_arguments or {}).get(tool) if expectation is not None else None
-    if specs is None:
-        return [f"arguments of {tool}:", f"  got: {calls!r}"]
-    mode = argument_mode(expectation, tool)  # type: ignore[arg-type]
+    if expectation is None or specs is None:
+        return [f"arguments of {tool}:", f"  got: {show(calls)}"]
+    mode = argument_mode(expectation, tool)
     lines = [f"arguments of {tool} ({mode}):"]
     if not calls:
-        return lines + [f"  expected: {specs!r}", "  got:      no clean call"]
+        return lines + [f"  expected: {show(specs)}", "  got:      no clean call"]
     for spec in specs if isinstance(specs, list) else [specs]:
         if any(spec_matches(spec, call, mode) for call in calls):
             continue  # of several specs, only those no call satisfies
         for number, call in enumerate(calls, start=1):
             where = f"call {number} of {len(calls)}: " if len(calls) > 1 else ""
             if mode == "bfcl":  # each value is a list of allowed values: key diffs would mislead
-                lines += [f"  {where}expected: {spec!r}", f"  {where}got:      {call!r}"]
+                lines += [f"  {where}expected: {show(spec)}", f"  {where}got:      {show(call)}"]
             else:
-                lines += [f"  {where}{line}" for line in _key_diff(spec, call, exact=mode == "exact")]
+                lines += [f"  {where}{line}" for line in _key_diff(spec, call, exact=mode == "exact", show=show)]
     return lines
 
 
-def _key_diff(spec: Mapping[str, Any], call: Mapping[str, Any], *, exact: bool) -> list[str]:
+def _key_diff(
+    spec: Mapping[str, Any], call: Mapping[str, Any], *, exact: bool, show: Callable[[Any], str] = repr
+) -> list[str]:
     lines = []
     for key, wanted in spec.items():
         value = call.get(key, _ABSENT)
         if value is _ABSENT:
-            lines.append(f"{key}: expected {wanted!r}, got nothing")
+            lines.append(f"{key}: expected {show(wanted)}, got nothing")
         elif value != wanted:
-            lines.append(f"{key}: expected {wanted!r}, got {value!r}")
+            lines.append(f"{key}: expected {show(wanted)}, got {show(value)}")
     if exact:
-        lines += [f"{key}: not expected, got {value!r}" for key, value in call.items() if key not in spec]
+        lines += [f"{key}: not expected, got {show(value)}" for key, value in call.items() if key not in spec]
     return lines

@@ -88,6 +88,7 @@ class ReliabilityMetrics:
         self._pending: Callable[[], int] | None = None
         self._buffered_bytes: Callable[[], int] | None = None
         self._held: Callable[[], Mapping[str, int]] | None = None
+        self._unmatched: Callable[[], Mapping[str, bool]] | None = None
         self._evaluations = meter.create_counter(
             "agent.reliability.evaluations", unit="{evaluation}", description="Runs evaluated, by verdict"
         )
@@ -140,6 +141,13 @@ class ReliabilityMetrics:
             unit="{verdict}",
             description="Verdicts held for a sink that could not take them yet (its store unreachable or full), "
             "retried with backoff; their traces' intake log segments are kept meanwhile",
+        )
+        meter.create_observable_gauge(
+            "agent.reliability.expectations.unmatched",
+            callbacks=[self._observe_unmatched],
+            unit="{expectation}",
+            description="1 for each loaded expectation that has judged no run (or session) since it was loaded, "
+            "0 once it has: a match that selects nothing (a typo) leaves its runs to the default expectation",
         )
         self._traces_dropped = meter.create_counter(
             "agent.reliability.traces.dropped",
@@ -338,6 +346,10 @@ class ReliabilityMetrics:
         """Feed ``agent.reliability.verdicts.held`` from ``callback`` (verdicts held by sink name)."""
         self._held = callback
 
+    def register_unmatched(self, callback: Callable[[], Mapping[str, bool]]) -> None:
+        """Feed ``agent.reliability.expectations.unmatched`` from ``callback`` (name → unmatched)."""
+        self._unmatched = callback
+
     def sink_failed(self, sink: str) -> None:
         """Count a sink (store, metrics, reputation, callback …) that raised while publishing."""
         self._sink_failures.add(1, {SINK: sink})
@@ -358,3 +370,8 @@ class ReliabilityMetrics:
         if self._held is not None:
             for sink, count in self._held().items():
                 yield Observation(count, {SINK: sink})
+
+    def _observe_unmatched(self, options: CallbackOptions) -> Iterable[Observation]:
+        if self._unmatched is not None:
+            for name, unmatched in self._unmatched().items():
+                yield Observation(int(unmatched), {EXPECTATION: name})

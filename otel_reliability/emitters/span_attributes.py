@@ -34,7 +34,7 @@ def verdict_attributes(result: RunResult) -> dict[str, AttributeValue]:
         "reliability.expectation": result.expectation,
         "reliability.score": float(verdict.score),
     }
-    for key, values in zip(_LIST_KEYS, _lists(verdict)):
+    for key, values in zip(_LIST_KEYS, _lists(verdict), strict=True):
         attributes[key] = tuple(map(str, values)) if values else ()
     attributes["reliability.tool_calls.total"] = len(verdict.chain)
     attributes["reliability.tool_calls.errored"] = outcomes.count(ERROR)

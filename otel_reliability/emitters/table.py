@@ -7,13 +7,15 @@ name lists as Python list reprs, as Agno prints them.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from otel_reliability.emitters.diff import argument_summary
+from otel_reliability.expectations import Expectation
 from otel_reliability.results import PROBLEM_LISTS, RunResult, span_hex, trace_hex
 
 TITLE = "Reliability Summary"
@@ -68,14 +70,18 @@ def short_trace(trace_id: int) -> str:
     return "…" + trace_hex(trace_id)[-SHORT_ID:]
 
 
-def render_results(results: Iterable[RunResult], console: Console | None = None) -> None:
+def render_results(
+    results: Iterable[RunResult], console: Console | None = None, expectations: Mapping[str, Expectation] | None = None
+) -> None:
     """Print many runs: one row each, the totals (mean score, tool calls), then what failed,
     one line per problem under the run's short trace id.
 
     Built to fit an 80-column terminal: trace ids are cut to their last 8 hex digits
     (``eval --format json`` has them whole), names fold within their columns, and the
     problems, the longest texts, get whole lines below the table. A ``Source`` column
-    names the file of each run when the runs came from files.
+    names the file of each run when the runs came from files. With ``expectations`` (by
+    name), a failed argument check shows what was expected against what the calls carried,
+    each value shortened (``diff.argument_summary``).
 
     >>> import io
     >>> from otel_reliability.model import Verdict
@@ -102,9 +108,12 @@ def render_results(results: Iterable[RunResult], console: Console | None = None)
         source = [Text(Path(result.source).name if result.source else "")] if with_source else []
         table.add_row(trace, *source, Text(result.agent), Text(result.expectation), verdict.eval_status,
                       f"{verdict.score:.2f}")
-        problems += [
-            Text(f"{trace}  {label}: {entry}") for label, name in PROBLEM_LISTS for entry in getattr(verdict, name)
-        ]
+        expectation = (expectations or {}).get(result.expectation)
+        for label, name in PROBLEM_LISTS:
+            for entry in getattr(verdict, name):
+                if name == "failed_argument_checks":
+                    entry = argument_summary(entry, verdict.chain, expectation)
+                problems.append(Text(f"{trace}  {label}: {entry}"))
         problems += [Text(f"{trace}  not evaluated: {reason}") for reason in verdict.unevaluated_checks]
         runs += 1
         passed += result.passed

@@ -85,7 +85,7 @@ class HeldVerdicts:
             if not backlog.judgements:
                 backlog.delay, backlog.next_try = FIRST_RETRY_S, now + FIRST_RETRY_S
             backlog.reason = reason
-            for judgement, size in zip(judgements, sizes):
+            for judgement, size in zip(judgements, sizes, strict=True):
                 key = (judgement.result.trace_id, judgement.result.run_span_id)
                 replaced = backlog.judgements.pop(key, None)
                 if replaced is not None:

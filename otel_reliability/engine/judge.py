@@ -11,15 +11,14 @@ expectation's digest.
 from __future__ import annotations
 
 import time
-from pathlib import Path
-from typing import Sequence
 
-from ..expectations import DEFAULT_EXPECTATION, Expectation, load_expectations, select
+from ..expectations import DEFAULT_EXPECTATION, Expectation, ExpectationSources, load_all, select
 from ..matcher import evaluate
 from ..model import Run
 from ..results import Evaluator, RunResult, SamplingDecision
 from ..version import VERSION
 from .sampling import SAMPLED, SKIPPED, sampled
+from .unmatched import ExpectationUse
 
 
 class Engine:
@@ -31,13 +30,12 @@ class Engine:
 
     def __init__(
         self,
-        expectations: Sequence[Expectation | str | Path] = (),
+        expectations: ExpectationSources = (),
         default_expectation: Expectation = DEFAULT_EXPECTATION,
     ) -> None:
-        files = [e for e in expectations if not isinstance(e, Expectation)]
-        self.expectations: list[Expectation] = [e for e in expectations if isinstance(e, Expectation)]
-        self.expectations += load_expectations(files)
+        self.expectations: list[Expectation] = load_all(expectations)
         self.default_expectation = default_expectation
+        self.use = ExpectationUse(self.expectations)  # which loaded ones judged something (``unmatched``)
 
     def expectation_for(
         self, run: Run, inline: Expectation | None = None, rules: Sequence[Expectation] | None = None
@@ -48,7 +46,10 @@ class Engine:
         if inline is not None:
             return inline
         chosen = select(self.expectations if rules is None else rules, run.agent, run.span_name, run.attributes)
-        return chosen if chosen is not None else self.default_expectation
+        if chosen is None:
+            return self.default_expectation
+        self.use.chosen(chosen.name)
+        return chosen
 
     def judge(self, run: Run, inline: Expectation | None = None, rules: Sequence[Expectation] | None = None) -> RunResult:
         """The run's verdict under its expectation, or under the default one when that

@@ -19,7 +19,7 @@ from typing import Callable, Protocol, Sequence
 
 from ..assembly import assemble
 from ..expectations import Expectation, ExpectationError
-from ..model import EventRecord, Role, Run, SpanRecord
+from ..model import EventRecord, Role, SpanRecord
 from ..session_results import SessionResult
 from .boundary import failure_reason, log_failure, not_evaluated, outermost_runs
 from .buffer import DueTrace, TraceBuffer
@@ -118,7 +118,7 @@ class Pipeline:
             settings, decision_wait, on_leave=drop if on_trace_leave is None else left,
             held_elsewhere=lambda: self.paused.bytes, on_enter=on_trace_enter,
         )
-        self.sessions = Sessions(engine.expectations, settings, shared_sessions, hand_on_turn)
+        self.sessions = Sessions(engine.expectations, settings, shared_sessions, hand_on_turn, engine.use.chosen)
         self._shared = paused
         self._observer = observer
         self._on_paused = on_paused

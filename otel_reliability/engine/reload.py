@@ -66,3 +66,4 @@ def replace_expectations(pipeline: Pipeline, expectations: Sequence[Expectation]
     with pipeline.lock:
         pipeline.engine.expectations = list(expectations)
         pipeline.sessions.expectations = [e for e in expectations if e.scope == "session"]
+        pipeline.engine.use.replace(expectations)  # unmatched is told of the set in force

@@ -115,10 +115,12 @@ class Sessions:
     def __init__(
         self, expectations: Sequence[Expectation], settings: EngineSettings | None = None,
         shared: SharedSessions | None = None, hand_on: HandOn | None = None,
+        on_chosen: Callable[[str], None] | None = None,
     ) -> None:
         settings = settings or EngineSettings()
         self._shared = shared
         self._hand_on = hand_on
+        self._on_chosen = on_chosen  # told the name of each expectation that judges a session
         self.expectations = [e for e in expectations if e.scope == "session"]
         self.idle = settings.session_idle
         self.max_sessions = settings.max_sessions
@@ -287,6 +289,8 @@ class Sessions:
         expectation = next((e for e in self.expectations if e.applies_to(first.agent, first.span_name, first.attributes)), None)
         if expectation is None or not self._claimed(session_id, turns):
             return None
+        if self._on_chosen is not None:
+            self._on_chosen(expectation.name)
         whole = Run(
             first.trace_id, first.run_span_id, first.agent, first.span_name, first.start_ns, turns[-1].end_ns,
             first.attributes, session_id=session_id, own_attempts=[a for t in turns for a in t.evidence],

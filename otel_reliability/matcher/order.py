@@ -108,7 +108,8 @@ def _in_order(clean_names: list[str], steps: Sequence[ChainStep], attempted: lis
             start = min(ends) + 1
             continue
         later = clean_names[start:]
-        hint, expansion = _closest(step, lambda e: (overlap(later, e), overlap(attempted, e)))
+        # the lambda runs inside _closest, before this iteration ends (it returns below)
+        hint, expansion = _closest(step, lambda e: (overlap(later, e), overlap(attempted, e)))  # noqa: B023
         left = Counter(later)
         not_found = [tool for tool in expansion if not _take(left, tool)]
         where = f" after step {number - 1}" if number > 1 else ""

@@ -69,7 +69,8 @@ def _read_as(attempts: Attempts, flipped: set[int]) -> Attempts:
         if id(attempt) not in flipped:
             return attempt
         if id(attempt) not in other:
-            other[id(attempt)] = replace(attempt, outcome=attempt.could_be, could_be=None)
+            # only attempts with another reading are flipped: could_be is set
+            other[id(attempt)] = replace(attempt, outcome=attempt.could_be or attempt.outcome, could_be=None)
         return other[id(attempt)]
 
     return Attempts(

@@ -13,7 +13,8 @@ import weakref
 from typing import Any, Literal
 
 from ..expectations import Expectation
-from ..results import RunResult, format_assertion
+from ..emitters.diff import verdict_diff
+from ..results import RunResult
 
 _ACTIVE: contextvars.ContextVar[expect | None] = contextvars.ContextVar("otel_reliability_expect", default=None)
 _PROCESSORS: weakref.WeakSet = weakref.WeakSet()
@@ -83,12 +84,14 @@ class expect:
         return self.results[-1] if self.results else None
 
     def assert_passed(self) -> None:
-        """Raise ``AssertionError`` listing every field unless every run inside passed."""
+        """Raise ``AssertionError`` unless every run inside passed: for each run that did not,
+        what was expected against what it did, one line per field that differs."""
         if not self.results:
             raise AssertionError(
                 "ReliabilityEval failed: no agent run was judged inside the expect() block "
                 "(is a ReliabilitySpanProcessor registered on the tracer provider?)"
             )
-        for result in self.results:
-            if not result.passed:
-                raise AssertionError(format_assertion(result))
+        # expected against got, field by field, as the pytest fixture says it (emitters.diff)
+        failures = [verdict_diff(result, self.expectation) for result in self.results if not result.passed]
+        if failures:
+            raise AssertionError("\n\n".join(failures))

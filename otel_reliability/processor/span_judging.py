@@ -14,9 +14,9 @@ import sys
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence
+from typing import Any, Callable, Mapping, Sequence, cast
 
-from opentelemetry.sdk.trace import Event, ReadableSpan, Span, SpanProcessor
+from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor
 
 from ..adapters import may_be_run, to_event_record, to_record
 from ..assembly.ownership import enclosing_run
@@ -63,7 +63,8 @@ class SpanJudging:
         self.wrapped = wrapped
         self.max_open_spans = max_open_spans
         self.stats = ProcessorStats()
-        self.open_spans: dict[int, Span] = {}  # started, not ended: at most max_open_spans
+        # started, not ended (the live span, or the snapshot on_end hands over): at most max_open_spans
+        self.open_spans: dict[int, ReadableSpan] = {}
         self.watchers: dict[int, Any] = {}  # span id → the expect(...) block open when it started
         self.held: set[int] = set()  # id() of each queued span on_end held back (added before it is queued)
         self.torn: set[int] = set()  # traces whose spans a fork lost: their runs get no verdict
@@ -161,7 +162,7 @@ class SpanJudging:
             self._judge_run(span, record, watcher, trace, forward)
         if self.deferred:
             self._judge_deferred({record.trace_id for record in records})
-        for span, record in zip(spans, records):
+        for span, record in zip(spans, records, strict=True):
             trace = pipeline.buffer.records_of(record.trace_id)
             if trace is None or record.parent_id in trace or record.parent_id in open_spans:
                 continue
@@ -180,7 +181,8 @@ class SpanJudging:
     ) -> None:
         """Judge a run whose span ended, unless it is a member of a run (judged with it)."""
         open_spans = self.open_spans
-        if enclosing_run(record, _Lookup(trace, open_spans)) is not None:
+        # enclosing_run reads only .get, which _Lookup answers from ended and open spans alike
+        if enclosing_run(record, cast(Mapping[int, SpanRecord], _Lookup(trace, open_spans))) is not None:
             return  # a member run: judged with its top-level run
         if record.trace_id in self.torn:
             self.count_drop("fork")  # its spans from before a fork are lost: no verdict rather than a wrong one
@@ -313,7 +315,7 @@ class _Lookup:
 
     __slots__ = ("_trace", "_open")
 
-    def __init__(self, trace: dict[int, SpanRecord], open_spans: dict[int, Span]) -> None:
+    def __init__(self, trace: dict[int, SpanRecord], open_spans: dict[int, ReadableSpan]) -> None:
         self._trace = trace
         self._open = open_spans
 
@@ -329,7 +331,7 @@ class _Lookup:
         return record
 
 
-def _open_ancestor_may_be_run(record: SpanRecord, open_spans: dict[int, Span]) -> bool:
+def _open_ancestor_may_be_run(record: SpanRecord, open_spans: dict[int, ReadableSpan]) -> bool:
     """Whether a span still open above ``record`` (its parent, or theirs) may yet be read as
     an agent run when it ends: then ``record``'s run may be its member, not top-level."""
     parent_id = record.parent_id
@@ -347,7 +349,7 @@ def _open_ancestor_may_be_run(record: SpanRecord, open_spans: dict[int, Span]) -
 
 
 def _has_unseen_local_parent(
-    span: ReadableSpan, record: SpanRecord, trace: dict[int, SpanRecord], open_spans: dict[int, Span]
+    span: ReadableSpan, record: SpanRecord, trace: dict[int, SpanRecord], open_spans: dict[int, ReadableSpan]
 ) -> bool:
     parent = span.parent
     return (
@@ -397,7 +399,13 @@ def flush_within(processor: SpanProcessor, deadline: float) -> bool:
 class UnavailableStore:
     """Stands in for a store a forked child could not open again: every write fails, counted."""
 
+    def add(self, result: Any) -> None:
+        raise RuntimeError("the results store could not be opened again after a fork")
+
     def add_many(self, results: Any, superseded: Any = ()) -> None:
+        raise RuntimeError("the results store could not be opened again after a fork")
+
+    def query(self, **filters: Any) -> list[Any]:
         raise RuntimeError("the results store could not be opened again after a fork")
 
     def close(self) -> None:

@@ -48,6 +48,7 @@ from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, PrintSink, StoreSink
 from ..engine import CallbackSink, Engine, EngineSettings, Pipeline, Sink
+from ..engine.unmatched import log_unmatched
 from ..expectations import DEFAULT_EXPECTATION, Expectation, ExpectationError
 from ..model import LogData
 from ..results import RunResult
@@ -129,12 +130,12 @@ class ReliabilitySpanProcessor(SpanProcessor):
         engine = Engine(expectations, default_expectation)  # a bad expectation file fails before the store is opened
         self._next = span_processor
         self._store_spec = store if isinstance(store, (str, Path)) else None  # opened again in a forked child
-        store = open_store(store) if self._store_spec is not None else store
+        opened = open_store(store) if isinstance(store, (str, Path)) else store
         metrics = ReliabilityMetrics(meter_provider, max_label_values=max_label_values)
         # Where each verdict goes, in this order; a failing one is logged, counted and skipped.
         self._store_sink = (
-            StoreSink(store, on_dropped=lambda count, reason: metrics.verdicts_dropped(count, "store", reason))
-            if store is not None else None
+            StoreSink(opened, on_dropped=lambda count, reason: metrics.verdicts_dropped(count, "store", reason))
+            if opened is not None else None
         )
         chosen: list[Sink] = [self._store_sink] if self._store_sink is not None else []
         chosen += [MetricsSink(metrics), *sinks]
@@ -163,6 +164,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._metrics = metrics
         self._wrapped_failures = 0  # the wrapped processor's exceptions on the app's thread
         metrics.register_buffered(lambda: self.buffered_traces)
+        metrics.register_unmatched(engine.use.states)
         metrics.register_buffered_bytes(lambda: self.buffered_bytes)
         self._worker = SpanWorker(self._judging)
         self._backlog = self._worker.backlog  # the same deque for the processor's life, forks included
@@ -326,6 +328,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         self._judging.forward_deferred()  # their ancestors never ended here: forwarded as they are
         self._judging.pipeline.end_sessions()  # the end of the input: sessions not judged yet are judged as they stand
         self._judging.pipeline.close()
+        log_unmatched(self._judging.pipeline.engine.use, "otel-reliability span processor")
         if self._next is not None:
             self._next.shutdown()
 

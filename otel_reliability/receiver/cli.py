@@ -3,8 +3,12 @@ expectation files (as ``POST /api/v1/reload`` does: validated first, all or noth
 
 On a stop signal the servers stop taking requests (calls and requests in flight get
 up to 5 s to finish), every buffered trace that holds a run span is judged as it stands —
-quiet or not — and the store is closed. Traces with no run span yet are dropped:
-nothing in them can be judged.
+quiet or not — and the store is closed. Traces with no run span yet stay in the intake log
+for the next start (with ``durability: none`` there is none, and they are lost).
+
+A start that fails (a store that cannot be opened, a port in use, an expectation file that
+cannot be read) prints one line and exits 2, and removes what it had created on disk — the
+store file, the intake log, folders ``--mkdir`` made — and nothing that was there before.
 """
 
 from __future__ import annotations
@@ -14,9 +18,11 @@ import logging
 import signal
 import sys
 import threading
+from typing import Any
 
 from ..expectations import ExpectationError
 from .config import ConfigError, ReceiverConfig, load_config
+from .startup_files import NewPaths
 from .tuning import tune_garbage_collection, tune_malloc
 
 
@@ -33,17 +39,23 @@ def register(commands: argparse._SubParsersAction) -> None:
         "OTEL_RELIABILITY_<SETTING> environment variables < flags.",
     )
     serve.add_argument("--config", metavar="FILE", help="YAML file of settings (any of the flags below, by name)")
-    serve.add_argument("--grpc-endpoint", metavar="HOST:PORT", help=fields["grpc_endpoint"].description + " (default 127.0.0.1:4317; 0.0.0.0:4317 for every interface)")
-    serve.add_argument("--http-endpoint", metavar="HOST:PORT", help=fields["http_endpoint"].description + " (default 127.0.0.1:4318; 0.0.0.0:4318 for every interface)")
-    serve.add_argument("--store", metavar="PATH|URL", help=fields["store"].description + " (default otel-reliability.db)")
-    serve.add_argument("--expectations", action="append", metavar="FILE", help=fields["expectations"].description + "; repeatable")
-    serve.add_argument("--decision-wait", type=float, metavar="SECONDS", help=fields["decision_wait"].description + " (default 2)")
-    serve.add_argument("--workers", type=int, metavar="N", help=fields["workers"].description + " (default 1)")
-    serve.add_argument("--durability", choices=("none", "batch", "always"), help=fields["durability"].description + " (default batch)")
-    serve.add_argument("--auth-token", metavar="TOKEN", help=fields["auth_token"].description)
-    serve.add_argument("--tls-cert", metavar="FILE", help=fields["tls_cert"].description)
-    serve.add_argument("--tls-key", metavar="FILE", help=fields["tls_key"].description)
+    serve.add_argument("--grpc-endpoint", metavar="HOST:PORT", help=_about(fields, "grpc_endpoint") + " (default 127.0.0.1:4317; 0.0.0.0:4317 for every interface)")
+    serve.add_argument("--http-endpoint", metavar="HOST:PORT", help=_about(fields, "http_endpoint") + " (default 127.0.0.1:4318; 0.0.0.0:4318 for every interface)")
+    serve.add_argument("--store", metavar="PATH|URL", help=_about(fields, "store") + " (default otel-reliability.db)")
+    serve.add_argument("--expectations", action="append", metavar="FILE", help=_about(fields, "expectations") + "; repeatable")
+    serve.add_argument("--decision-wait", type=float, metavar="SECONDS", help=_about(fields, "decision_wait") + " (default 2)")
+    serve.add_argument("--workers", type=int, metavar="N", help=_about(fields, "workers") + " (default 1)")
+    serve.add_argument("--durability", choices=("none", "batch", "always"), help=_about(fields, "durability") + " (default batch)")
+    serve.add_argument("--auth-token", metavar="TOKEN", help=_about(fields, "auth_token"))
+    serve.add_argument("--tls-cert", metavar="FILE", help=_about(fields, "tls_cert"))
+    serve.add_argument("--tls-key", metavar="FILE", help=_about(fields, "tls_key"))
+    serve.add_argument("--mkdir", action="store_true", default=None, help=_about(fields, "mkdir"))
     serve.set_defaults(run=_serve)
+
+
+def _about(fields: dict[str, Any], name: str) -> str:
+    """A setting's description, for its flag's help."""
+    return fields[name].description or ""
 
 
 def _serve(args: argparse.Namespace) -> int:
@@ -72,12 +84,19 @@ def _serve(args: argparse.Namespace) -> int:
         "auth_token": args.auth_token,
         "tls_cert": args.tls_cert,
         "tls_key": args.tls_key,
+        "mkdir": args.mkdir,
     }
     tune_malloc()  # before any thread of the receiver allocates
     try:
         config = load_config(args.config, overrides)
-        service = ShardedReceiver(config)
     except (ConfigError, ExpectationError, OSError) as exc:
+        print(f"otel-reliability serve: {exc}", file=sys.stderr)
+        return 2
+    new_paths = NewPaths(config)
+    try:
+        service = ShardedReceiver(config)
+    except (ValueError, OSError) as exc:  # StoreSpecError, ExpectationError, IntakeLogError …
+        new_paths.remove()
         print(f"otel-reliability serve: {exc}", file=sys.stderr)
         return 2
     # SIGHUP reloads the expectation files, on a thread of its own (a reload waits on every shard)
@@ -93,6 +112,9 @@ def _serve(args: argparse.Namespace) -> int:
     except (OSError, ValueError) as exc:
         for server in servers:
             server.stop()
+        logging.getLogger("otel_reliability").setLevel(logging.WARNING)  # no "stopped" summary of a start that failed
+        service.stop()
+        new_paths.remove()
         print(f"otel-reliability serve: {exc}", file=sys.stderr)
         return 2
     tune_garbage_collection()

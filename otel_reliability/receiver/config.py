@@ -60,6 +60,9 @@ class ReceiverConfig(EngineSettings):
         description="directory of the intake log: beside the store by default (STORE.intake/); a postgresql:// "
         "store has no local directory: without intake_dir its receiver keeps no log (durability none, logged at start)",
     )
+    mkdir: bool = Field(
+        False, description="create the missing folders of store and intake_dir (without it, a missing folder is an error)"
+    )
     max_intake_log_bytes: int = Field(
         1024 * 1024 * 1024, ge=1024 * 1024,
         description="intake log size at most (across workers; on disk, twice the default max_buffered_bytes: "

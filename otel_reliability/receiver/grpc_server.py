@@ -17,6 +17,7 @@ import ssl
 import threading
 import time
 from concurrent import futures
+from typing import Any
 
 import grpc
 from google.protobuf.duration_pb2 import Duration
@@ -25,6 +26,7 @@ from opentelemetry.proto.collector.logs.v1 import logs_service_pb2
 from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 
 from .auth import BearerToken
+from .native_stderr import held_stderr
 from .config import ReceiverConfig
 from .intake import LOGS, PROTOBUF, TRACES, Body, IntakeError
 from .outcomes import Overloaded
@@ -112,6 +114,9 @@ class _RichStatus(grpc.Status):
 
 def start_grpc(service: ShardedReceiver, config: ReceiverConfig) -> grpc.Server:
     """Start the gRPC server on ``config.grpc_endpoint``; raises ``OSError`` when the port is taken."""
+    endpoint = config.grpc_endpoint
+    if endpoint is None:
+        raise ValueError("no grpc_endpoint to listen on")
     server = grpc.server(
         futures.ThreadPoolExecutor(
             max_workers=CONCURRENT_EXPORTS + REFUSING_THREADS, thread_name_prefix="otel-reliability-grpc"
@@ -129,22 +134,27 @@ def start_grpc(service: ShardedReceiver, config: ReceiverConfig) -> grpc.Server:
         ("opentelemetry.proto.collector.trace.v1.TraceService", TRACES, trace_service_pb2.ExportTraceServiceResponse),
         ("opentelemetry.proto.collector.logs.v1.LogsService", LOGS, logs_service_pb2.ExportLogsServiceResponse),
     ):
-        export = grpc.unary_unary_rpc_method_handler(
+        export: Any = grpc.unary_unary_rpc_method_handler(
             _Export(service, signal), response_serializer=response.SerializeToString
         )
         handlers.append(grpc.method_handlers_generic_handler(service_name, {"Export": export}))
     server.add_generic_rpc_handlers(tuple(handlers))
-    if config.tls_cert:
+    credentials = None
+    if config.tls_cert and config.tls_key:  # given together or not at all (ReceiverConfig)
         _check_tls_pair(config.tls_cert, config.tls_key)  # grpcio would report a bad pair as a port in use
-    try:
-        if config.tls_cert:
-            with open(config.tls_cert, "rb") as cert, open(config.tls_key, "rb") as key:
-                credentials = grpc.ssl_server_credentials([(key.read(), cert.read())])
-            port = server.add_secure_port(config.grpc_endpoint, credentials)
-        else:
-            port = server.add_insecure_port(config.grpc_endpoint)
-    except RuntimeError:  # grpcio reports a port it cannot bind this way
-        port = 0
+        with open(config.tls_cert, "rb") as cert, open(config.tls_key, "rb") as key:
+            credentials = grpc.ssl_server_credentials([(key.read(), cert.read())])
+    # grpcio's C core writes a failed bind to stderr itself: the OSError below says it in one line
+    with held_stderr() as native:
+        try:
+            if credentials is not None:
+                port = server.add_secure_port(endpoint, credentials)
+            else:
+                port = server.add_insecure_port(endpoint)
+        except RuntimeError:  # grpcio reports a port it cannot bind this way
+            port = 0
+        if port == 0:
+            native.drop("Failed to add port to server")
     if port == 0:
         raise OSError(f"cannot listen on {config.grpc_endpoint} for OTLP/gRPC (port in use?)")
     server.start()

@@ -16,6 +16,7 @@ its headers and ``body_timeout`` for its body.
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
 import ssl
 import threading
@@ -248,6 +249,8 @@ class HttpServer:
     """aiohttp on its own thread and event loop."""
 
     def __init__(self, service: ShardedReceiver, config: ReceiverConfig) -> None:
+        if config.http_endpoint is None:
+            raise ValueError("no http_endpoint to listen on")
         host, _, port = config.http_endpoint.rpartition(":")
         self._host, self._port = host.strip("[]"), int(port)
         self._intake = ThreadPoolExecutor(intake_threads(config), thread_name_prefix="otel-reliability-http-intake")
@@ -270,6 +273,8 @@ class HttpServer:
         self._thread.start()
         self._started.wait()
         if self._error is not None:
+            if isinstance(self._error, OSError) and self._error.errno == errno.EADDRINUSE:
+                raise OSError(f"cannot listen on {self._host}:{self._port} for OTLP/HTTP (port in use)")
             raise OSError(f"cannot listen on {self._host}:{self._port} for OTLP/HTTP: {self._error}")
 
     def stop(self) -> None:

@@ -10,7 +10,7 @@ from ..stores.spec import parse_store_spec
 from .config import ReceiverConfig
 from .intake import Body, IntakeError
 from .intake_births import replayable
-from .intake_log import _SUFFIX, IntakeLog
+from .intake_log import _SUFFIX, IntakeLog, IntakeLogError
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +25,8 @@ def open_intake_log(config: ReceiverConfig, routed: bool = False) -> IntakeLog |
             logger.warning("otel-reliability receiver: no intake_dir for a postgresql:// store, so no intake log: "
                            "requests are acknowledged from memory (durability none)")
         return None
+    if not config.mkdir and not directory.parent.is_dir():  # a typo in intake_dir must not create folders anywhere
+        raise IntakeLogError(f"intake log {directory}: folder {directory.parent} does not exist; create it first (--mkdir)")
     for older in sorted(directory.glob("worker-*")):
         if any(older.glob("*" + _SUFFIX)):
             logger.warning("otel-reliability receiver: %s holds intake log segments of an earlier version, which "

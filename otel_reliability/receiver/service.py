@@ -21,16 +21,18 @@ from typing import Callable
 
 from opentelemetry.exporter.prometheus import PrometheusMetricReader
 from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.resources import Resource
 from prometheus_client import CollectorRegistry, generate_latest
 
 from ..adapters import to_event_record, to_record
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, StoreSink
-from ..engine import CallbackSink, Engine, Judged, Pipeline, Turn
+from ..engine import CallbackSink, Engine, Judged, Pipeline, Sink, Turn
 from ..engine.pipeline import PausedHook
 from ..engine.reload import REFUSED, RELOADED, Reloaded, reload_expectations
 from ..expectations import ExpectationError
+from ..engine.unmatched import log_unmatched
 from ..model import SpanRecord
 from ..reputation import Reputation, ReputationSink
 from ..results import RunResult
@@ -72,14 +74,16 @@ class ReceiverService:
         self.config = config
         self.shard = shard
         self._max_buffered_spans = max(1, config.max_buffered_spans // shard.count)
-        self.store = open_store(config.store)
+        # Expectations first: a file that cannot be read must fail before anything is created on disk.
+        engine = Engine(config.expectations)
+        self.store = open_store(config.store, create_parents=config.mkdir)
         settings = config.engine_settings()
         if shard.count > 1:  # each shard buffers its share of the traces: a share of the budget
             settings = settings.model_copy(update={"max_buffered_bytes": settings.max_buffered_bytes // shard.count})
         self._soft_buffered_bytes = settings.soft_buffered_bytes
         self.shared_paused = open_paused_runs(config.store, settings.max_paused_runs)
         self.registry = CollectorRegistry()
-        readers = [PrometheusMetricReader(registry=self.registry)]
+        readers: list[MetricReader] = [PrometheusMetricReader(registry=self.registry)]
         if config.metrics_endpoint:
             from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
             from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
@@ -113,6 +117,7 @@ class ReceiverService:
         self.log_metrics = IntakeLogMetrics(meter, self.intake_log or routed_log)
         tracked = self.intake_log if self.intake_log is not None else ledger
         engine = Engine(config.expectations)
+        self._judges = log_intake or shard.count > 1  # a sharded receiver's serving process judges nothing
         self.engine = engine
         # Only when something judges sessions: otherwise no turn is kept, so none is shared.
         self.shared_sessions = (
@@ -129,7 +134,7 @@ class ReceiverService:
         self.judged = self.failed = 0  # verdicts since start, for the shutdown log
         self.unjudged: list[int] = []  # after ``stop``: the traces it could not judge (no run span yet) or store
         stored = StoreSink(self.store, on_dropped=lambda count, reason: self.metrics.verdicts_dropped(count, "store", reason))
-        sinks = [stored, MetricsSink(self.metrics), CallbackSink(self._tally, name="tally")]
+        sinks: list[Sink] = [stored, MetricsSink(self.metrics), CallbackSink(self._tally, name="tally")]
         if self.reputation is not None:
             sinks.append(ReputationSink(self.reputation))
         self.pipeline = Pipeline(
@@ -144,6 +149,7 @@ class ReceiverService:
         )
         self._on_turn = on_turn
         self.metrics.register_buffered(lambda: len(self.pipeline))
+        self.metrics.register_unmatched(engine.use.states)
         self.metrics.register_pending(lambda: self.pipeline.buffer.pending)
         self.metrics.register_buffered_bytes(lambda: self.pipeline.buffered_bytes)
         self.metrics.register_held(lambda: {sink: count for sink, (count, _) in self.pipeline.held.reasons().items()})
@@ -181,11 +187,13 @@ class ReceiverService:
         judged_before = self.judged
         self._release_all(self.pipeline.drain())
         self.pipeline.end_sessions()  # the end of this receiver's input: its sessions are as whole as they get
-        if self.forwarder is not None:
+        if self._held is not None:  # held only when forwarding
             self._held.forward_unjudged()
+        if self.forwarder is not None:
             self.forwarder.stop()
         self.pipeline.close()
         self.unjudged = self.pipeline.buffer.unjudged() + self.pipeline.held.trace_ids()
+        waiting = len(self.pipeline.buffer.unjudged())  # no run span yet: nothing to judge them by
         if self.intake_log is not None:  # after the store closed: what was judged is stored, or held and kept
             self.intake_log.close(unjudged=self.unjudged)
         if self.shared_paused is not None:
@@ -195,11 +203,16 @@ class ReceiverService:
         if self.reputation is not None:
             self.reputation.close()
         self.meter_provider.shutdown()
+        if self._judges:
+            log_unmatched(self.engine.use, f"otel-reliability receiver{'' if self.shard.count == 1 else f' shard {self.shard.index}'}")
         logger.info(
             "otel-reliability receiver%s stopped: %d run(s) judged since start (%d failed), %d of them at "
-            "shutdown from %d buffered trace(s) (traces with no run span are dropped); verdicts flushed to %s%s",
+            "shutdown from %d buffered trace(s); %d trace(s) with no run span yet %s; verdicts flushed to %s%s",
             "" if self.shard.count == 1 else f" shard {self.shard.index}", self.judged, self.failed,
-            self.judged - judged_before, buffered, self.config.store,
+            self.judged - judged_before, buffered, waiting,
+            f"stay in the intake log ({self.intake_log.directory}) for the next start" if self.intake_log is not None
+            else "are dropped (no intake log: durability none)",
+            self.config.store,
             f", spans forwarded to {self.config.forward_endpoint}" if self.forwarder is not None else "",
         )
 
@@ -214,7 +227,7 @@ class ReceiverService:
         accepted, ticket = self.take(body)
         if ticket:
             try:
-                self.intake_log.wait_durable(ticket)  # type: ignore[union-attr] - a ticket comes from the log
+                self.intake_log.wait_durable(ticket)  # type: ignore[union-attr]  # a ticket comes from the log
             except OSError as exc:  # not on disk, so not acknowledged: the client retries
                 logger.error("otel-reliability could not flush the intake log: %s", exc)
                 raise IntakeError(503, "UNAVAILABLE", f"receiver could not write its intake log ({exc}); retry later") from exc
@@ -315,7 +328,7 @@ class ReceiverService:
         owner = session_shard(session_id, self.shard.count)
         if owner == self.shard.index:
             return False
-        self._on_turn(owner, session_id, turn)  # type: ignore[misc] - set whenever this is
+        self._on_turn(owner, session_id, turn)  # type: ignore[misc]  # set whenever this is called
         return True
 
     def keep_turn(self, session_id: str, turn: Turn) -> None:

@@ -76,7 +76,7 @@ class ShardWorker:
         self._process.start()
         child_end.close()
         self._ids = itertools.count()
-        self._replies: dict[int, Future] = {}
+        self._replies: dict[int, Future[Any]] = {}
         self._order_lock = threading.Lock()  # call ids follow the order of the outbox
         # Messages go out from a thread of their own: writing a request's bytes waits until
         # this shard reads them, and the other shards must get theirs meanwhile.

@@ -60,6 +60,9 @@ WORKER_DOWN = "worker_down"  # a refusal's reason: a shard is down, being restar
 SUMMED_GAUGES = (
     "agent_reliability_traces_buffered", "agent_reliability_traces_pending", "agent_reliability_buffer_size_bytes",
 )
+# 1 while no shard's runs matched the expectation: the least over the workers (the serving
+# process judges nothing, so its own value would say 1 forever)
+LEAST_GAUGES = ("agent_reliability_expectations_unmatched",)
 
 
 class ShardedReceiver:
@@ -298,7 +301,7 @@ class ShardedReceiver:
         pending = [worker.call("metrics") for worker in self._workers]
         families = list(self._local.registry.collect())
         others: list[Metric] = []
-        for worker, reply in zip(self._workers, pending):
+        for worker, reply in zip(self._workers, pending, strict=True):
             try:
                 others.extend(worker.result(reply))
             except IntakeError:  # a shard that is down: report the others (its absence is logged)
@@ -319,6 +322,20 @@ def merge_families(own: list[Metric], others: Iterable[Metric]) -> list[Metric]:
     ``SUMMED_GAUGES`` sum per label set; any other family is the serving process's alone."""
     by_name = {family.name: family for family in own}
     totals: dict[str, dict[tuple, float]] = {}
+    others = list(others)
+    least: dict[str, dict[tuple, float]] = {}
+    for family in others:
+        if family.name in LEAST_GAUGES:
+            kept = least.setdefault(family.name, {})
+            for sample in family.samples:
+                key = _sample_key(sample)
+                kept[key] = min(kept.get(key, sample.value), sample.value)
+    for name, values in least.items():
+        mine = by_name.get(name)
+        if mine is not None:
+            mine.samples = []
+            for (sample_name, labels), value in values.items():
+                mine.add_sample(sample_name, dict(labels), value)
     for family in others:
         if family.type not in ("counter", "histogram") and family.name not in SUMMED_GAUGES:
             continue

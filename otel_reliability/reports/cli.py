@@ -10,7 +10,8 @@ function ``(args) -> exit code``, the main CLI's convention). Sources, any mix:
 ``--baseline SOURCE`` adds a sixth part: these verdicts compared with earlier ones (as
 ``compare`` shows them; the exit code stays the report's).
 
-Exit codes: 0 every run passed, 1 some run failed, 2 bad input.
+Exit codes: 0 every run passed, 1 some run failed or was not evaluated (the report is
+written all the same; one line on standard error says so), 2 bad input.
 """
 
 from __future__ import annotations
@@ -40,6 +41,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "report",
         help="five-part report (Markdown or HTML) of verdicts from a results store or an eval JSON document",
         description="Render verdicts as the BFCL article's five-part report, one group per expectation.",
+        epilog="exit codes: 0 every run passed; 1 a run failed or was not evaluated (the report is "
+        "written all the same, and one line on standard error says how many); 2 bad input",
     )
     report.add_argument("sources", nargs="+", metavar="SOURCE",
                         help="results store (SQLite, .jsonl or postgresql:// URL) or JSON from 'eval --format json' / GET /api/v1/results, "
@@ -108,4 +111,15 @@ def _report(args: argparse.Namespace) -> int:
             return 2
     else:
         sys.stdout.write(text)
-    return 0 if all(r.passed for r in results) else 1
+    unpassed = [r for r in results if not r.passed]
+    if not unpassed:
+        return 0
+    failed = sum(1 for r in unpassed if r.failed)
+    # A CI log shows why the step failed even when the report went to a file nobody opened yet.
+    print(
+        f"otel-reliability: exit 1: {len(unpassed)} of {len(results)} run(s) did not pass "
+        f"({failed} failed, {len(unpassed) - failed} not evaluated); the report was written "
+        f"{'to ' + args.output if args.output else 'above'}",
+        file=sys.stderr,
+    )
+    return 1

@@ -21,7 +21,7 @@ from rich.console import Console
 from otel_reliability.backend_args import add_backend_arguments, judged_pull
 from otel_reliability.jsontext import encode_document
 from otel_reliability.output_file import OutputError, write_output
-from otel_reliability.reports.compare import compare
+from otel_reliability.reports.compare import Comparison, compare
 from otel_reliability.reports.compare_render import comparison_document, comparison_markdown, render_comparison
 from otel_reliability.reports.inputs import ResultSourceError, load_pulled, load_result_set, source_label
 from otel_reliability.sources.backends import is_backend_url
@@ -38,6 +38,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         description="Per expectation, per agent and overall: runs, pass rate, mean score and trajectory F1 "
         "before → after, and the runs that newly fail with their reasons. Runs are paired by expectation, "
         "agent and position (by trace file as well when both sides are eval documents of same-named files).",
+        epilog="exit codes: 0 no pass rate fell more than --max-drop; 1 one did (one line on standard error "
+        "names each pass rate that fell, before → after); 2 bad input",
     )
     source_help = (
         "results store (SQLite, .jsonl, sqlite:///…, postgresql://…) or JSON from 'eval --format json', "
@@ -77,6 +79,7 @@ def _compare(args: argparse.Namespace) -> int:
     comparison = compare(
         sides[0], sides[1], max_drop=args.max_drop, baseline_source=source_label(args.baseline), candidate_source=source_label(args.candidate)
     )
+    text: str | None
     if args.format == "json":
         text = encode_document(comparison_document(comparison)) + "\n"
     elif args.format == "markdown":
@@ -92,7 +95,25 @@ def _compare(args: argparse.Namespace) -> int:
             sys.stdout.write(text)
     except OutputError as exc:
         return _bad(str(exc))
-    return EXIT_REGRESSED if comparison.regressed else EXIT_SAME
+    if not comparison.regressed:
+        return EXIT_SAME
+    print(f"otel-reliability: exit 1: {_fall(comparison)}", file=sys.stderr)
+    return EXIT_REGRESSED
+
+
+def _fall(comparison: Comparison) -> str:
+    """Why ``compare`` exits 1, in one line: each pass rate that fell past --max-drop."""
+    fell = [g for g in (comparison.overall, *comparison.expectations) if g.regressed]
+    parts = [
+        f"{'overall' if g is comparison.overall else repr(g.name)} "
+        f"{g.before.pass_rate:.0%} → {g.after.pass_rate:.0%}"
+        for g in fell
+        if g.before.pass_rate is not None and g.after.pass_rate is not None
+    ]
+    return (
+        f"pass rate fell by more than --max-drop {comparison.max_drop:g}: {'; '.join(parts)} "
+        f"({len(comparison.newly_failing)} run(s) newly failing)"
+    )
 
 
 def _bad(message: str) -> int:

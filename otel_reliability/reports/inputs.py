@@ -155,7 +155,8 @@ def _from_store(source: str | Path, opener: Callable[[], ResultStore]) -> list[L
     try:
         store = opener()
         try:
-            results = list(reversed(store.query(limit=None)))
+            # run results only: a store gives a session's result only when asked for that session
+            results = [r for r in reversed(store.query(limit=None)) if isinstance(r, RunResult)]
         finally:
             store.close()
     except OSError as exc:  # a PostgreSQL server that does not answer, a file that cannot be read

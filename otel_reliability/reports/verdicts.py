@@ -129,7 +129,7 @@ def _expected_text(expectation: Expectation) -> str:
     for label, value in (("allowed", expectation.allowed_tools), ("forbidden", expectation.forbidden_tools)):
         if value is not None:
             parts.append(f"{label}: {', '.join(value) or 'none'}")
-    for label, value in (
+    for label, limit in (
         ("max_tool_calls", expectation.max_tool_calls),
         ("max_errors", expectation.max_errors),
         ("max_model_calls", expectation.max_model_calls),
@@ -137,8 +137,8 @@ def _expected_text(expectation: Expectation) -> str:
         ("max_duration_ms", expectation.max_duration_ms),
         ("max_repeated_calls", expectation.max_repeated_calls),
     ):
-        if value is not None:
-            parts.append(f"{label} {value}")
+        if limit is not None:
+            parts.append(f"{label} {limit}")
     if expectation.fail_on:
         parts.append(f"fail on {', '.join(expectation.fail_on)}")
     return "; ".join(parts) or "no specific checks"

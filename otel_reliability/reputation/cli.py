@@ -65,6 +65,8 @@ def run(args: argparse.Namespace) -> int:
         return _bad(f"{args.store}: no such store (give the SQLite file or postgresql:// URL the processor or receiver writes)")
     try:
         store = open_standings(args.store, config)
+    except StoreSpecError as exc:  # names the spec and the reason already
+        return _bad(str(exc))
     except Exception as exc:  # a URL that does not connect, a file that is not SQLite
         return _bad(f"{args.store}: cannot open the reputation store: {exc}")
     try:

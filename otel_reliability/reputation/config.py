@@ -16,12 +16,12 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from otel_reliability.reputation.evidence import DIMENSIONS, SIDQ
+from otel_reliability.reputation.evidence import DIMENSIONS
 from otel_reliability.reputation.scoring import DEFAULT_WEIGHTS
 
 Dimension = Literal["sidq", "dabt", "isnad", "adalah"]
@@ -32,7 +32,7 @@ class EvaluatorRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    dimension: Dimension = SIDQ
+    dimension: Dimension = "sidq"
     confidence: float = Field(default=0.7, gt=0.0, le=1.0)
 
 
@@ -45,13 +45,15 @@ class ReputationConfig(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    weights: dict[Dimension, float] = Field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    weights: dict[Dimension, float] = Field(
+        default_factory=lambda: {cast(Dimension, dimension): weight for dimension, weight in DEFAULT_WEIGHTS.items()}
+    )
     window: int = Field(default=100, ge=1)
     missing_dimension: Literal["zero", "renormalize"] = "zero"
     fact_confidence: float = Field(default=1.0, gt=0.0, le=1.0)
     feedback_confidence: float = Field(default=1.0, gt=0.0, le=1.0)
     evaluator_confidence: float = Field(default=0.7, gt=0.0, le=1.0)
-    evaluator_dimension: Dimension = SIDQ
+    evaluator_dimension: Dimension = "sidq"
     evaluators: dict[str, EvaluatorRule] = Field(default_factory=dict)
     evaluation_pass_threshold: float = 0.5
 

@@ -109,13 +109,13 @@ class ReputationSpanProcessor(SpanProcessor):
             return
 
     def _police_tool(self, span: ReadableSpan, record: SpanRecord) -> ReadableSpan:
-        agent = self._agent_of(span)
-        if agent is None:
+        agent, tool = self._agent_of(span), record.tool_name
+        if agent is None or tool is None:
             return span
-        decision = self._reputation.check_permission(agent, record.tool_name)
+        decision = self._reputation.check_permission(agent, tool)
         if decision.allowed:
             return span
-        self._reputation.metrics.denied(agent, record.tool_name)
+        self._reputation.metrics.denied(agent, tool)
         logger.info("otel-reliability: %s", PermissionDenied(decision))
         marks = {DENIED: True, DENIED_REASON: decision.reason, GRADE_ATTRIBUTE: decision.grade.value}
         return with_additions(span, marks)

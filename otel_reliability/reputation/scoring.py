@@ -124,7 +124,7 @@ def tally(evidence: Iterable[Evidence]) -> dict[str, Tally]:
         if item.passed:
             entry[1] += item.confidence
         entry[2] += 1
-    return {d: Tally(w, p, n) for d, (w, p, n) in sums.items()}
+    return {d: Tally(w, p, int(n)) for d, (w, p, n) in sums.items()}
 
 
 @dataclass(slots=True, frozen=True)

@@ -38,8 +38,8 @@ class ReputationSink:
         """Record the judgements; ``SinkUnavailable`` when the standings store failed in a way
         that may pass (the engine holds them and offers them again)."""
         observed = self._observed(judgements)
-        fresh = [seen for seen, j in zip(observed, judgements) if not j.late]
-        late = [seen for seen, j in zip(observed, judgements) if j.late]
+        fresh = [seen for seen, j in zip(observed, judgements, strict=True) if not j.late]
+        late = [seen for seen, j in zip(observed, judgements, strict=True) if j.late]
         try:
             # One transaction, fresh then late (a late one replaces the entry a fresh one of the
             # same batch made): a batch that failed wrote nothing, and is offered again whole.
@@ -79,7 +79,7 @@ class ReputationSink:
         external = [self.evaluations(j.evaluations) if j.evaluations else [] for j in judgements]
         recorded, early = self._recorded, self._early
         with self._lock:
-            for judgement, evidence in zip(judgements, external):
+            for judgement, evidence in zip(judgements, external, strict=True):
                 result = judgement.result
                 if early:
                     evidence += early.pop(result.run_span_id, ())
@@ -88,5 +88,5 @@ class ReputationSink:
             while len(recorded) > _MAX_REMEMBERED:
                 recorded.popitem(last=False)
         return [
-            Observed(j.result, j.run.output, evidence, j.denied_span_ids) for j, evidence in zip(judgements, external)
+            Observed(j.result, j.run.output, evidence, j.denied_span_ids) for j, evidence in zip(judgements, external, strict=True)
         ]

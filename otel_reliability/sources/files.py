@@ -4,9 +4,11 @@ Formats, detected from the name and the content:
 
 - one OTLP/JSON ``ExportTraceServiceRequest`` / ``TracesData`` document (pretty or not),
   or an ``ExportLogsServiceRequest`` / ``LogsData`` one (``resourceLogs``: log records);
-- JSON Lines, one request per line, as the Collector's ``file`` exporter writes them, trace
-  and log requests mixed (any sequence of concatenated JSON objects is read the same way),
-  or a JSON array of requests;
+- JSON Lines, one request per line, as the Collector's ``file`` exporter (and
+  ``OTLPJsonFileSpanExporter``) writes them, trace and log requests mixed (any sequence of
+  concatenated JSON objects is read the same way), or a JSON array of requests;
+- the OpenTelemetry SDK's ``ConsoleSpanExporter`` output: one ``ReadableSpan.to_json()``
+  object per span, concatenated (``console_json``);
 - binary protobuf ``ExportTraceServiceRequest`` (``.pb``, ``.binpb``, ``.protobuf``,
   ``.bin``, ``.proto``, or content that is not JSON text), either one message or the
   Collector ``file`` exporter's ``format: proto`` stream of messages each preceded by its
@@ -30,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import SpanData
+from .console_json import decode_console_span, is_console_span
 from .decoded import Decoded, TraceInputError
 from .otlp_json import _at, decode_object
 from .otlp_logs import decode_logs_object
@@ -211,12 +214,16 @@ def _decode_request_object(obj: Any, decoded: Decoded, place: str) -> None:
         if any(key in obj for key in _LOGS_KEYS):
             decode_logs_object(obj, decoded, place)
             return
+        if is_console_span(obj):
+            decode_console_span(obj, decoded, place)
+            return
         for key, signal in _OTHER_SIGNALS.items():
             if key in obj:
                 raise TraceInputError(f"{_at(place)}holds OpenTelemetry {signal}, not traces")
         found = ", ".join(repr(k) for k in list(obj)[:5]) or "nothing"
         raise TraceInputError(
-            f"{_at(place)}not an OTLP trace export: expected an object with resourceSpans, found {found}"
+            f"{_at(place)}not an OTLP trace export: expected an object with resourceSpans (OTLP/JSON) "
+            f"or a span as ConsoleSpanExporter prints it, found {found}"
         )
     decode_object(obj, decoded, place)
 

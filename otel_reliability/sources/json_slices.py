@@ -43,7 +43,9 @@ def loads_in_slices(text: str) -> Any:
 
 
 def _skip(text: str, pos: int) -> int:
-    return _SPACE.match(text, pos).end()
+    match = _SPACE.match(text, pos)
+    assert match is not None  # the pattern matches the empty string too
+    return match.end()
 
 
 _value = _DECODER.raw_decode  # one whole value at a position: (value, where it ends)

@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from operator import attrgetter
 from pathlib import Path
-from typing import Any, Callable, Collection, Sequence
+from typing import Any, Callable, Collection, Sequence, cast
 
 from ..adapters import to_event_record, to_record
 from ..model import EventRecord, SpanRecord, ToolRequest, ToolResponse
@@ -165,8 +165,9 @@ def _packed(record: SpanRecord) -> tuple[Any, ...]:
 def _unpacked(fields: tuple[Any, ...]) -> SpanRecord:
     record = SpanRecord(*fields)
     if record.requests or record.responses or record.dispatched is not None:
-        record.requests = tuple(ToolRequest(*request) for request in record.requests)
-        record.responses = tuple(ToolResponse(*response) for response in record.responses)
+        # packed for the pipe (``_packed``): each request and response is a plain tuple here
+        record.requests = tuple(ToolRequest(*cast(tuple, request)) for request in record.requests)
+        record.responses = tuple(ToolResponse(*cast(tuple, response)) for response in record.responses)
         if record.dispatched is not None:
-            record.dispatched = ToolRequest(*record.dispatched)
+            record.dispatched = ToolRequest(*cast(tuple, record.dispatched))
     return record

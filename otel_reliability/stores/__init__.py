@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .base import ResultStore, Superseded, normalise_trace_id
+from .opening import opening, ready_folder
 from .spec import StoreSpec, StoreSpecError, parse_store_spec
 
 if TYPE_CHECKING:
@@ -38,8 +39,10 @@ __all__ = [
 ]
 
 
-def open_store(spec: str | Path) -> ResultStore:
-    """Open the results store ``spec`` names.
+def open_store(spec: str | Path, *, create_parents: bool = True) -> ResultStore:
+    """Open the results store ``spec`` names; a ``StoreSpecError`` naming the spec and the
+    reason when it cannot be opened (``opening``). A file's missing folder is created unless
+    ``create_parents`` is False (what ``serve`` and ``demo`` pass without ``--mkdir``).
 
     >>> open_store("s3://bucket/results")
     Traceback (most recent call last):
@@ -47,17 +50,19 @@ def open_store(spec: str | Path) -> ResultStore:
     otel_reliability.stores.spec.StoreSpecError: results store 's3://bucket/results': scheme 's3' is not supported; give a file path (SQLite; .jsonl for JSON Lines), sqlite:///PATH or a postgresql:// URL
     """
     store = parse_store_spec(spec, "results")
-    if store.kind == "postgres":
-        from otel_reliability.stores.postgres import PostgresStore
+    ready_folder(spec, store, "results", create_parents)
+    with opening(spec, "results"):
+        if store.kind == "postgres":
+            from otel_reliability.stores.postgres import PostgresStore
 
-        return PostgresStore(str(store.url))
-    if store.kind == "jsonl":
-        from otel_reliability.stores.jsonl import JsonLinesStore
+            return PostgresStore(str(store.url))
+        if store.kind == "jsonl":
+            from otel_reliability.stores.jsonl import JsonLinesStore
 
-        return JsonLinesStore(str(store.path))
-    from otel_reliability.stores.sqlite import SQLiteStore
+            return JsonLinesStore(str(store.path))
+        from otel_reliability.stores.sqlite import SQLiteStore
 
-    return SQLiteStore(str(store.path))
+        return SQLiteStore(str(store.path))
 
 
 def open_shared_sessions(spec: str | Path, session_idle: float) -> PostgresSessions | None:

@@ -146,6 +146,8 @@ def result_filter(
     (' WHERE trace_id NOT LIKE ? AND agent = ? AND status = ?', ['session:%', 'calc', 'PASSED'])
     """
     trace = normalise_trace_id(trace_id)
+    where: list[str]
+    params: list[object]
     if session_id is None:
         where, params = [f"trace_id NOT LIKE {placeholder}"], [SESSION_KEY_PREFIX + "%"]
     else:

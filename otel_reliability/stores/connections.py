@@ -19,8 +19,6 @@ import threading
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
-from otel_reliability.stores.spec import MEMORY
-
 __all__ = ["BUSY_TIMEOUT_S", "PostgresSession", "connect_postgres", "connect_sqlite", "create_tables"]
 
 T = TypeVar("T")
@@ -30,13 +28,12 @@ _DDL_LOCK = 0x6F74656C72656C69  # any constant: the advisory lock that serialise
 
 
 def connect_sqlite(path: str | Path) -> sqlite3.Connection:
-    """A connection to the SQLite file ``path`` (created with its folder), or ``":memory:"``.
+    """A connection to the SQLite file ``path`` (created; its folder must exist: ``opening``),
+    or ``":memory:"``.
 
     >>> connect_sqlite(":memory:").execute("PRAGMA synchronous").fetchone()
     (1,)
     """
-    if str(path) != MEMORY:
-        Path(path).parent.mkdir(parents=True, exist_ok=True)
     connection = sqlite3.connect(str(path), timeout=BUSY_TIMEOUT_S, isolation_level=None, check_same_thread=False)
     connection.execute("PRAGMA journal_mode=WAL")
     connection.execute("PRAGMA synchronous=NORMAL")

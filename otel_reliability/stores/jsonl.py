@@ -37,7 +37,6 @@ class JsonLinesStore:
 
     def __init__(self, path: str | Path) -> None:
         self._path = Path(path)
-        self._path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
         self._file = open(self._path, "ab", buffering=0)
 

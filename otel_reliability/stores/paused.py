@@ -120,7 +120,7 @@ def _encode(r: SpanRecord) -> list[Any]:
 
 # session_id, sent_by, model_call, tokens, names_agent, profile, returned, refusal_possible: the fields added since the first
 # version, in order (``inferred`` and ``layers`` are assembly's, never on a stored record)
-_NEWER_DEFAULTS = (None, None, False, None, None, None, False, False)
+_NEWER_DEFAULTS: tuple[Any, ...] = (None, None, False, None, None, None, False, False)
 
 
 def _decode(item: list[Any]) -> SpanRecord:

@@ -58,9 +58,12 @@ class PostgresSessions:
 
     Safe to share between threads (``PostgresSession``: one connection, guarded by a lock).
 
-    >>> shared = PostgresSessions("postgresql://reliability@db.internal/reliability", retention=600)  # doctest: +SKIP
-    >>> shared.claim("conv-1", "digest-of-its-turns"), shared.claim("conv-1", "digest-of-its-turns")  # doctest: +SKIP
-    (True, False)
+    For example (not a doctest: it needs a PostgreSQL server; ``tests/test_sessions.py`` runs
+    one)::
+
+        shared = PostgresSessions("postgresql://reliability@db.internal/reliability", retention=600)
+        shared.claim("conv-1", "digest-of-its-turns"), shared.claim("conv-1", "digest-of-its-turns")
+        # (True, False)
     """
 
     def __init__(self, url: str, retention: float) -> None:

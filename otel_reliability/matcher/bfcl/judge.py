@@ -337,7 +337,7 @@ def _assign(case: Case, calls: list, answers: Sequence[Mapping[str, Any]], docs:
     """A complete pairing of answers with calls, if one exists (augmenting paths)."""
     fits = [
         [index for index, call in enumerate(calls) if _judge_one(case, doc, call, answer, True) is VALID]
-        for doc, answer in zip(docs, answers)
+        for doc, answer in zip(docs, answers, strict=True)
     ]
     owner: dict[int, int] = {}  # call index -> answer position
 
@@ -361,8 +361,7 @@ def _assign(case: Case, calls: list, answers: Sequence[Mapping[str, Any]], docs:
 
 
 def _judge_one(case: Case, doc: Mapping[str, Any], call: Mapping[str, Any], answer: Mapping[str, Any], strict: bool) -> Judgement:
-    for allowed in answer.values():
-        break
+    allowed = next(iter(answer.values()))  # {function name: {parameter: allowed values}}: its one value
     name = doc["name"]
     if case.underscore_to_dot and "." in name:
         name = name.replace(".", "_")
@@ -526,7 +525,7 @@ def _list_allowed(value: list, options: Sequence[Any], strict: bool) -> bool:
 
 def _dict_error(value: dict, options: Sequence[Any], strict: bool) -> str | None:
     """``None`` when ``value`` fits one allowed dict; else the official error type."""
-    error = DICT_UNCLEAR
+    error: str | None = DICT_UNCLEAR
     for option in options:
         if option == _OPTIONAL:
             continue
@@ -558,7 +557,7 @@ def _dict_error(value: dict, options: Sequence[Any], strict: bool) -> str | None
 
 
 def _list_of_dicts_error(value: list, options: Sequence[Any], strict: bool) -> str | None:
-    error = LIST_DICT_UNCLEAR
+    error: str | None = LIST_DICT_UNCLEAR
     for option in options:
         if option == _OPTIONAL:
             if strict:
@@ -567,7 +566,7 @@ def _list_of_dicts_error(value: list, options: Sequence[Any], strict: bool) -> s
         if type(option) is not list or len(option) != len(value):
             error = LIST_DICT_COUNT
             continue
-        for item, allowed in zip(value, option):
+        for item, allowed in zip(value, option, strict=True):
             if type(item) is dict or allowed == _OPTIONAL:
                 error = _dict_error(item, [allowed], strict)
             elif strict:
@@ -593,7 +592,7 @@ def _same(value: Any, allowed: Any) -> bool:
         return (
             (allowed_type is list or allowed_type is tuple)
             and len(value) == len(allowed)
-            and all(_same(a, b) for a, b in zip(value, allowed))
+            and all(_same(a, b) for a, b in zip(value, allowed, strict=True))
         )
     if value_type is dict:
         if allowed_type is not dict:

@@ -15,6 +15,7 @@ from typing import Protocol, Sequence
 from otel_reliability.reputation.config import ReputationConfig
 from otel_reliability.reputation.evidence import Evidence
 from otel_reliability.reputation.standing import Entry, Standing, WindowEntry
+from otel_reliability.stores.opening import opening, ready_folder
 from otel_reliability.stores.spec import parse_store_spec
 
 
@@ -48,7 +49,9 @@ class StandingStore(Protocol):
     def close(self) -> None: ...
 
 
-def open_standings(spec: str | Path, config: ReputationConfig | None = None) -> StandingStore:
+def open_standings(
+    spec: str | Path, config: ReputationConfig | None = None, *, create_parents: bool = True
+) -> StandingStore:
     """Open the standings in ``spec`` (``parse_store_spec``): a SQLite file or a ``postgresql://`` URL.
 
     >>> open_standings("redis://cache/0")
@@ -58,10 +61,12 @@ def open_standings(spec: str | Path, config: ReputationConfig | None = None) -> 
     """
     config = config or ReputationConfig()
     store = parse_store_spec(spec, "standings")
-    if store.kind == "postgres":
-        from otel_reliability.reputation.stores.postgres import PostgresStandings
+    ready_folder(spec, store, "standings", create_parents)
+    with opening(spec, "standings"):  # a file that is not SQLite, a server that does not answer: one line
+        if store.kind == "postgres":
+            from otel_reliability.reputation.stores.postgres import PostgresStandings
 
-        return PostgresStandings(str(store.url), config)
-    from otel_reliability.reputation.stores.sqlite import SQLiteStandings
+            return PostgresStandings(str(store.url), config)
+        from otel_reliability.reputation.stores.sqlite import SQLiteStandings
 
-    return SQLiteStandings(str(store.path), config)
+        return SQLiteStandings(str(store.path), config)

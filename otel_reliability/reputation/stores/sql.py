@@ -22,7 +22,7 @@ import json
 import threading
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Mapping, Sequence, cast
 
 from otel_reliability.jsontext import encode_unicode
 from otel_reliability.reputation.config import ReputationConfig
@@ -82,10 +82,12 @@ class SQLStandings:
             standing_rows, signature_rows = self._first_rows(
                 (_LOCK_STANDING + self._lock_suffix, [(agent,) for agent in agents]), (_READ_SIGNATURE, cases)
             )
-            counters = {agent: list(map(int, row)) for agent, row in zip(agents, standing_rows)}
-            signatures = {pair: None if row is None else row[0] for pair, row in zip(cases, signature_rows)}
+            counters = {agent: list(map(int, row)) for agent, row in zip(agents, standing_rows, strict=True)}
+            signatures: dict[tuple[str, str | None], Any] = {
+                pair: None if row is None else row[0] for pair, row in zip(cases, signature_rows, strict=True)
+            }
             last_at: dict[str, float] = {}
-            rows = []
+            rows: list[tuple[Any, ...]] = []
             runs_in_rows: set[tuple[str, int | None, int | None]] = set()
             changed: set[tuple[str, str]] = set()
             for entry in entries:
@@ -112,7 +114,7 @@ class SQLStandings:
             for agent, case in sorted(changed):
                 self._run(_UPSERT_SIGNATURE, (agent, case, signatures[(agent, case)]))
             self._evict(agents)
-            return {agent: self._refresh(agent, *counters[agent], last_at[agent]) for agent in agents}
+            return {agent: self._refresh(agent, counters[agent][0], counters[agent][1], last_at[agent]) for agent in agents}
 
     def amend(
         self, agent: str, trace_id: int | None, run_span_id: int | None, evidence: Sequence[Evidence], evaluated_at: float
@@ -253,7 +255,7 @@ class SQLStandings:
             passed_evaluations=int(row[3]),
             updated_at=float(row[4]),
             last_seq=int(row[5]),
-            weights=self.config.weights,
+            weights=cast(Mapping[str, float], self.config.weights),  # Dimension keys are str
             missing=self.config.missing_dimension,
         )
 
