@@ -8,7 +8,7 @@ the suppression keys; each of the tool's own threads sets them once, for its lif
 
 from __future__ import annotations
 
-from opentelemetry import context
+import opentelemetry.context as context  # a submodule: the namespace package exports none of them
 
 
 def suppress_instrumentation_in_this_thread() -> None:

@@ -11,6 +11,7 @@ expectation's digest.
 from __future__ import annotations
 
 import time
+from typing import Sequence
 
 from ..expectations import DEFAULT_EXPECTATION, Expectation, ExpectationSources, load_all, select
 from ..matcher import evaluate

@@ -100,7 +100,7 @@ class ShardWorker:
             if self.stopped.done():  # it exited: no one would answer
                 reply.set_exception(_down(self.shard, "it exited"))
                 return reply
-            call_id = reply.call_id = next(self._ids)  # type: ignore[attr-defined] - the answer's name
+            call_id = reply.call_id = next(self._ids)  # type: ignore[attr-defined]  # the answer's name
             self._replies[call_id] = reply
             self._outbox.put(((kind, call_id, *args), payload, reply))
         return reply
@@ -180,8 +180,8 @@ class ShardWorker:
             if not self.stopped.done():
                 self.stopped.set_result(None)  # it could not say what it left: the log keeps everything
             for call_id in list(self._replies):
-                if (reply := self._replies.pop(call_id, None)) is not None:  # else the sender failed it already
-                    reply.set_exception(_down(self.shard, "it exited"))
+                if (unanswered := self._replies.pop(call_id, None)) is not None:  # else the sender failed it already
+                    unanswered.set_exception(_down(self.shard, "it exited"))
         if not self._stopping and self._ready.result() == "":
             self._on_exit(self.shard.index)
 

@@ -191,7 +191,7 @@ class ShardedReceiver:
                 self._workers[index].take(seq, body)
         if ticket:
             try:
-                self.log.wait_durable(ticket)  # type: ignore[union-attr] - a ticket comes from the log
+                self.log.wait_durable(ticket)  # type: ignore[union-attr]  # a ticket comes from the log
             except OSError as exc:  # not on disk, so not acknowledged: the client retries
                 logger.error("otel-reliability could not flush the intake log: %s", exc)
                 raise IntakeError(503, "UNAVAILABLE", f"receiver could not write its intake log ({exc}); retry later") from exc

@@ -62,6 +62,7 @@ class SQLitePausedRuns:
                 seq = self._db.execute(
                     "INSERT INTO reliability_paused_runs (writer, keys, records) VALUES (?, ?, ?)", row
                 ).lastrowid
+                assert seq is not None  # an INSERT's rowid
                 self._db.execute("DELETE FROM reliability_paused_runs WHERE seq <= ?", (seq - self._capacity,))
                 self._db.execute("COMMIT")
             except BaseException:
