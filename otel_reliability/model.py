@@ -32,6 +32,7 @@ STATUS_ERROR = 2
 
 EVALUATION_EVENT = "gen_ai.evaluation.result"  # an evaluator's judgement recorded on a span
 POLICY_DENIED = "reliability.policy.denied"  # a tool call an access policy stopped before it ran
+SERVICE_VERSION = "service.version"  # the resource attribute every reader keeps (``SpanData.service_version``)
 
 
 @dataclass(slots=True)
@@ -55,6 +56,9 @@ class SpanData:
     events: tuple[EventData, ...] = ()
     status_code: int = STATUS_UNSET
     status_message: str = ""
+    # the resource's ``service.version`` (the agent's version unless its run span names one);
+    # the one resource attribute kept: readers pass the resource's value, never a copy of it
+    service_version: str | None = None
 
 
 @dataclass(slots=True)
@@ -158,6 +162,9 @@ class SpanRecord:
     # tool executions: a failed span that a refusal before the body ran would have left alike
     # (arguments that did not parse, an error a profile names as either)
     refusal_possible: bool = False
+    # run spans (and spans that may turn out to be runs): the agent's version, its
+    # ``gen_ai.agent.version`` else its resource's ``service.version``; None when neither says
+    agent_version: str | None = None
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns
@@ -241,6 +248,7 @@ class Run:
     agent_named: bool = True
     # (trace id, span id) of the earlier top-level run spans this run continues (their evidence is its own)
     continues: tuple[tuple[int, int], ...] = ()
+    agent_version: str | None = None  # the run span's ``agent_version``: which version of the agent ran
     own_attempts: list[Attempt] = field(default_factory=list)
     members: list[Run] = field(default_factory=list)
     # the model calls the run owns directly (members' not included) and their tokens

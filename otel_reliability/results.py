@@ -116,6 +116,8 @@ class RunResult:
     # False when no span names the run's agent (``agent`` is its span's name): published as
     # ``agent_named: false`` (only then) and said in the explanation
     agent_named: bool = True
+    # which version of the agent ran (``Run.agent_version``); published as ``agent_version``, null when unknown
+    agent_version: str | None = None
 
     @property
     def passed(self) -> bool:
@@ -173,6 +175,7 @@ class RunResult:
         data["trajectory"] = _trajectory_json(self.verdict.trajectory)
         data["usage"] = _usage_json(self.verdict.usage)
         data["evaluator"] = None if self.evaluator is None else self.evaluator.to_json()
+        data["agent_version"] = self.agent_version
 
     def to_record(self) -> dict[str, Any]:
         """What stores persist: ``to_json()`` plus ``evaluated_at`` and each attempt's
@@ -220,6 +223,7 @@ class RunResult:
             source=data.get("source"),
             inferred=data.get("inferred_run"),
             agent_named=data.get("agent_named", True) is not False,
+            agent_version=data.get("agent_version"),
             evaluator=None
             if evaluator is None
             else Evaluator(evaluator["version"], evaluator["expectation_digest"], evaluator.get("name", EVALUATOR_NAME)),

@@ -41,6 +41,7 @@ RESULT_KEYS = [
     "trajectory",
     "usage",  # the budgets' measured values (SPEC §5.2), named in docs/expectations.md
     "evaluator",
+    "agent_version",  # issue 25: the agent's version its spans name, null when none does
 ]
 CHAIN_KEYS = ["agent", "tool", "arguments", "outcome", "call_id", "span_id"]
 

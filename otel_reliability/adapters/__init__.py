@@ -53,6 +53,8 @@ ADAPTERS: tuple[Adapter, ...] = (
 _BY_MARKER: tuple[tuple[str, Adapter], ...] = tuple((key, adapter) for adapter in ADAPTERS for key in adapter.markers)
 _SESSION_KEY, _SESSION_FALLBACK_KEY = SESSION_KEYS
 _OTHER = Role.OTHER
+_RUN = Role.AGENT_RUN
+AGENT_VERSION_KEY = "gen_ai.agent.version"
 # What names the agent of a span that may turn out to enclose an agent's loop (no convention
 # marked it a run): the conventions' agent and graph-node names, the most specific first.
 AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name", "graph.node.name")
@@ -118,6 +120,8 @@ def to_record(span: SpanData) -> SpanRecord:
         record.session_id = session_of(attributes)
     if record.role is _OTHER and record.names_agent is None:
         record.names_agent = _named_agent(attributes, span.name)
+    if record.role is _RUN or record.names_agent is not None:  # a run, or a span that may turn out one
+        record.agent_version = _agent_version(attributes, span.service_version)
     if record.role is Role.TOOL and not record.returned:
         record.returned = any(key in attributes for key in _TOOL_RESULT_KEYS)
     if has_selectors():
@@ -167,3 +171,12 @@ def _named_agent(attributes: Mapping[str, Any], span_name: str) -> str | None:
         if key in attributes:
             return str_or_none(attributes[key])
     return object_of(span_name)
+
+
+def _agent_version(attributes: Mapping[str, Any], service_version: str | None) -> str | None:
+    """The agent's version: its run span's ``gen_ai.agent.version``, else its resource's
+    ``service.version`` (the run span says which agent ran; the resource only which process)."""
+    named = attributes.get(AGENT_VERSION_KEY)
+    if named is not None and named != "":
+        return str(named)
+    return service_version or None

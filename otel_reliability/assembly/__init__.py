@@ -172,6 +172,7 @@ def _build(
         inferred=latest.inferred,
         agent_named=named,
         continues=tuple(_key(record) for record in group[:-1]),
+        agent_version=latest.agent_version,
         own_attempts=attempts_of(owned_records, name, path, run_error, pairing),
     )
     counted = group if usage_from is None else usage_from

@@ -17,8 +17,12 @@ judged with ``expected_tool_calls``; ``agent.reliability.sampling`` counts, by e
 and ``reliability.sampling.decision`` (``sampled``|``skipped``), the runs an expectation
 with a ``sample_rate`` below 1 selected (runs of other expectations are not counted).
 
-Agent, tool and expectation names come from spans, so each of those label keys passes
-at most ``max_label_values`` distinct values through; later ones are recorded as
+``agent.reliability.evaluations`` also carries ``gen_ai.agent.version``, the version of the
+agent that ran (``RunResult.agent_version``), on the verdicts whose spans name one (the key is
+absent where none does), so that a version's pass rate can be set against another's.
+
+Agent, tool, expectation names and agent versions come from spans, so each of those label keys
+passes at most ``max_label_values`` distinct values through; later ones are recorded as
 ``_other``.
 """
 
@@ -40,6 +44,7 @@ AGENT = "gen_ai.agent.name"
 TOOL = "gen_ai.tool.name"
 STATUS = "reliability.status"
 EXPECTATION = "reliability.expectation"
+AGENT_VERSION = "gen_ai.agent.version"
 OUTCOME = "reliability.outcome"
 REASON = "reason"
 DECISION = "reliability.sampling.decision"  # sampled | skipped
@@ -84,6 +89,7 @@ class ReliabilityMetrics:
         self._agent = CappedLabel(max_label_values)
         self._tool = CappedLabel(max_label_values)
         self._expectation = CappedLabel(max_label_values)
+        self._version = CappedLabel(max_label_values)
         self._buffered: Callable[[], int] | None = None
         self._pending: Callable[[], int] | None = None
         self._buffered_bytes: Callable[[], int] | None = None
@@ -233,15 +239,16 @@ class ReliabilityMetrics:
     def record_many(self, results: Iterable[RunResult]) -> None:
         """Count many verdicts with one instrument call per label set: the SDK's ``add`` is the cost."""
         # Plain dicts, not Counters: a Counter costs more to make than a handful of runs to count.
-        evaluations: dict[tuple[str, str, str], int] = {}
+        evaluations: dict[tuple[str, str, str, str | None], int] = {}
         calls: dict[tuple[str, str, str], int] = {}
         unexpected: dict[tuple[str, str], int] = {}
         sampling: dict[tuple[str, str], int] = {}
         for result in results:
             verdict = result.verdict
             agent = self._agent(result.agent)
-            key = (agent, verdict.eval_status, self._expectation(result.expectation))
-            evaluations[key] = evaluations.get(key, 0) + 1
+            version = None if result.agent_version is None else self._version(result.agent_version)
+            run_key = (agent, verdict.eval_status, self._expectation(result.expectation), version)
+            evaluations[run_key] = evaluations.get(run_key, 0) + 1
             self._score.record(verdict.score, {AGENT: agent})
             if verdict.trajectory is not None and verdict.trajectory.f1 is not None:
                 self._trajectory_f1.record(verdict.trajectory.f1, {AGENT: agent})
@@ -261,8 +268,11 @@ class ReliabilityMetrics:
                 if tool in not_allowed:
                     pair = (who, tool)
                     unexpected[pair] = unexpected.get(pair, 0) + 1
-        for (agent, status, expectation), count in evaluations.items():
-            self._evaluations.add(count, {AGENT: agent, STATUS: status, EXPECTATION: expectation})
+        for (agent, status, expectation, version), count in evaluations.items():
+            labels = {AGENT: agent, STATUS: status, EXPECTATION: expectation}
+            if version is not None:
+                labels[AGENT_VERSION] = version
+            self._evaluations.add(count, labels)
         for (who, tool, outcome), count in calls.items():
             self._tool_calls.add(count, {AGENT: self._agent(who), TOOL: self._tool(tool), OUTCOME: outcome})
         for (who, tool), count in unexpected.items():

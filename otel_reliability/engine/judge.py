@@ -76,4 +76,5 @@ class Engine:
             sampling=decision,
             inferred=run.inferred,
             agent_named=run.agent_named,
+            agent_version=run.agent_version,
         )

@@ -22,7 +22,7 @@ import calendar
 from datetime import datetime
 from typing import Any
 
-from ..model import STATUS_ERROR, STATUS_OK, STATUS_UNSET, EventData, SpanData
+from ..model import SERVICE_VERSION, STATUS_ERROR, STATUS_OK, STATUS_UNSET, EventData, SpanData
 from .decoded import Decoded
 
 _STATUS = {"UNSET": STATUS_UNSET, "OK": STATUS_OK, "ERROR": STATUS_ERROR}
@@ -75,7 +75,16 @@ def _span(obj: dict) -> SpanData:
         events=tuple(_event(event, i) for i, event in enumerate(obj.get("events") or ())),
         status_code=code,
         status_message=str(status.get("description") or ""),
+        service_version=_service_version(obj.get("resource")),
     )
+
+
+def _service_version(resource: Any) -> str | None:
+    """The resource's ``service.version`` as the console exporter writes it (a plain mapping);
+    a resource of another shape only loses the version."""
+    attributes = resource.get("attributes") if type(resource) is dict else None
+    value = attributes.get(SERVICE_VERSION) if type(attributes) is dict else None
+    return value if type(value) is str and value else None
 
 
 def _hex_id(value: Any, nbytes: int, field: str) -> int:

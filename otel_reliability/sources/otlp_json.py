@@ -21,7 +21,7 @@ import json
 import math
 from typing import Any
 
-from ..model import EventData, SpanData
+from ..model import SERVICE_VERSION, EventData, SpanData
 from .decoded import Decoded, TraceInputError
 from .json_slices import loads_in_slices
 from .unicode_repair import repair_lone_surrogates
@@ -335,7 +335,7 @@ def _events(items: Any) -> tuple[EventData, ...]:
     return tuple(out)
 
 
-def _span(s: Any) -> SpanData:
+def _span(s: Any, service_version: str | None = None) -> SpanData:
     if type(s) is not dict:
         raise _Bad("", f"expected a span object, got {_kind_of(s)}")
     trace_id = _id(_get(s, "traceId", "trace_id"), 16, "traceId", required=True)
@@ -366,7 +366,21 @@ def _span(s: Any) -> SpanData:
         if code not in (0, 1, 2):
             raise _Bad("status.code", f"unknown status code {_show(code)}")
         message = _str(status.get("message"), "status.message")
-    return SpanData(trace_id, span_id, parent_id, name, start_ns, end_ns, attributes, events, code, message)
+    return SpanData(trace_id, span_id, parent_id, name, start_ns, end_ns, attributes, events, code, message, service_version)
+
+
+def service_version_of(resource: Any) -> str | None:
+    """An OTLP/JSON resource's ``service.version`` string, None when it has none. Read once per
+    resource; a resource of another shape only loses the version (its spans are still read)."""
+    items = resource.get("attributes") if type(resource) is dict else None
+    if type(items) is not list:
+        return None
+    for item in items:
+        if type(item) is dict and item.get("key") == SERVICE_VERSION:
+            value = item.get("value")
+            text = _get(value, "stringValue", "string_value") if type(value) is dict else None
+            return text if type(text) is str and text else None
+    return None
 
 
 def _list(obj: dict, camel: str, snake: str, place: str) -> list:
@@ -400,6 +414,7 @@ def decode_object(obj: Any, decoded: Decoded, place: str = "") -> None:
         where = f"{place}resourceSpans[{i}]"
         if type(rs) is not dict:
             raise TraceInputError(f"{where}: expected an object, got {_kind_of(rs)}")
+        version = service_version_of(rs.get("resource"))
         scope_list = _list(rs, "scopeSpans", "scope_spans", where + ".")
         if not scope_list:  # OTLP before 0.19 named it instrumentationLibrarySpans
             scope_list = _list(rs, "instrumentationLibrarySpans", "instrumentation_library_spans", where + ".")
@@ -409,7 +424,7 @@ def decode_object(obj: Any, decoded: Decoded, place: str = "") -> None:
                 raise TraceInputError(f"{here}: expected an object, got {_kind_of(ss)}")
             for k, s in enumerate(_list(ss, "spans", "spans", here + ".")):
                 try:
-                    append(_span(s))
+                    append(_span(s, version))
                 except _Bad as bad:
                     decoded.rejected.append(f"{bad.under(f'{here}.spans[{k}]').path}: {bad.reason}")
                 except RecursionError:

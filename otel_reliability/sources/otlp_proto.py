@@ -14,7 +14,7 @@ from typing import Any, Iterable
 from google.protobuf.message import DecodeError
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-from ..model import EventData, SpanData
+from ..model import SERVICE_VERSION, EventData, SpanData
 from .decoded import WHOLE, Decoded, Shard, TraceInputError
 
 
@@ -62,7 +62,7 @@ def attributes_from_proto(key_values: Iterable[Any]) -> dict[str, Any]:
     return out
 
 
-def _span(s: Any, trace_ids: dict[bytes, int]) -> SpanData:
+def _span(s: Any, trace_ids: dict[bytes, int], service_version: str | None = None) -> SpanData:
     raw = s.trace_id
     trace_id = trace_ids.get(raw)
     if trace_id is None:
@@ -103,7 +103,16 @@ def _span(s: Any, trace_ids: dict[bytes, int]) -> SpanData:
         else (),
         code,
         status.message,
+        service_version,
     )
+
+
+def service_version_of(resource: Any) -> str | None:
+    """A protobuf ``Resource``'s ``service.version`` (read once per resource, not per span)."""
+    for kv in resource.attributes:
+        if kv.key == SERVICE_VERSION:
+            return kv.value.string_value or None
+    return None
 
 
 def _length_reason(raw: bytes, n: int, *, empty_ok: bool = False) -> str:
@@ -134,6 +143,7 @@ def decode_request(request: Any, shard: Shard = WHOLE) -> Decoded:
     sharded = shard.count > 1
     append = spans.append
     for i, resource_spans in enumerate(request.resource_spans):
+        version = service_version_of(resource_spans.resource)
         for j, scope_spans in enumerate(resource_spans.scope_spans):
             for k, s in enumerate(scope_spans.spans):
                 if sharded:
@@ -144,7 +154,7 @@ def decode_request(request: Any, shard: Shard = WHOLE) -> Decoded:
                     if owner != shard.index:
                         continue
                 try:
-                    append(_span(s, trace_ids))
+                    append(_span(s, trace_ids, version))
                 except _Bad as bad:
                     rejected.append(f"resourceSpans[{i}].scopeSpans[{j}].spans[{k}].{bad.field}: {bad.reason}")
     return Decoded(spans, rejected)

@@ -19,7 +19,7 @@ from opentelemetry.sdk import trace as sdk_trace
 from opentelemetry.sdk.trace import Event, ReadableSpan, Span
 from opentelemetry.trace import StatusCode
 
-from ..model import STATUS_ERROR, STATUS_OK, STATUS_UNSET, EventData, LogData, SpanData
+from ..model import SERVICE_VERSION, STATUS_ERROR, STATUS_OK, STATUS_UNSET, EventData, LogData, SpanData
 
 # The tracer creates the private ``_Span`` subclass; ``on_end`` hands processors a plain ``ReadableSpan``.
 _FAST_TYPES = frozenset({Span, ReadableSpan, getattr(sdk_trace, "_Span", Span)})
@@ -63,6 +63,24 @@ def events_or_links(span: Any, name: str) -> Sequence[Any]:
         if stored is not None:
             return tuple(getattr(stored, "_dq", stored))
     return getattr(span, name)
+
+
+# The last resource read and its service.version: a process's spans share one resource, so the
+# version costs one identity test per span, not a lookup in the resource's attributes.
+_last_version: tuple[Any, str | None] = (None, None)
+
+
+def service_version_of(resource: Any) -> str | None:
+    """The SDK ``Resource``'s ``service.version`` (None when it has none or there is no resource)."""
+    global _last_version
+    last, version = _last_version
+    if resource is last:
+        return version
+    attributes = getattr(resource, "attributes", None)
+    value = attributes.get(SERVICE_VERSION) if attributes else None
+    version = str(value) if value is not None and value != "" else None
+    _last_version = (resource, version)  # one tuple assignment: threads see the old pair or the new
+    return version
 
 
 def _events(events: Any) -> tuple[EventData, ...]:
@@ -111,6 +129,7 @@ def _span_data(span: Any, always_copy: bool) -> SpanData:
                 _events(events) if events else (),
                 STATUS_ERROR if code is _ERROR else STATUS_OK if code is _OK else STATUS_UNSET,
                 status._description or "",
+                service_version_of(span._resource),
             )
         except AttributeError:
             pass
@@ -134,6 +153,7 @@ def _from_public_api(span: Any, copy_attributes: bool) -> SpanData:
         _events(events) if events else (),
         STATUS_ERROR if code is _ERROR else STATUS_OK if code is _OK else STATUS_UNSET,
         status.description or "",
+        service_version_of(getattr(span, "resource", None)),
     )
 
 

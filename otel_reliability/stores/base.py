@@ -47,10 +47,12 @@ class ResultStore(Protocol):
         since: float | None = None,
         limit: int | None = 100,
         session_id: str | None = None,
+        agent_version: str | None = None,
     ) -> list[RunResult | SessionResult]:
         """Results newest first. ``trace_id`` as an int or hex, ``status`` ``PASSED``/``FAILED``
-        (any case), ``since`` unix seconds (inclusive), ``limit`` ``None`` for all. Run results
-        only, unless ``session_id`` asks for that session's result (``SessionResult``)."""
+        (any case), ``since`` unix seconds (inclusive), ``limit`` ``None`` for all,
+        ``agent_version`` the agent's version the results name. Run results only, unless
+        ``session_id`` asks for that session's result (``SessionResult``)."""
         ...
 
     def close(self) -> None: ...
@@ -128,6 +130,7 @@ def result_row(record: dict[str, Any]) -> tuple[Any, ...]:
         record["score"],
         record["evaluated_at"],
         encode_stored(record),
+        record.get("agent_version"),
     )
 
 
@@ -138,6 +141,7 @@ def result_filter(
     status: str | None,
     since: float | None,
     session_id: str | None = None,
+    agent_version: str | None = None,
 ) -> tuple[str, list[object]]:
     """The ``WHERE`` clause and its parameters for a SQL store's ``query``, with the driver's
     ``placeholder`` (``?`` for sqlite3, ``%s`` for psycopg): run results, or the one session.
@@ -157,6 +161,7 @@ def result_filter(
         ("agent =", agent),
         ("status =", None if status is None else status.upper()),
         ("evaluated_at >=", since),
+        ("agent_version =", agent_version),
     ):
         if value is not None:
             where.append(f"{column} {placeholder}")

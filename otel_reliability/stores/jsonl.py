@@ -61,6 +61,7 @@ class JsonLinesStore:
         since: float | None = None,
         limit: int | None = 100,
         session_id: str | None = None,
+        agent_version: str | None = None,
     ) -> list[RunResult | SessionResult]:
         trace = normalise_trace_id(trace_id)
         wanted_status = None if status is None else status.upper()
@@ -77,6 +78,7 @@ class JsonLinesStore:
             and (agent is None or r.agent == agent)
             and (wanted_status is None or r.verdict.eval_status == wanted_status)
             and (since is None or r.evaluated_at >= since)
+            and (agent_version is None or getattr(r, "agent_version", None) == agent_version)
         ]
         selected.reverse()  # among equal times the later run first, as SQLite's rowid order
         selected.sort(key=lambda r: r.evaluated_at, reverse=True)

@@ -31,19 +31,23 @@ CREATE TABLE IF NOT EXISTS reliability_results (
     score DOUBLE PRECISION NOT NULL,
     evaluated_at DOUBLE PRECISION NOT NULL,
     verdict TEXT NOT NULL,
+    agent_version TEXT,
     PRIMARY KEY (trace_id, run_span_id)
 );
 CREATE INDEX IF NOT EXISTS reliability_results_by_time ON reliability_results (evaluated_at, seq);
 CREATE INDEX IF NOT EXISTS reliability_results_by_agent ON reliability_results (agent, evaluated_at);
-CREATE INDEX IF NOT EXISTS reliability_results_by_status ON reliability_results (status, evaluated_at)
+CREATE INDEX IF NOT EXISTS reliability_results_by_status ON reliability_results (status, evaluated_at);
+ALTER TABLE reliability_results ADD COLUMN IF NOT EXISTS agent_version TEXT;
+CREATE INDEX IF NOT EXISTS reliability_results_by_version ON reliability_results (agent_version, evaluated_at)
 """
 
 _UPSERT = """
-INSERT INTO reliability_results (trace_id, run_span_id, agent, expectation, status, score, evaluated_at, verdict)
-VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+INSERT INTO reliability_results (trace_id, run_span_id, agent, expectation, status, score, evaluated_at, verdict, agent_version)
+VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)
 ON CONFLICT (trace_id, run_span_id) DO UPDATE SET
     agent = excluded.agent, expectation = excluded.expectation, status = excluded.status,
-    score = excluded.score, evaluated_at = excluded.evaluated_at, verdict = excluded.verdict
+    score = excluded.score, evaluated_at = excluded.evaluated_at, verdict = excluded.verdict,
+    agent_version = excluded.agent_version
 WHERE excluded.evaluated_at >= reliability_results.evaluated_at
 """
 _DELETE_SUPERSEDED = (
@@ -85,8 +89,9 @@ class PostgresStore:
         since: float | None = None,
         limit: int | None = 100,
         session_id: str | None = None,
+        agent_version: str | None = None,
     ) -> list[RunResult | SessionResult]:
-        where, params = result_filter("%s", trace_id, agent, status, since, session_id)
+        where, params = result_filter("%s", trace_id, agent, status, since, session_id, agent_version)
         sql = "SELECT verdict FROM reliability_results" + where
         sql += " ORDER BY evaluated_at DESC, seq DESC LIMIT %s"  # LIMIT NULL: no limit
         params.append(limit)

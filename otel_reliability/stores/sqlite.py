@@ -27,18 +27,24 @@ CREATE TABLE IF NOT EXISTS results (
     score REAL NOT NULL,
     evaluated_at REAL NOT NULL,
     verdict TEXT NOT NULL,
+    agent_version TEXT,
     PRIMARY KEY (trace_id, run_span_id)
 );
 CREATE INDEX IF NOT EXISTS results_by_time ON results (evaluated_at);
 CREATE INDEX IF NOT EXISTS results_by_agent ON results (agent, evaluated_at);
 CREATE INDEX IF NOT EXISTS results_by_status ON results (status, evaluated_at);
 """
+# Added after the table's first release: a file created before gains it (null: version unknown).
+_ADDED = "ALTER TABLE results ADD COLUMN agent_version TEXT"
+_VERSION_INDEX = "CREATE INDEX IF NOT EXISTS results_by_version ON results (agent_version, evaluated_at)"
 
 _UPSERT = """
-INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO results (trace_id, run_span_id, agent, expectation, status, score, evaluated_at, verdict, agent_version)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (trace_id, run_span_id) DO UPDATE SET
     agent = excluded.agent, expectation = excluded.expectation, status = excluded.status,
-    score = excluded.score, evaluated_at = excluded.evaluated_at, verdict = excluded.verdict
+    score = excluded.score, evaluated_at = excluded.evaluated_at, verdict = excluded.verdict,
+    agent_version = excluded.agent_version
 WHERE excluded.evaluated_at >= results.evaluated_at
 """
 _DELETE_SUPERSEDED = "DELETE FROM results WHERE trace_id = ? AND run_span_id = ? AND evaluated_at <= ?"
@@ -58,6 +64,9 @@ class SQLiteStore:
         self._lock = threading.Lock()
         self._db = connect_sqlite(path)
         self._db.executescript(_SCHEMA)
+        if "agent_version" not in {row[1] for row in self._db.execute("PRAGMA table_info(results)")}:
+            self._db.execute(_ADDED)
+        self._db.execute(_VERSION_INDEX)
 
     def add(self, result: RunResult) -> None:
         self.add_many([result])
@@ -87,8 +96,9 @@ class SQLiteStore:
         since: float | None = None,
         limit: int | None = 100,
         session_id: str | None = None,
+        agent_version: str | None = None,
     ) -> list[RunResult | SessionResult]:
-        where, params = result_filter("?", trace_id, agent, status, since, session_id)
+        where, params = result_filter("?", trace_id, agent, status, since, session_id, agent_version)
         sql = "SELECT verdict FROM results" + where
         sql += " ORDER BY evaluated_at DESC, rowid DESC LIMIT ?"
         params.append(-1 if limit is None else limit)
