@@ -2,7 +2,9 @@
 
 Each side is a results store (a SQLite file, ``.jsonl``, ``sqlite:///…``,
 ``postgresql://…``) or a JSON document from ``eval --format json``; which one is read from
-the file itself. ``register(subparsers)`` adds the command (``run`` returns the exit code).
+the file itself. ``compare --store X --version-a A --version-b B`` takes the two sides from
+one store instead: its verdicts of agent version A (the baseline) and of version B.
+``register(subparsers)`` adds the command (``run`` returns the exit code).
 
 Exit codes: 0 no pass rate fell more than ``--max-drop``, 1 one did (overall or for an
 expectation both sides judged), 2 bad input (a side that cannot be read or holds no
@@ -45,8 +47,13 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "results store (SQLite, .jsonl, sqlite:///…, postgresql://…) or JSON from 'eval --format json', "
         "or a tracing backend (jaeger://, phoenix://) whose traces are judged with --expectations"
     )
-    command.add_argument("baseline", metavar="BASELINE", help=source_help)
-    command.add_argument("candidate", metavar="CANDIDATE", help=source_help)
+    command.add_argument("baseline", metavar="BASELINE", nargs="?", help=source_help)
+    command.add_argument("candidate", metavar="CANDIDATE", nargs="?", help=source_help)
+    command.add_argument("--store", metavar="STORE",
+                         help="one results store (or eval document) whose verdicts of --version-a and --version-b "
+                         "are the two sides, instead of BASELINE and CANDIDATE")
+    command.add_argument("--version-a", metavar="VERSION", help="the baseline: the agent version (agent_version) of --store's verdicts")
+    command.add_argument("--version-b", metavar="VERSION", help="the candidate: the agent version of --store's verdicts")
     command.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     command.add_argument(
         "--max-drop", type=float, default=0.0, metavar="RATE",
@@ -61,24 +68,45 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     return command
 
 
+def _sides(args: argparse.Namespace) -> list[tuple[str, str, str | None, str]] | str:
+    """Each side as (role, source, agent version or None, label), or what is wrong with the arguments."""
+    versions = (args.version_a, args.version_b)
+    if args.store is None:
+        if any(v is not None for v in versions):
+            return "--version-a and --version-b compare the verdicts of one --store; give --store"
+        if args.baseline is None or args.candidate is None:
+            return "give BASELINE and CANDIDATE, or --store STORE --version-a A --version-b B"
+        return [(role, source, None, source_label(source)) for role, source in (("BASELINE", args.baseline), ("CANDIDATE", args.candidate))]
+    if args.baseline is not None:
+        return "--store takes the place of BASELINE and CANDIDATE; give one or the other"
+    if any(v is None or not v.strip() for v in versions):
+        return "--store compares two agent versions of its verdicts; give both --version-a and --version-b"
+    if is_backend_url(args.store):
+        return f"--store {args.store}: a tracing backend holds no verdicts; give a results store"
+    label = source_label(args.store)
+    return [(f"--version-{side}", args.store, version, f"{label} @ {version}") for side, version in zip("ab", versions)]
+
+
 def _compare(args: argparse.Namespace) -> int:
     if not 0.0 <= args.max_drop <= 1.0:
         return _bad(f"--max-drop is a pass-rate fall between 0 and 1 (0.05 = 5 points), got {args.max_drop}")
+    chosen = _sides(args)
+    if isinstance(chosen, str):
+        return _bad(chosen)
     sides = []
-    for role, source in (("BASELINE", args.baseline), ("CANDIDATE", args.candidate)):
+    for role, source, version, _label in chosen:
         try:
             if is_backend_url(source):
                 loaded = load_pulled(source, lambda url: judged_pull(url, args, args.expectations))
             else:
-                loaded = load_result_set(source)
+                loaded = load_result_set(source, version)
         except ResultSourceError as exc:
             return _bad(f"{role} {exc}")
         if not loaded:
-            return _bad(f"{role} {source}: holds no verdicts; nothing to compare")
+            held = "holds no verdicts" if version is None else f"holds no verdicts of agent version {version!r}"
+            return _bad(f"{role} {source_label(source)}: {held}; nothing to compare")
         sides.append(loaded)
-    comparison = compare(
-        sides[0], sides[1], max_drop=args.max_drop, baseline_source=source_label(args.baseline), candidate_source=source_label(args.candidate)
-    )
+    comparison = compare(sides[0], sides[1], max_drop=args.max_drop, baseline_source=chosen[0][3], candidate_source=chosen[1][3])
     text: str | None
     if args.format == "json":
         text = encode_document(comparison_document(comparison)) + "\n"

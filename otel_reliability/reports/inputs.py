@@ -45,8 +45,9 @@ class LoadedResult:
     record: Mapping[str, Any]
 
 
-def load_result_set(source: str | Path) -> list[LoadedResult]:
-    """Every verdict in ``source``, oldest first (a document's in its order).
+def load_result_set(source: str | Path, agent_version: str | None = None) -> list[LoadedResult]:
+    """Every verdict in ``source``, oldest first (a document's in its order); only those of
+    that agent version when ``agent_version`` is given (a store selects them by its column).
 
     >>> load_result_set("no-such-results.db")
     Traceback (most recent call last):
@@ -58,7 +59,7 @@ def load_result_set(source: str | Path) -> list[LoadedResult]:
     except StoreSpecError as exc:
         raise ResultSourceError(str(exc)) from None
     if spec.path is None:  # a PostgreSQL URL
-        return _from_store(source, lambda: open_store(str(spec)))
+        return _from_store(source, lambda: open_store(str(spec)), agent_version)
     path = spec.path
     if path.is_dir():
         raise ResultSourceError(f"{path}: a directory; give {EXPECTED}")
@@ -67,7 +68,7 @@ def load_result_set(source: str | Path) -> list[LoadedResult]:
     with open(path, "rb") as file:
         head = file.read(len(SQLITE_HEADER))
     if head == SQLITE_HEADER:
-        return _from_store(source, lambda: _open_sqlite(path))
+        return _from_store(source, lambda: _open_sqlite(path), agent_version)
     try:
         with open(path, encoding="utf-8") as file:
             first_line = file.readline()
@@ -76,11 +77,12 @@ def load_result_set(source: str | Path) -> list[LoadedResult]:
             if not first_line:
                 raise ResultSourceError(f"{path}: empty; give {EXPECTED}")
             if _is_record(_json_or_none(first_line)):  # a JSON Lines store: read by the store, once
-                return _from_store(source, lambda: _open_jsonl(path))
+                return _from_store(source, lambda: _open_jsonl(path), agent_version)
             text = first_line + file.read()
     except UnicodeDecodeError:
         raise ResultSourceError(f"{path}: neither text nor SQLite; give {EXPECTED}") from None
-    return _from_document(path, text)
+    loaded = _from_document(path, text)
+    return loaded if agent_version is None else [r for r in loaded if r.result.agent_version == agent_version]
 
 
 def load_pulled(source: str, judge: Callable[[str], list[RunResult]]) -> list[LoadedResult]:
@@ -151,12 +153,13 @@ def _open_jsonl(path: Path) -> ResultStore:
     return JsonLinesStore(str(path))
 
 
-def _from_store(source: str | Path, opener: Callable[[], ResultStore]) -> list[LoadedResult]:
+def _from_store(source: str | Path, opener: Callable[[], ResultStore], agent_version: str | None = None) -> list[LoadedResult]:
     try:
         store = opener()
         try:
             # run results only: a store gives a session's result only when asked for that session
-            results = [r for r in reversed(store.query(limit=None)) if isinstance(r, RunResult)]
+            found = store.query(limit=None, agent_version=agent_version)
+            results = [r for r in reversed(found) if isinstance(r, RunResult)]
         finally:
             store.close()
     except OSError as exc:  # a PostgreSQL server that does not answer, a file that cannot be read
