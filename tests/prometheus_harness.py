@@ -41,6 +41,7 @@ DASHBOARD_QUERIES: dict[str, set[str]] = {
     },
     f"agent:agent_reliability_score:mean_rate1h{A}": {"gen_ai_agent_name"},
     f"agent:agent_reliability_pass:ratio_rate1h{A}": {"gen_ai_agent_name"},
+    f"agent_version:agent_reliability_pass:ratio_rate1h{A}": {"gen_ai_agent_name", "gen_ai_agent_version"},
     f"agent:agent_reliability_tool_call_errors:ratio_rate1h{A}": {"gen_ai_agent_name"},
     f"agent:agent_reliability_tool_call_refusals:ratio_rate1h{A}": {"gen_ai_agent_name"},
     f"agent:agent_reliability_tool_calls_unexpected:ratio_rate1h{A}": {"gen_ai_agent_name"},

@@ -3,8 +3,9 @@ each recording rule, each alert, each dashboard query — returns the series it 
 
 Two ``otel-reliability serve`` receivers: ``main`` judges the corpus (sent through the
 real Python OTLP/gRPC exporter) with ``tests/fixtures/corpus_expectations.yaml``, plus an
-agent whose reputation grade drops (``steady``) and one whose trace gets a late span
-(``latecomer``); ``stressed`` has tiny buffers and gets traces it must cut, evict, refuse
+agent whose reputation grade drops (``steady``), one whose trace gets a late span
+(``latecomer``) and one run in two versions named by the resource's ``service.version``
+(``released``: 1.1 passes far fewer runs than 1.0); ``stressed`` has tiny buffers and gets traces it must cut, evict, refuse
 as overloaded and reject as invalid. Everything is sent twice: once before Prometheus
 starts, so that every series already exists at its first scrape with its first-round
 value, then again while it scrapes — so the rates over the rules' windows are the second
@@ -84,6 +85,14 @@ class World:
     def evaluations(self, verdicts: list[dict] | None = None) -> Counter:
         return Counter((v["agent"], v["expectation"], v["eval_status"]) for v in verdicts or self.verdicts)
 
+    def by_version(self, verdicts: list[dict] | None = None) -> Counter:
+        """Judged runs (PASSED or FAILED) of each versioned agent: (agent, version, passed) counts."""
+        return Counter(
+            (v["agent"], v["agent_version"], v["eval_status"] == "PASSED")
+            for v in verdicts or self.verdicts
+            if v["agent_version"] is not None and v["eval_status"] in ("PASSED", "FAILED")
+        )
+
     def calls(self, verdicts: list[dict] | None = None) -> Counter:
         return Counter(
             (c["agent"] or v["agent"], c["tool"], c["outcome"]) for v in verdicts or self.verdicts for c in v["chain"]
@@ -100,9 +109,15 @@ class World:
 # -- feeding the receivers ---------------------------------------------------------------
 
 
+# ``released``'s runs in each round: (version, passes, failures). The first round makes every
+# series exist at the first scrape; the second's figures are what the rules see.
+RELEASED_ROUNDS = {"first": (("1.0", 1, 0), ("1.1", 1, 1)), "second": (("1.0", 12, 0), ("1.1", 2, 10))}
+
+
 def send_main_round(main: Receiver, workdir: Path, salt: str, steady_failures: int, steady_passes: int) -> list[dict]:
-    """The corpus through the real exporter, ``steady``'s runs, and a ``latecomer`` run whose
-    last span arrives after its verdict. Returns the round's verdicts, once all are in."""
+    """The corpus through the real exporter, ``steady``'s runs, ``released``'s runs under a
+    resource naming their version, and a ``latecomer`` run whose last span arrives after its
+    verdict. Returns the round's verdicts, once all are in."""
     files = remap_corpus(workdir / salt, salt, FIGURES_CORPUS)  # the figures below are this corpus's
     sent = run_replay("grpc", main.grpc_endpoint, files)
     assert sent["exported"] == sent["replayed"] > 0, sent
@@ -112,6 +127,16 @@ def send_main_round(main: Receiver, workdir: Path, salt: str, steady_failures: i
         spans = agent_spans(new_trace_id(), "steady", failed=failed)
         main.send(spans)
         trace_ids.add(spans[0].trace_id.hex())
+    released = 0
+    for version, passes, failures in RELEASED_ROUNDS[salt]:
+        for failed in [()] * passes + [("get_news",)] * failures:
+            spans = agent_spans(new_trace_id(), "released", failed=failed)
+            request = export_request(spans)
+            request.resource_spans[0].resource.attributes.add(key="service.version").value.string_value = version
+            response = main.grpc_export(request)
+            assert not response.partial_success.rejected_spans, response
+            trace_ids.add(spans[0].trace_id.hex())
+            released += 1
     late_before = main.metric("agent_reliability_evaluations_late_total")
     spans = agent_spans(new_trace_id(), "latecomer")
     main.send(spans[:-1])
@@ -119,7 +144,7 @@ def send_main_round(main: Receiver, workdir: Path, salt: str, steady_failures: i
     main.send(spans[-1:])
     wait_until(lambda: main.metric("agent_reliability_evaluations_late_total") > late_before, 30, "the late re-evaluation")
     trace_ids.add(spans[0].trace_id.hex())
-    return main.wait_results(trace_ids, len(corpus_runs) + steady_passes + steady_failures + 1, timeout=60)
+    return main.wait_results(trace_ids, len(corpus_runs) + steady_passes + steady_failures + released + 1, timeout=60)
 
 
 def send_stressed_round(stressed: Receiver) -> None:
@@ -264,6 +289,27 @@ def tool_share_high(outcome: str, threshold: float) -> Callable[[World], set[Ser
     return expected
 
 
+def versions_of(world: World) -> set[Series]:
+    return {series(gen_ai_agent_name=a, gen_ai_agent_version=v) for a, v, _ in world.by_version()}
+
+
+def version_below_others(world: World) -> set[Series]:
+    """Versions whose second-round pass rate is more than 5 points below the agent's other
+    versions' (at least 10 runs each side)."""
+    judged: Counter = Counter()
+    passed: Counter = Counter()
+    for (agent, version, ok), n in world.by_version(world.second).items():
+        judged[(agent, version)] += n
+        passed[(agent, version)] += n if ok else 0
+    found = set()
+    for (agent, version), n in judged.items():
+        others = [key for key in judged if key[0] == agent and key != (agent, version)]
+        other_runs = sum(judged[key] for key in others)
+        if n >= 10 and other_runs >= 10 and passed[(agent, version)] / n < sum(passed[k] for k in others) / other_runs - 0.05:
+            found.add(series(gen_ai_agent_name=agent, gen_ai_agent_version=version))
+    return found
+
+
 RULE_SERIES: dict[str, Callable[[World], set[Series]]] = {
     "agent_expectation_status:agent_reliability_evaluations:rate1h": lambda w: {
         series(gen_ai_agent_name=a, reliability_expectation=e, reliability_status=s) for a, e, s in w.evaluations()
@@ -276,6 +322,13 @@ RULE_SERIES: dict[str, Callable[[World], set[Series]]] = {
     },
     "agent:agent_reliability_pass:ratio_rate1h": lambda w: agents_of(k for k in w.evaluations() if k[2] != "NOT_EVALUATED"),
     "agent:agent_reliability_score:mean_rate1h": lambda w: agents_of(w.evaluations()),
+    # every version of `released` ran in the second round, and each had the other beside it
+    "agent_version:agent_reliability_evaluations_judged:rate1h": versions_of,
+    "agent_version:agent_reliability_pass:ratio_rate1h": versions_of,
+    "agent_version:agent_reliability_evaluations_judged:increase1d": versions_of,
+    "agent_version:agent_reliability_evaluations_passed:increase1d": versions_of,
+    "agent_version:agent_reliability_evaluations_judged_other_versions:increase1d": versions_of,
+    "agent_version:agent_reliability_pass_other_versions:ratio_increase1d": versions_of,
     "agent_tool_outcome:agent_reliability_tool_calls:rate1h": lambda w: {
         series(gen_ai_agent_name=a, gen_ai_tool_name=t, reliability_outcome=o) for a, t, o in w.calls()
     },
@@ -302,6 +355,7 @@ RULE_SERIES: dict[str, Callable[[World], set[Series]]] = {
     "instance:agent_reliability_receiver_request_duration_seconds:p99_rate5m": lambda w: instances(w, "main", "stressed"),
     # alerts, as their expressions stand (their `for` aside)
     "AgentPassRateLow": pass_rate_low,
+    "AgentVersionPassRateBelowPrevious": version_below_others,
     "AgentToolErrorRateHigh": tool_share_high("error", 0.1),
     "AgentToolRefusalRateHigh": tool_share_high("refused", 0.05),
     "AgentUnexpectedToolCalls": lambda w: {
@@ -381,6 +435,14 @@ def test_pass_rates_are_the_second_round_s(world):
     assert rates[series(gen_ai_agent_name="router", reliability_expectation="router-asks-the-researcher")] == 0  # never passed
     assert rates[series(gen_ai_agent_name="weather", reliability_expectation="default")] == 1  # never failed
     assert rates[series(gen_ai_agent_name="steady", reliability_expectation="default")] == 0  # passed in the first round only
+
+
+def test_version_pass_rates_are_the_second_round_s(world):
+    rates = values(world, "agent_version:agent_reliability_pass:ratio_rate1h")
+    others = values(world, "agent_version:agent_reliability_pass_other_versions:ratio_increase1d")
+    old, new = (series(gen_ai_agent_name="released", gen_ai_agent_version=v) for v in ("1.0", "1.1"))
+    assert (rates[old], rates[new]) == (1.0, pytest.approx(2 / 12, abs=0.02))
+    assert (others[old], others[new]) == (pytest.approx(2 / 12, abs=0.02), 1.0)
 
 
 def test_tool_call_shares_are_the_second_round_s(world):
