@@ -84,7 +84,7 @@ def _sides(args: argparse.Namespace) -> list[tuple[str, str, str | None, str]] |
     if is_backend_url(args.store):
         return f"--store {args.store}: a tracing backend holds no verdicts; give a results store"
     label = source_label(args.store)
-    return [(f"--version-{side}", args.store, version, f"{label} @ {version}") for side, version in zip("ab", versions)]
+    return [(f"--version-{side}", args.store, version, f"{label} @ {version}") for side, version in zip("ab", versions, strict=True)]
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -118,6 +118,9 @@ def _span_data(span: Any, always_copy: bool) -> SpanData:
                     attributes = _EMPTY
             events = span._events
             events = getattr(events, "_dq", events)  # BoundedList's deque: no copy, no lock
+            resource = span._resource
+            last = _last_version  # inlined service_version_of: this runs for every span
+            version = last[1] if resource is last[0] else service_version_of(resource)
             return SpanData(
                 context.trace_id,
                 context.span_id,
@@ -129,7 +132,7 @@ def _span_data(span: Any, always_copy: bool) -> SpanData:
                 _events(events) if events else (),
                 STATUS_ERROR if code is _ERROR else STATUS_OK if code is _OK else STATUS_UNSET,
                 status._description or "",
-                service_version_of(span._resource),
+                version,
             )
         except AttributeError:
             pass
