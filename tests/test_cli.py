@@ -42,6 +42,7 @@ def test_json_output_follows_the_contract(capsys):
         "policy_violations", "errored_tool_calls", "refused_tool_calls", "pending_tool_calls",
         "unevaluated_checks", "explanation", "started_at", "ended_at", "duration_ms", "source",
         "trajectory", "usage", "evaluator",
+        "agent_version",  # issue 25 (additive)
     ]
     assert result["chain"] == [
         {"agent": "calculator", "tool": "multiply", "arguments": {"a": 10, "b": 5}, "outcome": "ok",
