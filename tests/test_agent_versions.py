@@ -116,24 +116,43 @@ def test_stores_keep_the_version_and_select_by_it(kind, tmp_path, request):
     store.close()
 
 
-def test_a_sqlite_store_made_before_the_version_column_gains_it_and_keeps_its_rows(tmp_path):
-    path = tmp_path / "old.db"
-    old = sqlite3.connect(path)
-    old.executescript("""
-        CREATE TABLE results (trace_id TEXT NOT NULL, run_span_id TEXT NOT NULL, agent TEXT NOT NULL,
-            expectation TEXT NOT NULL, status TEXT NOT NULL, score REAL NOT NULL, evaluated_at REAL NOT NULL,
-            verdict TEXT NOT NULL, PRIMARY KEY (trace_id, run_span_id));
-    """)
+OLD_COLUMNS = """(trace_id TEXT NOT NULL, run_span_id TEXT NOT NULL, agent TEXT NOT NULL,
+    expectation TEXT NOT NULL, status TEXT NOT NULL, score {real} NOT NULL, evaluated_at {real} NOT NULL,
+    verdict TEXT NOT NULL, PRIMARY KEY (trace_id, run_span_id))"""
+
+
+def old_row() -> tuple:
     record = versioned(1, None).to_record()
     del record["agent_version"]  # as an older writer stored it
-    old.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", (
-        record["trace_id"], record["run_span_id"], "calc", "math", "PASSED", 1.0, 1.0, json.dumps(record)))
-    old.commit()
-    old.close()
-    store = open_store(str(path))
+    return (record["trace_id"], record["run_span_id"], "calc", "math", "PASSED", 1.0, 1.0, json.dumps(record))
+
+
+def old_sqlite(tmp_path, request) -> str:
+    path = tmp_path / "old.db"
+    with sqlite3.connect(path) as old:
+        old.execute("CREATE TABLE results " + OLD_COLUMNS.format(real="REAL"))
+        old.execute("INSERT INTO results VALUES (?, ?, ?, ?, ?, ?, ?, ?)", old_row())
+    return str(path)
+
+
+def old_postgres(tmp_path, request) -> str:
+    import psycopg
+
+    url = fresh_schema_url(request.getfixturevalue("postgres_server"))
+    with psycopg.connect(url, autocommit=True) as old:
+        old.execute("CREATE TABLE reliability_results (seq BIGSERIAL NOT NULL, " + OLD_COLUMNS.format(real="DOUBLE PRECISION")[1:])
+        old.execute("INSERT INTO reliability_results (trace_id, run_span_id, agent, expectation, status, score, evaluated_at, verdict) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s)", old_row())
+    return url
+
+
+@pytest.mark.parametrize("make_old", [old_sqlite, old_postgres], ids=["sqlite", "postgres"])
+def test_a_store_made_before_the_version_column_gains_it_and_keeps_its_rows(make_old, tmp_path, request):
+    store = open_store(make_old(tmp_path, request))
     store.add(versioned(2, "1.8"))
     assert {r.trace_id: r.agent_version for r in store.query(limit=None)} == {1: None, 2: "1.8"}
     assert [r.trace_id for r in store.query(agent_version="1.8")] == [2]
+    store.close()
 
 
 def evaluations_by_version(reader: InMemoryMetricReader) -> dict[str | None, int]:
