@@ -27,7 +27,7 @@ from otel_reliability.emitters.metrics import ReliabilityMetrics
 from otel_reliability.emitters.otlp_file import export_request
 from otel_reliability.engine import Engine
 from otel_reliability.engine.end_of_input import judge_spans
-from otel_reliability.model import Verdict
+from otel_reliability.model import SpanData, Verdict
 from otel_reliability.results import RunResult
 from otel_reliability.sources.files import decode_bytes
 from otel_reliability.sources.sdk import from_readable_span
@@ -224,3 +224,14 @@ def test_bad_version_arguments_exit_2_with_one_line_naming_what_was_wrong(two_ve
     err = capsys.readouterr().err
     assert code == 2
     assert message.format(store=two_versions) in err and len(err.strip().splitlines()) == 1
+
+
+def test_a_run_the_engine_fails_on_keeps_its_version():
+    # runs nested deeper than Python's stack: assembly raises RecursionError, the trace gets NOT_EVALUATED
+    spans = [
+        SpanData(7, i + 1, i, "invoke_agent deep", i, 10_000 - i, {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "deep"},
+                 service_version="1.9")
+        for i in range(3000)
+    ]
+    [result] = judge_spans(Engine(), spans)
+    assert (result.verdict.eval_status, result.agent_version) == ("NOT_EVALUATED", "1.9")

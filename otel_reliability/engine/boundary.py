@@ -54,6 +54,7 @@ def not_evaluated(engine: Engine, run: Run, exc: BaseException, inline: Expectat
         run.trace_id, run.span_id, run.agent, expectation.name,
         Verdict(NOT_EVALUATED, expectation.name, score=0.0, unevaluated_checks=[why]),
         time.time(), run.start_ns, run.end_ns, evaluator=Evaluator(VERSION, expectation.digest),
+        agent_version=run.agent_version,
     )
 
 
@@ -71,7 +72,7 @@ def outermost_runs(trace_id: int, records: list[SpanRecord], only: int | None = 
             continue
         runs.append(Run(
             trace_id, record.span_id, record.agent_name or record.name, record.name, record.start_ns, record.end_ns,
-            dict(record.attributes or {}), record.run_key,
+            dict(record.attributes or {}), record.run_key, agent_version=record.agent_version,
         ))
     return runs
 
