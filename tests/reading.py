@@ -46,21 +46,20 @@ class Reading:
         return HONEST if self.verdict in ("no run", NOT_EVALUATED) else WRONG
 
 
+def reads_as(read_agent: str, read_outcome: str, agent: str, outcome: str) -> bool:
+    """A read attempt's agent and outcome say no more than the spans do about the true ones:
+    equal, or an outcome the reader left open (``error|refused``: the spans cannot tell) that
+    holds the true one, or the agent of a run no span names (``UNNAMED``), which claims none."""
+    return read_agent in (agent, UNNAMED) and (read_outcome == outcome or outcome in read_outcome.split("|"))
+
+
 def _reads(truth: str, step: str) -> bool:
-    """A step reads a truth step when they are equal, or when the step's outcome is one the
-    reader left open (``agent:tool:error|refused``: the spans cannot tell) and the truth's is
-    one of them: the reader said no more than the spans do."""
-    if truth == step:
-        return True
+    """A chain step (``agent:tool:outcome``) reads a truth step (``reads_as``, the tools equal)."""
     said, _, outcomes = step.rpartition(":")
     known, _, outcome = truth.rpartition(":")
     said_agent, _, said_tool = said.partition(":")
     known_agent, _, known_tool = known.partition(":")
-    return (
-        said_tool == known_tool
-        and said_agent in (known_agent, UNNAMED)
-        and (outcome == outcomes or outcome in outcomes.split("|"))
-    )
+    return said_tool == known_tool and reads_as(said_agent, outcomes, known_agent, outcome)
 
 
 def is_pseudo_tool(truth: dict, entry: dict) -> bool:

@@ -20,7 +20,7 @@ from otel_reliability.engine.buffer import TraceBuffer
 from otel_reliability.sources import read_spans, read_telemetry
 
 from .corpus import ADAPTED, AS_RECORDED, LIFTING, LIMITS, adapted_files, companion, logs_of, scenario_id, trace_files
-from .reading import UNNAMED, is_pseudo_tool
+from .reading import UNNAMED, is_pseudo_tool, reads_as
 
 TRUTH_FILES = [p for p in adapted_files() if p.with_name(p.stem + ".truth.json").exists()]
 
@@ -70,10 +70,7 @@ def agree(got, want) -> bool:
     """The attempts read are the expected ones; an outcome the reader leaves open
     (``error|refused``: the spans cannot tell) agrees with either, and the agent of a run no
     span names (``?``) with any (``tests/reading.py``)."""
-    return len(got) == len(want) and all(
-        g[:2] == w[:2] and g[2] in (w[2], UNNAMED) and (g[3] == w[3] or w[3] in g[3].split("|"))
-        for g, w in zip(got, want, strict=True)
-    )
+    return len(got) == len(want) and all(g[:2] == w[:2] and reads_as(g[2], g[3], w[2], w[3]) for g, w in zip(got, want, strict=True))
 
 
 def _by_call(attempt) -> str:
