@@ -123,6 +123,9 @@ def start_jaeger(workdir: Path) -> Backend:
         "extensions": {
             "jaeger_storage": {"backends": {"memory_store": {"memory": {"max_traces": 100_000}}}},
             "jaeger_query": {
+                # no traces of its own: they would go to the default OTLP endpoint, and a stop waits
+                # for that exporter's retries (30 s and more with nothing listening there)
+                "enable_tracing": False,
                 "storage": {"traces": "memory_store"},
                 "http": {"endpoint": f"127.0.0.1:{query_http}"},
                 "grpc": {"endpoint": f"127.0.0.1:{query_grpc}"},
