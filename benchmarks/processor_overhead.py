@@ -222,8 +222,8 @@ def measure(config: Config, mode: str, traces: int, model_wait_s: float) -> None
     samples = config.samples.setdefault(mode, Samples())
     worker_clock = None
     if config.reliability is not None:
-        # The processor's worker thread (a private attribute: its CPU cost is not otherwise visible).
-        worker_clock = _thread_cpu_clock(getattr(config.reliability, "_worker", None))
+        # The processor's worker thread (private attributes: its CPU cost is not otherwise visible).
+        worker_clock = _thread_cpu_clock(config.reliability._worker._thread)
     gc.collect()
     worker_start = worker_clock() if worker_clock else 0
     cpu_start = time.thread_time_ns()

@@ -54,6 +54,7 @@ _BY_MARKER: tuple[tuple[str, Adapter], ...] = tuple((key, adapter) for adapter i
 _SESSION_KEY, _SESSION_FALLBACK_KEY = SESSION_KEYS
 _OTHER = Role.OTHER
 _RUN = Role.AGENT_RUN
+_TOOL = Role.TOOL
 AGENT_VERSION_KEY = "gen_ai.agent.version"
 # What names the agent of a span that may turn out to enclose an agent's loop (no convention
 # marked it a run): the conventions' agent and graph-node names, the most specific first.
@@ -122,8 +123,8 @@ def to_record(span: SpanData) -> SpanRecord:
         record.names_agent = _named_agent(attributes, span.name)
     if record.role is _RUN or record.names_agent is not None:  # a run, or a span that may turn out one
         record.agent_version = _agent_version(attributes, span.service_version)
-    if record.role is Role.TOOL and not record.returned:
-        record.returned = any(key in attributes for key in _TOOL_RESULT_KEYS)
+    if record.role is _TOOL and not record.returned:
+        record.returned = _RESULT_KEY in attributes or _GENAI_RESULT_KEY in attributes
     if has_selectors():
         _read_by_profiles(record, span)
     return record
@@ -131,7 +132,7 @@ def to_record(span: SpanData) -> SpanRecord:
 
 # Where the conventions put a tool's result (OpenInference, GenAI), and how much of it a
 # profile's markers are looked for in: the start of a result says what it is.
-_TOOL_RESULT_KEYS = ("output.value", "gen_ai.tool.call.result")
+_TOOL_RESULT_KEYS = _RESULT_KEY, _GENAI_RESULT_KEY = ("output.value", "gen_ai.tool.call.result")
 RESULT_PREFIX = 256
 
 
@@ -146,13 +147,17 @@ def _read_by_profiles(record: SpanRecord, span: SpanData) -> None:
         record.profile = name
     if record.role is _OTHER and record.error:
         _read_refused_call(record)
-    if record.role is not Role.TOOL:
+    if record.role is not _TOOL:
         return
-    if any(key in attributes for key in profiles.held_attributes()):
+    if profiles.marks_held(attributes):
         record.role, record.requests = Role.MODEL, (ToolRequest(record.tool_name or span.name, record.arguments, record.call_id, held=True),)
     elif not record.error and profiles.reads_results():  # OK, or failed without a word of why
-        result = next((v for v in map(attributes.get, _TOOL_RESULT_KEYS) if isinstance(v, str)), None)
-        record.output = result[:RESULT_PREFIX] if result is not None else None
+        record.output = None
+        for key in _TOOL_RESULT_KEYS:
+            result = attributes.get(key)
+            if isinstance(result, str):
+                record.output = result[:RESULT_PREFIX]
+                break
 
 
 def _read_refused_call(record: SpanRecord) -> None:

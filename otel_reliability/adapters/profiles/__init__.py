@@ -200,6 +200,11 @@ class _Active:
         self.reads_results = any(p.refused_when_output_contains or p.failed_when_output_contains for p in self.by_name.values())
         self.readings = {r.span_name: r for p in self.by_name.values() for r in p.spans}
         self.refused_calls = tuple(re.compile(x) for p in self.by_name.values() for x in p.refused_call_when_error_matches)
+        # What every span is asked, as sets: one C-level test against the span's attributes
+        # instead of a Python loop over every profile's keys (this runs for every span).
+        self.selector_keys = frozenset(key for key, _ in self.selectors)
+        self.held_keys = frozenset(self.held)
+        self.any = bool(self.selectors or self.span_names or self.held or self.reads_results or self.refused_calls)
 
 
 _active = _Active(load())
@@ -211,10 +216,12 @@ def profile_of(attributes: Mapping[str, Any], span_name: str) -> str | None:
 
     >>> profile_of({}, "work")
     """
-    for key, name in _active.selectors:
-        if key in attributes:
-            return name
-    return _active.span_names.get(span_name)
+    active = _active
+    if not active.selector_keys.isdisjoint(attributes):
+        for key, name in active.selectors:  # the first profile's selector wins
+            if key in attributes:
+                return name
+    return active.span_names.get(span_name)
 
 
 def reading_of(span_name: str) -> SpanReading | None:
@@ -232,13 +239,18 @@ def held_attributes() -> tuple[str, ...]:
     return _active.held
 
 
+def marks_held(attributes: Mapping[str, Any]) -> bool:
+    """Whether a tool span with these attributes is a call held for a decision (``held_attributes``)."""
+    return not _active.held_keys.isdisjoint(attributes)
+
+
 def reads_results() -> bool:
     """Whether a profile looks for markers in tool results (the adapters then keep their start)."""
     return _active.reads_results
 
 
 def has_selectors() -> bool:
-    return bool(_active.selectors or _active.span_names or _active.held or _active.reads_results or _active.refused_calls)
+    return _active.any
 
 
 def get(name: str) -> Profile | None:
