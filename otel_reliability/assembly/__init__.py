@@ -40,7 +40,27 @@ def as_read(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
     >>> as_read({})
     {}
     """
-    return fold_layers(name_unnamed_runs(infer_runs(apply_profiles(spans))))
+    spans = apply_profiles(spans)
+    if _calls_right_in_run_spans(spans):
+        # Most traces, and this runs for every one: structure finds no run where every call
+        # is a marked run's own (``infer_runs``), and a call right in a run span is no layer
+        # of another (``fold_layers``), so both would return ``spans`` as they are.
+        return name_unnamed_runs(spans)
+    return fold_layers(name_unnamed_runs(infer_runs(spans)))
+
+
+def _calls_right_in_run_spans(spans: dict[int, SpanRecord]) -> bool:
+    """Whether every model call and tool execution is a child of a run span that holds it."""
+    get = spans.get
+    for record in spans.values():
+        if record.role in _CONTENT:
+            parent = get(record.parent_id)
+            if (
+                parent is None or parent.role is not _AGENT_RUN
+                or parent.start_ns > record.start_ns or record.end_ns > parent.end_ns
+            ):
+                return False
+    return True
 
 
 def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = None) -> list[Run]:
