@@ -40,7 +40,27 @@ def as_read(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
     >>> as_read({})
     {}
     """
-    return fold_layers(name_unnamed_runs(infer_runs(apply_profiles(spans))))
+    spans = apply_profiles(spans)
+    if _calls_right_in_run_spans(spans):
+        # Most traces, and this runs for every one: structure finds no run where every call
+        # is a marked run's own (``infer_runs``), and a call right in a run span is no layer
+        # of another (``fold_layers``), so both would return ``spans`` as they are.
+        return name_unnamed_runs(spans)
+    return fold_layers(name_unnamed_runs(infer_runs(spans)))
+
+
+def _calls_right_in_run_spans(spans: dict[int, SpanRecord]) -> bool:
+    """Whether every model call and tool execution is a child of a run span that holds it."""
+    get = spans.get
+    for record in spans.values():
+        if record.role in _CONTENT:
+            parent = get(record.parent_id)
+            if (
+                parent is None or parent.role is not _AGENT_RUN
+                or parent.start_ns > record.start_ns or record.end_ns > parent.end_ns
+            ):
+                return False
+    return True
 
 
 def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = None) -> list[Run]:
@@ -59,27 +79,31 @@ def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = 
     # What the trace's profiles say, then what structure tells beyond the conventions: the runs no
     # span marks, and one record per call however many layers recorded it. Each copies what it
     # changes: the buffer keeps the originals.
-    records = []
     for trace_id, spans in traces.items():
-        spans = traces[trace_id] = as_read(spans)
-        records.extend(spans.values())
+        traces[trace_id] = as_read(spans)
     owned: dict[_Key, list[SpanRecord]] = defaultdict(list)
     members: dict[_Key, list[SpanRecord]] = defaultdict(list)
     top_level: list[SpanRecord] = []
-    for record in records:
-        spans = traces[record.trace_id]
-        role = record.role
-        if role is _TOOL and record.call_id is None:
-            inherit_dispatched_call_id(record, spans)
-        owner = enclosing_run(record, spans)
-        if owner is None and record.sent_by is not None and role is not _AGENT_RUN:
-            owner = run_of_sender(record, spans)
-        if role is _AGENT_RUN:
-            if owner is None and record.session_id is None:
-                record.session_id = _ancestor_session(record, spans)
-            (members[owner.trace_id, owner.span_id] if owner is not None else top_level).append(record)
-        elif owner is not None:
-            owned[owner.trace_id, owner.span_id].append(record)
+    for spans in traces.values():
+        get = spans.get
+        for record in spans.values():
+            role = record.role
+            if role is _TOOL and record.call_id is None:
+                inherit_dispatched_call_id(record, spans)
+            owner = get(record.parent_id)
+            if (
+                owner is None or owner.role is not _AGENT_RUN
+                or owner.start_ns > record.start_ns or record.end_ns > owner.end_ns
+            ):  # not right in its run's span, as most records of every trace are (enclosing_run's first step)
+                owner = enclosing_run(record, spans)
+            if owner is None and record.sent_by is not None and role is not _AGENT_RUN:
+                owner = run_of_sender(record, spans)
+            if role is _AGENT_RUN:
+                if owner is None and record.session_id is None:
+                    record.session_id = _ancestor_session(record, spans)
+                (members[owner.trace_id, owner.span_id] if owner is not None else top_level).append(record)
+            elif owner is not None:
+                owned[owner.trace_id, owner.span_id].append(record)
     runs = _runs_with_continuations(top_level, owned, members, pairing)
     if len(runs) > 1:
         _handed_over_between(runs)
@@ -123,8 +147,9 @@ def _runs_with_continuations(
             chain = next((by_pending_call[c] for c in _resumed_calls(record, owned) if c in by_pending_call), None)
         chain = chain + [record] if chain else [record]
         # A continuation's model calls are its own span's: the earlier ones are in the earlier
-        # run's result, and usage summed over results counts each call once.
-        run = _build(chain, owned, members, (), pairing, usage_from=[record])
+        # run's result, and usage summed over results counts each call once. A run that
+        # continues none is its own group: its calls are the group's, gathered once.
+        run = _build(chain, owned, members, (), pairing, usage_from=[record] if len(chain) > 1 else None)
         runs.append(run)
         if record.run_key is not None:
             by_key[record.run_key] = chain
@@ -150,7 +175,7 @@ def _build(
     owned_records = _gathered(group, owned)
     # spans that name the agent acting from then on, for a run that names none (LlamaIndex's steps)
     acting = [] if latest.agent_name else sorted((r for r in owned_records if r.agent_name), key=_start)
-    name, named = _agent_name(latest, acting, member_records, wraps=not any(r.role in _CONTENT for r in owned_records))
+    name, named = _agent_name(latest, acting, member_records, owned_records)
     path = parent_path + (name,)
     run_error = None
     for record in reversed(group):
@@ -171,7 +196,7 @@ def _build(
         session_id=_session_of(group, owned_records, member_records),
         inferred=latest.inferred,
         agent_named=named,
-        continues=tuple(_key(record) for record in group[:-1]),
+        continues=tuple(map(_key, group[:-1])),
         agent_version=latest.agent_version,
         own_attempts=attempts_of(owned_records, name, path, run_error, pairing),
     )
@@ -301,18 +326,21 @@ def _session_of(group: list[SpanRecord], owned: list[SpanRecord], member_records
     return None
 
 
-def _agent_name(record: SpanRecord, acting: list[SpanRecord], member_records: list[SpanRecord], *, wraps: bool) -> tuple[str, bool]:
+def _agent_name(
+    record: SpanRecord, acting: list[SpanRecord], member_records: list[SpanRecord], owned_records: list[SpanRecord]
+) -> tuple[str, bool]:
     """The run's agent, and whether a span names it; a run with no identity of its own takes the
-    first agent its spans name as acting (``acting``, in start order), else, when it only
-    ``wraps`` its members (no model call or tool execution of its own), its first member's,
-    else what encloses it names, else its span's name, which names no agent."""
+    first agent its spans name as acting (``acting``, in start order), else, when it only wraps
+    its members (no model call or tool execution of its own among ``owned_records``), its first
+    member's, else what encloses it names, else its span's name, which names no agent."""
     if record.agent_name:
         return record.agent_name, not (record.inferred and NAMED_BY_SPAN in record.inferred)
     if acting:
         return str(acting[0].agent_name), True
-    for member in member_records if wraps else ():
-        if member.agent_name:
-            return member.agent_name, True
+    if member_records and not any(r.role in _CONTENT for r in owned_records):
+        for member in member_records:
+            if member.agent_name:
+                return member.agent_name, True
     if record.names_agent:  # what encloses the run names it (``inferred.name_unnamed_runs``)
         return record.names_agent, True
     return record.name, False

@@ -109,7 +109,9 @@ def attempts_of(
     requests = _requests(models)
     arguments = [parse_arguments(e.arguments) for e in executions]
     pairs = _pair(requests, executions, arguments)
-    if any(a.start_ns == b.start_ns for a, b in zip(executions, executions[1:], strict=False)):
+    # In start order, so a start seen twice is two that started in the same instant (one set,
+    # not a generator over pairs: this runs for every run).
+    if len({e.start_ns for e in executions}) < len(executions):
         executions, arguments = _ties_in_request_order(executions, arguments, requests, pairs)
     refused_by_answer = {r.call_id: r.names_refusal for m in models for r in m.responses if r.names_refusal}
     attempts = [

@@ -25,6 +25,8 @@ _TOOL, _MODEL = Role.TOOL, Role.MODEL
 def apply_profiles(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
     """The trace's records as its profiles read them; ``spans`` itself when no profile applies."""
     named = {record.profile for record in spans.values() if record.profile is not None}
+    if not named:  # most traces: this runs for every one
+        return spans
     found = [p for p in map(profiles.get, sorted(named)) if p is not None]
     if not found:
         return spans

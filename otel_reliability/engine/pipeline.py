@@ -348,8 +348,8 @@ class Pipeline:
     def _judge_runs(
         self, trace_id: int, records: list[SpanRecord], late: bool, only: int | None, inline: Expectation | None
     ) -> list[Judgement]:
-        keys = [r.run_key for r in records if r.role is _AGENT_RUN]
-        earlier = self.paused.predecessors(records, keys)
+        run_spans = [r for r in records if r.role is _AGENT_RUN]  # one pass over the records: this runs for every trace
+        earlier = self.paused.predecessors(records, [r.run_key for r in run_spans])
         if earlier:  # a paused run of this very trace, judged before a late arrival, is in ``records`` already
             held = {(r.trace_id, r.span_id) for r in records}
             earlier = [r for r in earlier if (r.trace_id, r.span_id) not in held]
@@ -361,9 +361,7 @@ class Pipeline:
         # arrived (or continued by a later run span) is now part of another run, and its
         # earlier verdict goes.
         top_ids = {run.span_id for run in top_level}
-        superseded = frozenset(
-            r.span_id for r in records if r.role is _AGENT_RUN and r.trace_id == trace_id and r.span_id not in top_ids
-        )
+        superseded = frozenset([r.span_id for r in run_spans if r.trace_id == trace_id and r.span_id not in top_ids])
         said = said_about(records, runs)
         judgements = []
         rules = self.engine.expectations  # one set for the whole trace, whatever a reload does meanwhile

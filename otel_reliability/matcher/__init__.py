@@ -72,7 +72,10 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
     evidence = run.evidence()
     chain = sorted(evidence, key=_start)  # Run.chain(), without collecting the evidence twice
     named = [a for a in chain if a.tool]
-    unnamed = frozenset(r.agent for r in run.walk() if not r.agent_named)
+    if run.members:
+        unnamed = frozenset(r.agent for r in run.walk() if not r.agent_named)
+    else:  # most runs: no walk (a generator per run) for the run alone
+        unnamed = frozenset() if run.agent_named else frozenset((run.agent,))
     attempts = Attempts(evidence, chain, named, budgets.measure(run, named), unnamed)
     total = failed = 0
     lists: dict[str, list[str]] = {}
