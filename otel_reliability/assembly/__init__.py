@@ -18,7 +18,7 @@ from .attempts import attempts_of
 from .inferred import NAMED_BY_SPAN, infer_runs, name_unnamed_runs
 from .layers import fold_layers
 from .profiled import apply_profiles
-from .ownership import enclosing_run, inherit_dispatched_call_id, run_of_sender
+from .ownership import enclosing_run, inherit_dispatched_call_id, right_in_run_span, run_of_sender
 from .usage import model_usage
 
 _Key = tuple[int, int]
@@ -53,13 +53,8 @@ def _calls_right_in_run_spans(spans: dict[int, SpanRecord]) -> bool:
     """Whether every model call and tool execution is a child of a run span that holds it."""
     get = spans.get
     for record in spans.values():
-        if record.role in _CONTENT:
-            parent = get(record.parent_id)
-            if (
-                parent is None or parent.role is not _AGENT_RUN
-                or parent.start_ns > record.start_ns or record.end_ns > parent.end_ns
-            ):
-                return False
+        if record.role in _CONTENT and not right_in_run_span(record, get(record.parent_id)):
+            return False
     return True
 
 
@@ -91,10 +86,7 @@ def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = 
             if role is _TOOL and record.call_id is None:
                 inherit_dispatched_call_id(record, spans)
             owner = get(record.parent_id)
-            if (
-                owner is None or owner.role is not _AGENT_RUN
-                or owner.start_ns > record.start_ns or record.end_ns > owner.end_ns
-            ):  # not right in its run's span, as most records of every trace are (enclosing_run's first step)
+            if not right_in_run_span(record, owner):
                 owner = enclosing_run(record, spans)
             if owner is None and record.sent_by is not None and role is not _AGENT_RUN:
                 owner = run_of_sender(record, spans)

@@ -41,6 +41,16 @@ def enclosing_run(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> SpanRe
     return None
 
 
+def right_in_run_span(record: SpanRecord, parent: SpanRecord | None) -> bool:
+    """Whether ``parent`` (the record's parent, None when the trace lacks it) is a run span whose
+    [start, end] holds ``record``: where ``enclosing_run`` stops at its first step, as it does for
+    most records of every trace (it also allows millisecond rounding: ask it when this says no)."""
+    return (
+        parent is not None and parent.role is _AGENT_RUN
+        and parent.start_ns <= record.start_ns and record.end_ns <= parent.end_ns
+    )
+
+
 def run_of_sender(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> SpanRecord | None:
     """For a record outside every run that names the agent it speaks for (``sent_by``): the
     innermost run of that agent in its trace whose interval holds it; None when there is none
