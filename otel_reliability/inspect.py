@@ -2,17 +2,17 @@
 
 The first thing to run when a verdict surprises: for each span, the convention that
 claimed it and what it was read as (agent run, tool execution, model call, other); for
-each run, its attempts and how each was paired with the model's request (call id,
-name+arguments, relaxed, handoff target, unpaired); and what is missing for judging,
-with the setting that would fix it.
+each run, its attempts, how each was paired with the model's request (call id,
+name+arguments, relaxed, handoff target, unpaired) and what its witnesses say (the request,
+the execution, the answer handed back: ``Attempt.witnesses``); and what is missing for
+judging, with the setting that would fix it.
 
     >>> from otel_reliability.model import SpanData
     >>> found = inspect_spans([SpanData(1, 2, 0, "work", 0, 1, {})])
     >>> found.missing
     ['no agent runs: no span was read as an agent run, so nothing can be judged']
 
-Nothing here is on the judging path: the pairing reasons come from
-``assemble(..., pairing=...)``, which judging calls without.
+Nothing here is on the judging path.
 """
 
 from __future__ import annotations
@@ -33,10 +33,11 @@ from rich.text import Text
 from .adapters import adapter_for, to_event_record, to_record
 from .backend_args import add_backend_arguments, pull_inputs, split_inputs
 from .assembly import as_read, assemble
+from .assembly.attempts import UNPAIRED
 from .assembly.ownership import enclosing_run
 from .jsontext import encode_document
 from .engine.buffer import TraceBuffer
-from .model import Attempt, LogData, Role, Run, SpanData, SpanRecord
+from .model import ERROR, Attempt, LogData, Role, Run, SpanData, SpanRecord, Witnesses
 from .results import span_hex, trace_hex
 from .sources import TraceInputError, read_telemetry
 
@@ -84,6 +85,7 @@ class AttemptView:
     # every span that recorded the call (its layers folded into one attempt), outermost first
     evidence: list[str]
     outcome_from: str  # which record says what became of the call
+    witnesses: list[str]  # what saw the call and what each says ("execution: OK, result '5'")
 
 
 @dataclass(slots=True)
@@ -140,8 +142,7 @@ def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> In
         buffer.add([to_record(span)], 0.0)
     buffer.add_events([e for e in map(to_event_record, logs) if e is not None], 0.0)
     records = [r for trace_id in dict.fromkeys(t for t, _ in conventions) for r in buffer.joined_records(trace_id)]
-    pairing: dict[int, str] = {}
-    runs = assemble(records, pairing=pairing)  # before the owners below: assembly completes some call ids
+    runs = assemble(records)  # before the owners below: assembly completes some call ids
     by_trace: dict[int, dict[int, SpanRecord]] = defaultdict(dict)
     for record in records:
         by_trace[record.trace_id][record.span_id] = record
@@ -164,7 +165,7 @@ def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> In
         kept = by_trace[key[0]].get(key[1])  # None: a pseudo-tool or a folded layer, not judged on its own
         if owner is not None and kept is not None:
             owned[owner.trace_id, owner.span_id].append(kept)
-    run_views = [_run_view(run, owned, conventions, pairing) for run in runs]
+    run_views = [_run_view(run, owned, conventions) for run in runs]
     return Inspection(views, run_views, _input_missing(read, owners, runs))
 
 
@@ -191,7 +192,7 @@ def _span_view(record: SpanRecord, convention: str, owner: SpanRecord | None) ->
     )
 
 
-def _run_view(run: Run, owned: dict[tuple[int, int], list[SpanRecord]], conventions: dict, pairing: dict[int, str]) -> RunView:
+def _run_view(run: Run, owned: dict[tuple[int, int], list[SpanRecord]], conventions: dict) -> RunView:
     tree = list(run.walk())
     records = [r for member in tree for r in owned.get((member.trace_id, member.span_id), ())]
     models = [r for r in records if r.role is Role.MODEL]
@@ -222,8 +223,8 @@ def _run_view(run: Run, owned: dict[tuple[int, int], list[SpanRecord]], conventi
             AttemptView(
                 list(a.agent_path), a.tool, a.outcome, a.call_id,
                 span_hex(a.span_id) if a.span_id is not None else None,
-                pairing.get(id(a), "unpaired"), a.arguments if a.arguments_captured else None,
-                [span_hex(span_id) for span_id in a.evidence], _outcome_from(a),
+                a.witnesses.joined_by if a.witnesses is not None else UNPAIRED, a.arguments if a.arguments_captured else None,
+                [span_hex(span_id) for span_id in a.evidence], _outcome_from(a), _witnessed(a.witnesses),
             )
             for a in sorted(attempts, key=lambda a: a.start_ns)
         ],
@@ -241,7 +242,32 @@ def _outcome_from(attempt: Attempt) -> str:
         source = f"the innermost of {len(attempt.evidence)} layers"
     else:
         source = "its execution span"
-    return source if attempt.could_be is None else f"{source}; may be {attempt.could_be}: the spans cannot tell"
+    if attempt.could_be is None:
+        return source
+    doubt = attempt.witnesses.doubt if attempt.witnesses is not None else None
+    return f"{source}; may be {attempt.could_be}: {doubt or 'the spans cannot tell'}"
+
+
+def _witnessed(witnesses: Witnesses | None) -> list[str]:
+    """What each witness of a call says, one line each; [] when none was recorded (a call
+    assembly derived, such as one carried out by a sub-agent's run)."""
+    if witnesses is None:
+        return []
+    seen = []
+    if witnesses.request:
+        seen.append("request: in a model output")
+    if witnesses.execution is not None:
+        what = "error" if witnesses.execution == ERROR else "result"
+        said = f", {what} {_cut(witnesses.result)}" if witnesses.result else ", no result recorded"
+        seen.append(f"execution: {witnesses.execution.upper()}{said}")
+    if witnesses.answer is not None:
+        seen.append(f"answer: {_cut(witnesses.answer)}")
+    return seen
+
+
+def _cut(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
 def _content_setting(records: list[SpanRecord], conventions: dict) -> str:
@@ -326,13 +352,13 @@ def render(inspection: Inspection, console: Console) -> None:
         if run.members:
             title += f", members: {', '.join(run.members)}"
         table = Table(title=title, header_style="bold cyan")
-        for column in ("Agent", "Tool", "Outcome", "Outcome from", "Call id", "Span", "Paired by", "Arguments"):
+        for column in ("Agent", "Tool", "Outcome", "Outcome from", "Call id", "Span", "Paired by", "Witnesses", "Arguments"):
             table.add_column(column, overflow="fold")
         for a in run.attempts:
             arguments = "not captured" if a.arguments is None else json.dumps(a.arguments, ensure_ascii=False, default=str)
             table.add_row(Text(" > ".join(a.agent_path)), Text(a.tool), a.outcome, Text(a.outcome_from), Text(a.call_id or ""),
                           " ".join(a.evidence) or a.span_id or "",
-                          a.paired_by, Text(arguments))
+                          a.paired_by, Text("\n".join(a.witnesses)), Text(arguments))
         console.print(table)
         for line in run.missing:
             console.print(Text(f"  missing: {line}"))

@@ -189,6 +189,22 @@ class EventRecord:
 
 
 @dataclass(slots=True)
+class Witnesses:
+    """What saw one call, and how they were joined (``assembly.witnesses``): the *request* (a tool
+    call in a model output), the *execution* (the tool span that ran the body) and the *answer*
+    (the tool message handed to the model next). ``inspect`` shows them."""
+
+    joined_by: str  # the rule that joined request and execution (``assembly.attempts.PAIRED_BY``)
+    request: bool = False  # a model output asked for the call
+    execution: str | None = None  # the execution span's status (``OK``, ``ERROR``); None: no span
+    result: str | None = None  # what the execution recorded: its result's start, or its error text
+    answer: str | None = None  # the tool message's text; None when no model input shows one
+    # why the outcome is open: which witnesses disagree, and what each says (None: they agree,
+    # or the open outcome is one the spans leave by their shape, not by what they say)
+    doubt: str | None = None
+
+
+@dataclass(slots=True)
 class Attempt:
     """One tool-call attempt of a run: executed, errored, refused or still pending."""
 
@@ -215,6 +231,7 @@ class Attempt:
     # limit may have cut off; for an error span that a refusal before the body would have left
     # alike): the checks whose result it would change cannot be evaluated
     could_be: str | None = None
+    witnesses: Witnesses | None = None
 
     @property
     def clean(self) -> bool:

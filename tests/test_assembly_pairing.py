@@ -43,9 +43,8 @@ def tool(span_id: int, start_ns: int, name: str, arguments=None, call_id: str | 
 
 def chain_of(records: list[SpanRecord]) -> list[tuple[str, str, str]]:
     """(tool, outcome, how it was paired) for each attempt of the one run, in start order."""
-    how: dict[int, str] = {}
-    [run] = assemble(records, pairing=how)
-    return [(a.tool, a.outcome, how[id(a)]) for a in run.chain()]
+    [run] = assemble(records)
+    return [(a.tool, a.outcome, a.witnesses.joined_by) for a in run.chain()]
 
 
 ASK_MUL = ToolRequest("multiply", '{"a": 10, "b": 5}', "call_1")
@@ -184,14 +183,13 @@ def test_no_request_whose_tool_ran_before_the_next_model_call_is_reported_unexec
     of its tool that no request claimed (unless both carry call ids, and so are other calls)."""
     records = [to_record(s) for s in read_spans(path)]
     spans = {r.span_id: r for r in records}
-    how: dict[int, str] = {}
-    for run in assemble(records, pairing=how):
+    for run in assemble(records):
         for member in run.walk():
             models = sorted(
                 r.start_ns for r in records
                 if r.role is Role.MODEL and (owner := enclosing_run(r, spans)) is not None and owner.span_id == member.span_id
             )
-            unclaimed = [a for a in member.own_attempts if a.span_id is not None and how[id(a)] == UNPAIRED]
+            unclaimed = [a for a in member.own_attempts if a.span_id is not None and a.witnesses.joined_by == UNPAIRED]
             for request in member.own_attempts:
                 if request.outcome not in (REFUSED, PENDING) or request.span_id is not None:
                     continue

@@ -123,8 +123,11 @@ def to_record(span: SpanData) -> SpanRecord:
         record.names_agent = _named_agent(attributes, span.name)
     if record.role is _RUN or record.names_agent is not None:  # a run, or a span that may turn out one
         record.agent_version = _agent_version(attributes, span.service_version)
-    if record.role is _TOOL and not record.returned:
-        record.returned = _RESULT_KEY in attributes or _GENAI_RESULT_KEY in attributes
+    if record.role is _TOOL:
+        if not record.returned:
+            record.returned = _RESULT_KEY in attributes or _GENAI_RESULT_KEY in attributes
+        if record.returned and not record.error:  # OK, or failed without a word of why
+            _keep_result(record, attributes)
     if has_selectors():
         _read_by_profiles(record, span)
     return record
@@ -137,10 +140,10 @@ RESULT_PREFIX = 256
 
 
 def _read_by_profiles(record: SpanRecord, span: SpanData) -> None:
-    """Tag the span with the profile it selects, and keep what the profiles read of a tool span:
-    a call held for a decision (read as the request a later answer decides), a failed span whose
-    error names a call the framework refused before any tool span (read as that call), and the
-    start of its result where a profile looks for markers in results (``assembly.profiled``)."""
+    """Tag the span with the profile it selects, and read what the profiles say of a span: a tool
+    span that holds a call for a decision (read as the request a later answer decides), and a
+    failed span whose error names a call the framework refused before any tool span (read as
+    that call)."""
     attributes = span.attributes
     name = profile_of(attributes, span.name)
     if name is not None:
@@ -151,13 +154,17 @@ def _read_by_profiles(record: SpanRecord, span: SpanData) -> None:
         return
     if profiles.marks_held(attributes):
         record.role, record.requests = Role.MODEL, (ToolRequest(record.tool_name or span.name, record.arguments, record.call_id, held=True),)
-    elif not record.error and profiles.reads_results():  # OK, or failed without a word of why
-        record.output = None
-        for key in _TOOL_RESULT_KEYS:
-            result = attributes.get(key)
-            if isinstance(result, str):
-                record.output = result[:RESULT_PREFIX]
-                break
+
+
+def _keep_result(record: SpanRecord, attributes: Mapping[str, Any]) -> None:
+    """Keep the start of a tool span's result (``SpanRecord.output``): a witness of what the call
+    returned, which the profiles' markers and the lexicon (``assembly.witnesses``) read."""
+    record.output = None
+    for key in _TOOL_RESULT_KEYS:
+        result = attributes.get(key)
+        if isinstance(result, str):
+            record.output = result[:RESULT_PREFIX]
+            return
 
 
 def _read_refused_call(record: SpanRecord) -> None:

@@ -58,12 +58,9 @@ def _calls_right_in_run_spans(spans: dict[int, SpanRecord]) -> bool:
     return True
 
 
-def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = None) -> list[Run]:
-    """Every top-level run in the records, in start order.
-
-    ``pairing``, when given, receives ``id(attempt)`` → how each attempt was paired
-    (``attempts.PAIRED_BY``: call id, name+arguments, relaxed, handoff target, unpaired),
-    for ``inspect``; judging leaves it out.
+def assemble(records: Iterable[SpanRecord]) -> list[Run]:
+    """Every top-level run in the records, in start order (each attempt with its witnesses and
+    how they were joined, ``Attempt.witnesses``).
 
     >>> assemble([])
     []
@@ -96,7 +93,7 @@ def assemble(records: Iterable[SpanRecord], *, pairing: dict[int, str] | None = 
                 (members[owner.trace_id, owner.span_id] if owner is not None else top_level).append(record)
             elif owner is not None:
                 owned[owner.trace_id, owner.span_id].append(record)
-    runs = _runs_with_continuations(top_level, owned, members, pairing)
+    runs = _runs_with_continuations(top_level, owned, members)
     if len(runs) > 1:
         _handed_over_between(runs)
     return runs
@@ -121,7 +118,6 @@ def _runs_with_continuations(
     top_level: list[SpanRecord],
     owned: dict[_Key, list[SpanRecord]],
     members: dict[_Key, list[SpanRecord]],
-    pairing: dict[int, str] | None,
 ) -> list[Run]:
     """One run per top-level run span; a continuation carries its predecessors' evidence.
 
@@ -141,7 +137,7 @@ def _runs_with_continuations(
         # A continuation's model calls are its own span's: the earlier ones are in the earlier
         # run's result, and usage summed over results counts each call once. A run that
         # continues none is its own group: its calls are the group's, gathered once.
-        run = _build(chain, owned, members, (), pairing, usage_from=[record] if len(chain) > 1 else None)
+        run = _build(chain, owned, members, (), usage_from=[record] if len(chain) > 1 else None)
         runs.append(run)
         if record.run_key is not None:
             by_key[record.run_key] = chain
@@ -156,7 +152,6 @@ def _build(
     owned: dict[_Key, list[SpanRecord]],
     members: dict[_Key, list[SpanRecord]],
     parent_path: tuple[str, ...],
-    pairing: dict[int, str] | None,
     usage_from: list[SpanRecord] | None = None,
 ) -> Run:
     """The run of ``group`` (a run span and those it continues); its model calls are those of
@@ -190,7 +185,7 @@ def _build(
         agent_named=named,
         continues=tuple(map(_key, group[:-1])),
         agent_version=latest.agent_version,
-        own_attempts=attempts_of(owned_records, name, path, run_error, pairing),
+        own_attempts=attempts_of(owned_records, name, path, run_error),
     )
     counted = group if usage_from is None else usage_from
     calls_of = owned_records if counted is group else _gathered(counted, owned)
@@ -198,7 +193,7 @@ def _build(
     if len({r.agent_name for r in acting}) > 1:
         _hand_over(run.own_attempts, acting, parent_path)
     if member_records:
-        run.members = _member_runs(member_records, owned, members, path, pairing)
+        run.members = _member_runs(member_records, owned, members, path)
         _delegated(run)
     return run
 
@@ -251,7 +246,6 @@ def _member_runs(
     owned: dict[_Key, list[SpanRecord]],
     members: dict[_Key, list[SpanRecord]],
     path: tuple[str, ...],
-    pairing: dict[int, str] | None,
 ) -> list[Run]:
     """The member runs in start order; a member that answers a call an earlier member of the same
     agent left pending continues it and takes its place (openai-agents resumes an approved or
@@ -264,10 +258,10 @@ def _member_runs(
         if index is None:
             index = len(runs)
             groups.append([record])
-            runs.append(_build(groups[index], owned, members, path, pairing))
+            runs.append(_build(groups[index], owned, members, path))
         else:
             groups[index] = groups[index] + [record]
-            runs[index] = _build(groups[index], owned, members, path, pairing)
+            runs[index] = _build(groups[index], owned, members, path)
         for attempt in runs[index].own_attempts:
             if attempt.outcome == PENDING and attempt.call_id is not None:
                 by_pending_call[record.agent_name, attempt.call_id] = index

@@ -42,7 +42,8 @@ from dataclasses import dataclass
 from operator import attrgetter
 from typing import Any, Sequence
 
-from ..model import ERROR, OK, PENDING, REFUSED, Attempt, Role, SpanRecord, ToolRequest, ToolResponse
+from ..model import ERROR, OK, PENDING, REFUSED, Attempt, Role, SpanRecord, ToolRequest, ToolResponse, Witnesses
+from . import witnesses
 from .arguments import is_raw, parse_arguments
 
 _start = attrgetter("start_ns")
@@ -54,7 +55,7 @@ RELAXED = "relaxed"
 BY_HANDOFF_TARGET = "handoff target"  # a handoff execution that names its target agent, not a tool
 UNPAIRED = "unpaired"
 PAIRED_BY = (BY_CALL_ID, BY_NAME_AND_ARGUMENTS, RELAXED, BY_HANDOFF_TARGET, UNPAIRED)
-"""How an attempt was paired, as ``inspect`` reports it: an execution with its request, or
+"""How an attempt was paired (``Witnesses.joined_by``, as ``inspect`` reports it): an execution with its request, or
 ``unpaired`` (an execution no request asked for, or a request no execution carried out)."""
 _TOOL = Role.TOOL
 _MODEL = Role.MODEL
@@ -89,13 +90,9 @@ def attempts_of(
     agent: str,
     path: tuple[str, ...],
     run_error: str | None,
-    pairing: dict[int, str] | None = None,
 ) -> list[Attempt]:
-    """The attempts of one run from the records it owns directly, in start order.
-
-    ``pairing``, when given (``inspect`` does), receives ``id(attempt)`` → how the attempt
-    was paired (one of ``PAIRED_BY``); judging passes none and pays nothing for it.
-    """
+    """The attempts of one run from the records it owns directly, in start order, each with its
+    witnesses (``assembly.witnesses``)."""
     models = []
     executions = []
     for record in owned:
@@ -113,15 +110,17 @@ def attempts_of(
     # not a generator over pairs: this runs for every run).
     if len({e.start_ns for e in executions}) < len(executions):
         executions, arguments = _ties_in_request_order(executions, arguments, requests, pairs)
-    refused_by_answer = {r.call_id: r.names_refusal for m in models for r in m.responses if r.names_refusal}
-    attempts = [
-        _executed(execution, parsed, pairs.get(id(execution)), agent, path, refused_by_answer)
-        for execution, parsed in zip(executions, arguments, strict=True)
-    ]
-    if pairing is not None:
-        for execution, attempt in zip(executions, attempts, strict=True):
-            request = pairs.get(id(execution))
-            pairing[id(attempt)] = (request.paired_by if request is not None else None) or UNPAIRED
+    answered = _answered_in(models)
+    refused_by_answer = {call_id: r.names_refusal for call_id, r in answered.items() if r.names_refusal}
+    returning = sum(e.returned for e in executions)
+    attempts = []
+    for execution, parsed in zip(executions, arguments, strict=True):
+        request = pairs.get(id(execution))
+        attempt = _executed(execution, parsed, request, agent, path, refused_by_answer)
+        joined_by = (request.paired_by if request is not None else None) or UNPAIRED
+        answer = answered.get(attempt.call_id) if answered and attempt.call_id is not None else None
+        witnesses.executed(attempt, execution, request is not None, joined_by, answer, returning > execution.returned)
+        attempts.append(attempt)
     unexecuted = [request for request in requests if not request.paired]
     if unexecuted:
         answers, answered_after = _answers(owned)
@@ -130,12 +129,12 @@ def attempts_of(
         for request in unexecuted:
             if not executions and request.request.call_id is None:
                 attempt = _unrecorded(request, agent, path)
+                attempt.witnesses = Witnesses(UNPAIRED, request=True)
             else:
                 attempt = _unexecuted(request, answers, agent, path, run_error, failures)
                 attempt.start_ns = _in_answer_order(attempt, answered_after, ran)
+                witnesses.requested_only(attempt, UNPAIRED, answers.get(attempt.call_id) if attempt.call_id else None)
             attempts.append(attempt)
-            if pairing is not None:
-                pairing[id(attempt)] = UNPAIRED
         attempts.sort(key=_start)  # the executions' attempts are in start order already
     return attempts
 
@@ -296,6 +295,15 @@ def _executed(
         name, arguments, outcome, agent, path, call_id, execution.span_id, error, execution.start_ns, captured,
         execution.layers, could_be=could_be,
     )
+
+
+def _answered_in(models: list[SpanRecord]) -> dict[str, ToolResponse]:
+    """Each call id's first answer in the model inputs (``models`` in start order)."""
+    answered: dict[str, ToolResponse] = {}
+    for record in models:
+        for response in record.responses:
+            answered.setdefault(response.call_id, response)
+    return answered
 
 
 def _answers(owned: Sequence[SpanRecord]) -> tuple[dict[str, ToolResponse], dict[str, tuple[str, ...]]]:

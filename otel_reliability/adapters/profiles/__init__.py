@@ -196,14 +196,13 @@ class _Active:
         self.by_name = {profile.name: profile for profile in loaded}
         self.selectors = tuple((key, p.name) for p in self.by_name.values() for key in p.select.any_attribute)
         self.span_names = {name: p.name for p in self.by_name.values() for name in p.select.any_span_name}
-        self.reads_results = any(p.refused_when_output_contains or p.failed_when_output_contains for p in self.by_name.values())
         self.readings = {r.span_name: r for p in self.by_name.values() for r in p.spans}
         self.refused_calls = tuple(re.compile(x) for p in self.by_name.values() for x in p.refused_call_when_error_matches)
         # What every span is asked, as sets: one C-level test against the span's attributes
         # instead of a Python loop over every profile's keys (this runs for every span).
         self.selector_keys = frozenset(key for key, _ in self.selectors)
         self.held_keys = frozenset(key for p in self.by_name.values() for key in p.held_when_attribute)
-        self.any = bool(self.selectors or self.span_names or self.held_keys or self.reads_results or self.refused_calls)
+        self.any = bool(self.selectors or self.span_names or self.held_keys or self.refused_calls)
 
 
 _active = _Active(load())
@@ -237,11 +236,6 @@ def marks_held(attributes: Mapping[str, Any]) -> bool:
     """Whether a tool span with these attributes is a call held for a decision: it carries an
     attribute a profile's ``held_when_attribute`` names."""
     return not _active.held_keys.isdisjoint(attributes)
-
-
-def reads_results() -> bool:
-    """Whether a profile looks for markers in tool results (the adapters then keep their start)."""
-    return _active.reads_results
 
 
 def has_selectors() -> bool:

@@ -1,0 +1,106 @@
+"""Each call's witnesses, and the doubt where they do not agree (issue 31, SPEC §4).
+
+A call can be seen as a *request* (a tool call in a model output), an *execution* (the tool
+span that ran the body) and an *answer* (the tool message handed to the model next). Every
+attempt records which it has, what each says and the rule that joined request and execution
+(``Attempt.witnesses``). Its outcome is confident only when they agree; it is left open
+(``Attempt.could_be``: the matcher judges it both ways) when
+
+* the execution ended OK with no recorded result, while the run's other executions record
+  theirs (a call held for an approval and denied leaves such a span): it may have been refused;
+* its result, its error or the answer handed back reads as a refusal or a failure
+  (``adapters.lexicon``: a small list of texts, which only opens an outcome, never decides it);
+* the answer handed back is not the result the execution recorded: it may have failed after
+  the body returned (a check of its output withheld the result);
+* a request has no execution and its answer gives no reason: it may have failed rather than
+  been refused.
+
+Span status alone never decides ``ok``. Nothing here reads a span: it compares what the
+adapters kept (the start of a result, an answer's text).
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..adapters.lexicon import FAILURE, REFUSAL, reads_as
+from ..model import ERROR, OK, REFUSED, Attempt, SpanRecord, ToolResponse, Witnesses
+
+_OTHER_OUTCOME = {REFUSAL: REFUSED, FAILURE: ERROR}
+_STATUS = {True: ERROR, False: OK}
+
+
+def executed(
+    attempt: Attempt, execution: SpanRecord, requested: bool, joined_by: str, answer: ToolResponse | None, others_return: bool
+) -> None:
+    """Record the witnesses of an attempt that has an execution, and open its outcome where they disagree.
+
+    ``others_return``: another execution of the run records its result."""
+    result = execution.error if execution.error is not None else execution.output
+    said = answer.content if answer is not None else None
+    witnesses = attempt.witnesses = Witnesses(joined_by, requested, _STATUS[execution.error is not None], result, said)
+    if attempt.could_be is not None or attempt.outcome not in (OK, ERROR):
+        return  # already open, or refused on a witness's own word
+    doubt = _doubt(attempt.outcome, execution, result, answer, others_return)
+    if doubt is not None:
+        attempt.could_be, witnesses.doubt = doubt
+
+
+def requested_only(attempt: Attempt, joined_by: str, answer: ToolResponse | None) -> None:
+    """Record the witnesses of a request no execution carried out; a refusal its answer gives no
+    reason for (or gives a failure's) may have been a failure."""
+    said = answer.content if answer is not None else None
+    witnesses = attempt.witnesses = Witnesses(joined_by, True, None, None, said)
+    if attempt.outcome != REFUSED or attempt.could_be is not None or answer is None:
+        return
+    reading = reads_as(said)
+    if reading is None:
+        attempt.could_be, witnesses.doubt = ERROR, "no execution span, and the answer gives no reason"
+    elif reading == FAILURE:
+        attempt.could_be, witnesses.doubt = ERROR, f"no execution span, and the answer reads as a failure: {_quoted(said)}"
+
+
+def _doubt(
+    outcome: str, execution: SpanRecord, result: str | None, answer: ToolResponse | None, others_return: bool
+) -> tuple[str, str] | None:
+    """The other outcome and why, when the witnesses of an executed call disagree; None when they agree."""
+    status = "OK" if outcome == OK else "ERROR"
+    reading = reads_as(result)
+    if reading is not None and _OTHER_OUTCOME[reading] != outcome:
+        what = "result" if outcome == OK else "error"
+        return _OTHER_OUTCOME[reading], f"the execution span says {status}, its {what} reads as a {reading}: {_quoted(result)}"
+    said = answer.content if answer is not None else None
+    reading = reads_as(said)
+    if reading is not None and _OTHER_OUTCOME[reading] != outcome:
+        return _OTHER_OUTCOME[reading], f"the execution span says {status}, the answer reads as a {reading}: {_quoted(said)}"
+    if outcome != OK:
+        return None
+    if not execution.returned and others_return:
+        return REFUSED, "the execution span says OK with no recorded result, while the run's other executions record theirs"
+    if said and result and not _same(result, said):
+        return ERROR, f"the answer handed back ({_quoted(said)}) is not the execution's result ({_quoted(result)})"
+    return None
+
+
+def _plain(text: str) -> str:
+    """A result or answer as text to compare: a JSON string's content, whitespace collapsed."""
+    text = text.strip()
+    if text.startswith('"'):
+        try:
+            decoded = json.loads(text)
+        except ValueError:
+            decoded = None
+        if isinstance(decoded, str):
+            text = decoded
+    return " ".join(text.split())
+
+
+def _same(result: str, answer: str) -> bool:
+    """Whether an answer is the recorded result: one begins the other (either may be cut short)."""
+    a, b = _plain(result), _plain(answer)
+    return a.startswith(b) or b.startswith(a)
+
+
+def _quoted(text: str | None, limit: int = 60) -> str:
+    text = " ".join((text or "").split())
+    return repr(text if len(text) <= limit else text[: limit - 1] + "…")
