@@ -89,7 +89,7 @@ def test_spans_whose_run_span_was_lost_are_reported_as_spans_with_no_run(capsys)
 def test_the_table_shows_runs_attempts_and_what_is_missing():
     text = " ".join(render_text(inspect_files([GENAI_CONTENT_OFF, SMOL_SINGLE])).split())
     assert "Run calculator (invoke_agent calculator" in text
-    assert "│ calculator │ multiply │ ok │ its execution span │ call_mul_1 │ 2b0824143cceee94 │ unpaired │ not captured │" in text
+    assert "│ calculator │ multiply │ ok │ its execution span │ call_mul_1 │ 2b0824143cceee94 │ unpaired │ execution: OK, no result recorded │ not captured │" in text
     assert "│ name+arguments │" in text
     assert "missing: arguments of multiply not captured: set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true" in text
 

@@ -21,8 +21,6 @@ adapters kept (the start of a result, an answer's text).
 
 from __future__ import annotations
 
-import json
-
 from ..adapters.lexicon import FAILURE, REFUSAL, reads_as
 from ..model import ERROR, OK, REFUSED, Attempt, SpanRecord, ToolResponse, Witnesses
 
@@ -82,23 +80,22 @@ def _doubt(
     return None
 
 
-def _plain(text: str) -> str:
-    """A result or answer as text to compare: a JSON string's content, whitespace collapsed."""
-    text = text.strip()
-    if text.startswith('"'):
-        try:
-            decoded = json.loads(text)
-        except ValueError:
-            decoded = None
-        if isinstance(decoded, str):
-            text = decoded
-    return " ".join(text.split())
+def _compact(text: str) -> str:
+    """A result or answer reduced to what survives the ways producers wrap and print it: no
+    whitespace, quotes or escapes (a result may be recorded as a JSON document around the text
+    the model was handed, ``{"content": "50", …}``, or spaced differently)."""
+    return text.translate(_DROPPED)
+
+
+_DROPPED = str.maketrans("", "", " \t\n\r\"'\\")
+_COMPARED = 64  # the answer's start: enough to tell texts apart, short of where a kept result may be cut
 
 
 def _same(result: str, answer: str) -> bool:
-    """Whether an answer is the recorded result: one begins the other (either may be cut short)."""
-    a, b = _plain(result), _plain(answer)
-    return a.startswith(b) or b.startswith(a)
+    """Whether an answer is the recorded result, or holds it, or is held in it (either may be
+    wrapped in the other, and the kept result may be cut short)."""
+    kept, said = _compact(result), _compact(answer)[:_COMPARED]
+    return not said or not kept or said in kept or kept[:_COMPARED] in said
 
 
 def _quoted(text: str | None, limit: int = 60) -> str:

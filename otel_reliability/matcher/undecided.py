@@ -51,7 +51,7 @@ def settle(checks: Sequence[Check], results: list[CheckResult], attempts: Attemp
                 undecided[index] = check(other, expectation).passed != results[index].passed
     if not any(undecided):
         return results
-    calls = ", ".join(dict.fromkeys(f"{a.tool} was {a.outcome} or {a.could_be}" for a in open_attempts))
+    calls = ", ".join(dict.fromkeys(map(_open_call, open_attempts)))
     settled = []
     for check, result, open_ in zip(checks, results, undecided, strict=True):
         if open_:
@@ -59,6 +59,16 @@ def settle(checks: Sequence[Check], results: list[CheckResult], attempts: Attemp
             result = CheckResult(lists=result.lists, unevaluated=[*result.unevaluated, f"{what} depend on whether {calls}: the spans cannot tell"])
         settled.append(result)
     return settled
+
+
+def _open_call(attempt: Attempt) -> str:
+    """An open call as a reason names it: the outcomes it may have had, and, where its witnesses
+    disagree, the call and what they say."""
+    said = f"{attempt.tool} was {attempt.outcome} or {attempt.could_be}"
+    doubt = attempt.witnesses.doubt if attempt.witnesses is not None else None
+    if doubt is None:
+        return said
+    return f"{said} ({attempt.call_id or 'no call id'}: {doubt})"
 
 
 def _read_as(attempts: Attempts, flipped: set[int]) -> Attempts:
