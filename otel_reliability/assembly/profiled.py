@@ -8,7 +8,7 @@ call whose body never ran, and as possibly refused those whose error a refusal l
 (as run, those whose error came after the body returned); reads the tool spans a profile
 says record a call held for a decision as its request; unwraps the arguments its tool spans record wrapped; and reads
 the OK tool spans whose result (its start, which the
-adapters keep when a profile reads results) says the call never ran, or failed. Records it changes are copies: the buffer keeps the originals.
+adapters keep) says the call never ran, or failed. Records it changes are copies: the buffer keeps the originals.
 """
 
 from __future__ import annotations

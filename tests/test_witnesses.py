@@ -1,0 +1,198 @@
+"""Every call is read from its witnesses (the request, the execution, the answer handed back),
+and its outcome is confident only when they agree (issue 31, points 1 and 2).
+
+Where they disagree the outcome is open (``Attempt.could_be``), the verdict says only what
+every reading agrees on, and a check that differs is NOT_EVALUATED with a reason naming the
+call and what its witnesses say. The lexicon of texts that read as a failure or a refusal only
+opens outcomes; what it costs (truly ok calls it opens) is measured over the whole corpus.
+"""
+
+from __future__ import annotations
+
+from contextlib import nullcontext
+from itertools import count
+
+import pytest
+
+from otel_reliability.adapters import lexicon, profiles, to_record
+from otel_reliability.assembly import assemble
+from otel_reliability.assembly.attempts import attempts_of
+from otel_reliability.engine import Engine, judge_spans
+from otel_reliability.inspect import inspect_files, render_text
+from otel_reliability.model import ERROR, NOT_EVALUATED, OK, REFUSED, Role, SpanRecord, ToolRequest, ToolResponse
+from otel_reliability.sources import read_telemetry
+
+from .corpus import ADAPTED, CORPUS, companion, logs_of, trace_files
+
+# (corpus trace, tool, outcome the spans record, the other outcome left open, words of the doubt)
+# read with every profile removed: the generic reader alone, where these read confidently wrong before
+ON_REAL_TRACES = [
+    ("crewai_event_listener/blocked_hook", "delete_file", OK, REFUSED, "its result reads as a refusal: 'Tool execution blocked by hook"),
+    ("llama_index/blocked_approval_denied", "delete_file", OK, REFUSED, "its result reads as a refusal"),
+    ("semantic_kernel/blocked_function_filter", "FilePlugin-delete_file", OK, REFUSED, "its result reads as a refusal: 'Blocked by policy"),
+    ("mcp_pydantic_ai/blocked_approval_rejected", "delete_file", OK, REFUSED, "the answer reads as a refusal: 'The user refused"),
+    ("mcp_openai_agents/server_unknown_tool", "legacy_lookup", OK, REFUSED, "Unknown tool: legacy_lookup"),
+    ("mcp_openai_agents/tool_error", "divide", OK, ERROR, "its result reads as a failure"),
+    ("openai_agents_guardrails/blocked_tool_input_guardrail", "delete_file", OK, REFUSED, "'Refused: system paths"),
+    ("google_adk/blocked_before_tool_callback", "delete_file", ERROR, REFUSED, "the answer reads as a refusal"),
+    ("mcp_pydantic_ai/invalid_arguments", "multiply", ERROR, REFUSED, "its error reads as a refusal"),
+    ("langgraph_subagents/invalid_arguments", "multiply", ERROR, REFUSED, "1 validation error for multiply"),
+]
+
+
+def attempts_in(trace: str) -> list:
+    spans = read_telemetry(CORPUS / f"{trace}.json").spans
+    with profiles.removed():
+        return [a for run in assemble([to_record(s) for s in spans]) for member in run.walk() for a in member.own_attempts]
+
+
+@pytest.mark.parametrize(("trace", "tool", "outcome", "other", "doubt"), ON_REAL_TRACES, ids=[t[0] for t in ON_REAL_TRACES])
+def test_a_call_whose_witnesses_disagree_is_left_open_and_says_why(trace, tool, outcome, other, doubt):
+    opened = [a for a in attempts_in(trace) if a.could_be is not None]
+    assert [(a.tool, a.outcome, a.could_be) for a in opened] == [(tool, outcome, other)]
+    assert doubt in opened[0].witnesses.doubt
+
+
+@pytest.mark.parametrize("trace", ["crewai_event_listener/blocked_hook", "semantic_kernel/blocked_function_filter"])
+def test_a_false_pass_on_a_blocked_call_becomes_not_evaluated_naming_the_call_and_its_witnesses(trace):
+    """Both read PASSED before: a tool span that ended OK although the framework blocked the body."""
+    results = judge_spans(Engine(), read_telemetry(CORPUS / f"{trace}.json").spans)
+    assert [r.verdict.eval_status for r in results] == [NOT_EVALUATED]
+    [reason] = [c for c in results[0].verdict.unevaluated_checks if "the spans cannot tell" in c]
+    call_id = companion(CORPUS / f"{trace}.json", "truth")["tool_executions"][0]["tool_call_id"]
+    assert f"delete_file was ok or refused ({call_id}: the execution span says OK, its result reads as a refusal" in reason
+
+
+def test_calls_whose_witnesses_agree_stay_confident():
+    [attempt] = attempts_in("crewai_event_listener/single_tool")
+    assert (attempt.outcome, attempt.could_be, attempt.witnesses.doubt) == (OK, None, None)
+    witnesses = attempt.witnesses
+    assert (witnesses.joined_by, witnesses.request, witnesses.execution, witnesses.result, witnesses.answer) == (
+        "name+arguments", True, OK, "50", "50")
+
+
+# Small synthetic runs for what the corpus lacks: a span status of OK over an error payload, and
+# a call that ends OK with no result where the run's other calls record theirs.
+_ids = count(10)
+
+
+def tool(name: str, call_id: str, *, output: str | None = None, returned: bool = True, error: str | None = None) -> SpanRecord:
+    span_id = next(_ids)
+    return SpanRecord(1, span_id, 1, name, span_id * 10, span_id * 10 + 5, Role.TOOL, error=error, tool_name=name, arguments="{}",
+                      call_id=call_id, output=output, returned=returned)
+
+
+def model(requests=(), responses=()) -> SpanRecord:
+    span_id = next(_ids)
+    return SpanRecord(1, span_id, 1, "chat", span_id * 10, span_id * 10 + 5, Role.MODEL, requests=tuple(requests), responses=tuple(responses))
+
+
+def asked(*names: str) -> SpanRecord:
+    return model([ToolRequest(n, "{}", f"c_{n}") for n in names])
+
+
+SYNTHETIC = [
+    # (what, records, tool whose outcome is open, outcome, other, words of the doubt); None: none open
+    ("an error object in an OK result", [asked("a"), tool("a", "c_a", output='{"error": "quota"}')], "a", OK, ERROR, "reads as a failure"),
+    ("a traceback in an OK result", [asked("a"), tool("a", "c_a", output="Traceback (most recent call last):\n  File")],
+     "a", OK, ERROR, "reads as a failure"),
+    ("an exception's text as the result", [asked("a"), tool("a", "c_a", output="ValueError: bad date")], "a", OK, ERROR, "failure"),
+    ("an error object that says no error", [asked("a"), tool("a", "c_a", output='{"error": null, "value": 3}')], None, None, None, None),
+    ("OK with no result while the run's other call records one",
+     [asked("a", "b"), tool("a", "c_a", output="3"), tool("b", "c_b", returned=False)], "b", OK, REFUSED, "no recorded result"),
+    ("OK with no result in a run that records no results", [asked("a", "b"), tool("a", "c_a", returned=False), tool("b", "c_b", returned=False)],
+     None, None, None, None),
+    ("an answer that is not the recorded result",
+     [asked("a"), tool("a", "c_a", output='{"rows": 3}'), model(responses=[ToolResponse("c_a", "withheld by the output check")])],
+     "a", OK, ERROR, "is not the execution's result"),
+    ("an answer that is the result, wrapped and spaced otherwise",
+     [asked("a"), tool("a", "c_a", output='{"content": "{\\"rows\\":3}"}'), model(responses=[ToolResponse("c_a", '{"rows": 3}')])],
+     None, None, None, None),
+    ("a refusal answered with no reason", [asked("a", "b"), tool("a", "c_a", output="1"), model(responses=[ToolResponse("c_b", "")])],
+     "b", REFUSED, ERROR, "gives no reason"),
+    ("a refusal answered as one", [asked("a", "b"), tool("a", "c_a", output="1"), model(responses=[ToolResponse("c_b", "Tool b is not allowed")])],
+     None, None, None, None),
+]
+
+
+@pytest.mark.parametrize(("what", "records", "name", "outcome", "other", "doubt"), SYNTHETIC, ids=[s[0] for s in SYNTHETIC])
+def test_witnesses_that_disagree_open_the_outcome(what, records, name, outcome, other, doubt):
+    attempts = attempts_of(records, "solo", ("solo",), None)
+    opened = [(a.tool, a.outcome, a.could_be) for a in attempts if a.could_be is not None]
+    if name is None:
+        assert opened == []
+        return
+    assert opened == [(name, outcome, other)]
+    assert doubt in next(a for a in attempts if a.tool == name).witnesses.doubt
+
+
+def test_inspect_shows_each_calls_witnesses_and_why_its_outcome_is_open():
+    with profiles.removed():
+        text = " ".join(render_text(inspect_files([CORPUS / "mcp_pydantic_ai" / "blocked_approval_rejected.json"]), width=400).split())
+    assert "request: in a model output" in text
+    assert "execution: OK, no result recorded" in text
+    assert "answer: 'The user refused to delete this file.'" in text
+    assert "may be refused: the execution span says OK, the answer reads as a refusal" in text
+
+
+@pytest.mark.parametrize(("text", "reads"), [
+    ("operator rejected: scratch file is still in use", lexicon.REFUSAL),
+    ("Error: division by zero", lexicon.FAILURE),
+    ('{"error": "boom"}', lexicon.FAILURE),
+    ('{"error": null}', None),
+    ("The weather in Paris is 18°C and sunny", None),
+    ("50", None),
+])
+def test_the_lexicon_reads_texts_as_a_failure_or_a_refusal(text, reads):
+    assert lexicon.reads_as(text) == reads
+
+
+@pytest.mark.parametrize(("body", "error"), [
+    ("refusal: [{pattern: '(', example: x}]\nfailure: []\n", "does not compile"),
+    ("refusal: [{pattern: denied, example: approved}]\nfailure: []\n", "does not match its example"),
+    ("refusal: []\nfailures: []\n", "failure"),
+])
+def test_a_bad_lexicon_is_refused_naming_the_file_and_what_is_wrong(tmp_path, body, error):
+    path = tmp_path / "reads_as.yaml"
+    path.write_text(body)
+    with pytest.raises(ValueError, match="lexicon reads_as.yaml: ") as raised:
+        lexicon.load(path)
+    assert error in str(raised.value)
+
+
+def _opened_truly_ok(cold: bool) -> tuple[int, int, list[str]]:
+    """(truly ok calls, those opened by their witnesses, which) over every scenario of the corpus.
+
+    A call is found in the truth by its call id, else as the next truth entry of the same tool."""
+    ok = opened = 0
+    which = []
+    for folder in ADAPTED:
+        for trace in trace_files(folder):
+            if not trace.with_name(trace.stem + ".truth.json").exists():
+                continue
+            truth = list(companion(trace, "truth")["tool_executions"])
+            logs = logs_of(trace)
+            with profiles.removed() if cold else nullcontext():
+                results = judge_spans(Engine(), read_telemetry(trace).spans, read_telemetry(logs).logs if logs else ())
+            for attempt in (a for r in results for a in r.verdict.chain):
+                entry = next((t for t in truth if t.get("tool_call_id") and t["tool_call_id"] == attempt.call_id), None)
+                entry = entry or next((t for t in truth if t["name"] == attempt.tool), None)
+                if entry is None:
+                    continue
+                truth.remove(entry)
+                if entry["outcome"] == OK:
+                    ok += 1
+                    if attempt.witnesses is not None and attempt.witnesses.doubt is not None:
+                        opened += 1
+                        which.append(f"{folder}/{trace.stem}: {attempt.tool}: {attempt.witnesses.doubt}")
+    return ok, opened, which
+
+
+@pytest.mark.parametrize("cold", [True, False], ids=["cold", "with profiles"])
+def test_the_lexicon_and_the_witnesses_open_at_most_two_percent_of_truly_ok_calls(cold, capsys):
+    ok, opened, which = _opened_truly_ok(cold)
+    with capsys.disabled():
+        print(f"\nwitnesses opened {opened} of {ok} truly ok calls ({'cold' if cold else 'with profiles'})" + "".join(f"\n  {w}" for w in which))
+    assert ok > 500, "the measure covers the corpus"
+    assert opened <= 0.02 * ok, which
+
