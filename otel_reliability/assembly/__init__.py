@@ -142,8 +142,8 @@ def _runs_with_continuations(
         if record.run_key is not None:
             by_key[record.run_key] = chain
         for attempt in run.own_attempts:
-            if attempt.outcome == PENDING and attempt.call_id is not None:
-                by_pending_call[record.agent_name, attempt.call_id] = chain
+            if (call_id := _resumable_call(attempt)) is not None:
+                by_pending_call[record.agent_name, call_id] = chain
     return runs
 
 
@@ -263,9 +263,22 @@ def _member_runs(
             groups[index] = groups[index] + [record]
             runs[index] = _build(groups[index], owned, members, path)
         for attempt in runs[index].own_attempts:
-            if attempt.outcome == PENDING and attempt.call_id is not None:
-                by_pending_call[record.agent_name, attempt.call_id] = index
+            if (call_id := _resumable_call(attempt)) is not None:
+                by_pending_call[record.agent_name, call_id] = index
     return runs
+
+
+def _resumable_call(attempt: Attempt) -> str | None:
+    """The call id by which a later run that answers this call without asking for it resumes its
+    run, None when none can: the call was left pending, or its execution span ended OK with no
+    result (a span some instrumentations leave for a call held for a decision: the decision, and
+    the call's run once approved, are in the later run)."""
+    if attempt.call_id is None or attempt.outcome not in (PENDING, OK):
+        return None
+    witnesses = attempt.witnesses
+    if attempt.outcome == OK and (witnesses is None or witnesses.execution != OK or witnesses.result is not None):
+        return None
+    return attempt.call_id
 
 
 def _resumed_calls(record: SpanRecord, owned: dict[_Key, list[SpanRecord]]) -> list[tuple[str | None, str]]:

@@ -106,6 +106,8 @@ def attempts_of(
     requests = _requests(models)
     arguments = [parse_arguments(e.arguments) for e in executions]
     pairs = _pair(requests, executions, arguments)
+    if len(pairs) < len(executions) and len(executions) > 1:
+        executions, arguments = witnesses.without_paused(executions, arguments, pairs)
     # In start order, so a start seen twice is two that started in the same instant (one set,
     # not a generator over pairs: this runs for every run).
     if len({e.start_ns for e in executions}) < len(executions):

@@ -21,6 +21,8 @@ adapters kept (the start of a result, an answer's text).
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..adapters.lexicon import FAILURE, REFUSAL, reads_as
 from ..model import ERROR, OK, REFUSED, Attempt, SpanRecord, ToolResponse, Witnesses
 
@@ -56,6 +58,36 @@ def requested_only(attempt: Attempt, joined_by: str, answer: ToolResponse | None
         attempt.could_be, witnesses.doubt = ERROR, "no execution span, and the answer gives no reason"
     elif reading == FAILURE:
         attempt.could_be, witnesses.doubt = ERROR, f"no execution span, and the answer reads as a failure: {_quoted(said)}"
+
+
+def without_paused(
+    executions: list[SpanRecord], arguments: list[dict[str, Any]], pairs: dict[int, Any]
+) -> tuple[list[SpanRecord], list[dict[str, Any]]]:
+    """``executions`` (in start order, with their parsed ``arguments``) without the spans of calls
+    paused for a decision and run once it came: a span that ended OK with no result, paired with
+    its request, and a later span of the same tool and arguments that no request claimed and that
+    ran (it records a result or an error) are one call, held and then resumed. The later span
+    takes the request (``pairs``: id(execution) → request); the pause is no attempt of its own."""
+    paused = []
+    for index, held in enumerate(executions):
+        if held.error is not None or held.returned or id(held) not in pairs:
+            continue
+        for later, parsed in zip(executions[index + 1:], arguments[index + 1:], strict=True):
+            if (
+                id(later) not in pairs
+                and later.tool_name == held.tool_name
+                and later.start_ns >= held.end_ns
+                and (later.returned or later.error is not None)
+                and (later.call_id is None or later.call_id == held.call_id)
+                and parsed == arguments[index]
+            ):
+                pairs[id(later)] = pairs.pop(id(held))
+                paused.append(index)
+                break
+    if not paused:
+        return executions, arguments
+    kept = [i for i in range(len(executions)) if i not in paused]
+    return [executions[i] for i in kept], [arguments[i] for i in kept]
 
 
 def _doubt(
