@@ -37,6 +37,12 @@ ON_REAL_TRACES = [
     ("google_adk/blocked_before_tool_callback", "delete_file", ERROR, REFUSED, "the answer reads as a refusal"),
     ("mcp_pydantic_ai/invalid_arguments", "multiply", ERROR, REFUSED, "its error reads as a refusal"),
     ("langgraph_subagents/invalid_arguments", "multiply", ERROR, REFUSED, "1 validation error for multiply"),
+    ("llama_index/invalid_arguments", "multiply", ERROR, REFUSED, "multiply() missing 1 required"),
+    ("llama_index/blocked_handoff_not_allowed", "handoff", OK, REFUSED, "cannot hand off"),
+    ("crewai_event_listener/blocked_usage_limit", "multiply", OK, REFUSED, "has reached its usage limit"),
+    ("google_adk/blocked_plugin", "delete_file", OK, REFUSED, "skipped: system files are protected"),
+    # paused for an approval, rejected in the resumed run: the held span's OK against the answer
+    ("mcp_openai_agents/blocked_approval_rejected", "delete_file", OK, REFUSED, "the answer reads as a refusal: 'operator rejected"),
 ]
 
 
@@ -71,12 +77,38 @@ def test_calls_whose_witnesses_agree_stay_confident():
         "name+arguments", True, OK, "50", "50")
 
 
+# (corpus trace, tool): a call paused for an approval and resumed in a later run of the same
+# trace, which answers the call's id without asking for it. Each instrumentation leaves a span
+# that ended OK with no result for the pause, and the approved call's real execution in the
+# resumed run: one attempt, the resumed execution's, with the call's id.
+PAUSED_AND_RESUMED = [
+    ("mcp_openai_agents/approval_approved", "delete_file"),
+    ("mcp_openai_agents_semconv/approval_approved", "delete_file"),
+    ("openai_agents_openinference/approval_approved", "delete_file"),
+    ("openai_agents_guardrails/approval_approved_outer_trace", "delete_file"),
+]
+
+
+@pytest.mark.parametrize(("trace", "name"), PAUSED_AND_RESUMED, ids=[t[0] for t in PAUSED_AND_RESUMED])
+def test_a_call_paused_for_a_decision_and_resumed_is_one_attempt_with_its_final_outcome(trace, name):
+    [truth] = companion(CORPUS / f"{trace}.json", "truth")["tool_executions"]
+    calls = [a for a in attempts_in(trace) if a.tool == name]
+    assert [(a.call_id, a.outcome, a.could_be) for a in calls] == [(truth["tool_call_id"], OK, None)]
+    assert calls[0].witnesses.result is not None, "the resumed execution's, not the pause's span"
+    results = judge_spans(Engine(), read_telemetry(CORPUS / f"{trace}.json").spans)
+    with profiles.removed():
+        cold = judge_spans(Engine(), read_telemetry(CORPUS / f"{trace}.json").spans)
+    for judged in (results, cold):
+        chain = {a.call_id: a.outcome for r in judged for a in r.verdict.chain if a.tool == name}
+        assert chain == {truth["tool_call_id"]: OK}
+
+
 # Small synthetic runs for what the corpus lacks: a span status of OK over an error payload, and
 # a call that ends OK with no result where the run's other calls record theirs.
 _ids = count(10)
 
 
-def tool(name: str, call_id: str, *, output: str | None = None, returned: bool = True, error: str | None = None) -> SpanRecord:
+def tool(name: str, call_id: str | None, *, output: str | None = None, returned: bool = True, error: str | None = None) -> SpanRecord:
     span_id = next(_ids)
     return SpanRecord(1, span_id, 1, name, span_id * 10, span_id * 10 + 5, Role.TOOL, error=error, tool_name=name, arguments="{}",
                       call_id=call_id, output=output, returned=returned)
@@ -110,6 +142,9 @@ SYNTHETIC = [
      None, None, None, None),
     ("a refusal answered with no reason", [asked("a", "b"), tool("a", "c_a", output="1"), model(responses=[ToolResponse("c_b", "")])],
      "b", REFUSED, ERROR, "gives no reason"),
+    ("a held span, then the approved call run in the resumed run",
+     [asked("a"), tool("a", None, returned=False), model(responses=[ToolResponse("c_a", "done")]), tool("a", None, output="done")],
+     None, None, None, None),
     ("a refusal answered as one", [asked("a", "b"), tool("a", "c_a", output="1"), model(responses=[ToolResponse("c_b", "Tool b is not allowed")])],
      None, None, None, None),
 ]
@@ -124,6 +159,12 @@ def test_witnesses_that_disagree_open_the_outcome(what, records, name, outcome, 
         return
     assert opened == [(name, outcome, other)]
     assert doubt in next(a for a in attempts if a.tool == name).witnesses.doubt
+
+
+def test_a_held_span_and_the_resumed_execution_are_one_call():
+    held, resumed = tool("a", None, returned=False), tool("a", None, output="done")
+    [attempt] = attempts_of([asked("a"), held, model(responses=[ToolResponse("c_a", "done")]), resumed], "solo", ("solo",), None)
+    assert (attempt.span_id, attempt.call_id, attempt.outcome, attempt.witnesses.result) == (resumed.span_id, "c_a", OK, "done")
 
 
 def test_inspect_shows_each_calls_witnesses_and_why_its_outcome_is_open():
