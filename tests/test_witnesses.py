@@ -78,7 +78,7 @@ def test_calls_whose_witnesses_agree_stay_confident():
 
 
 # (corpus trace, tool): a call paused for an approval and resumed in a later run of the same
-# trace, which answers the call's id without asking for it. Each instrumentation leaves a span
+# trace, which answers the call's id without asking for it (or in the same run). Each instrumentation leaves a span
 # that ended OK with no result for the pause, and the approved call's real execution in the
 # resumed run: one attempt, the resumed execution's, with the call's id.
 PAUSED_AND_RESUMED = [
@@ -86,6 +86,9 @@ PAUSED_AND_RESUMED = [
     ("mcp_openai_agents_semconv/approval_approved", "delete_file"),
     ("openai_agents_openinference/approval_approved", "delete_file"),
     ("openai_agents_guardrails/approval_approved_outer_trace", "delete_file"),
+    # both spans carry the call's id, in the same run
+    ("mcp_pydantic_ai/approval_approved", "delete_file"),
+    ("mcp_pydantic_ai_semconv/approval_approved", "delete_file"),
 ]
 
 

@@ -64,24 +64,24 @@ def without_paused(
     executions: list[SpanRecord], arguments: list[dict[str, Any]], pairs: dict[int, Any]
 ) -> tuple[list[SpanRecord], list[dict[str, Any]]]:
     """``executions`` (in start order, with their parsed ``arguments``) without the spans of calls
-    paused for a decision and run once it came: a span that ended OK with no result, paired with
-    its request, and a later span of the same tool and arguments that no request claimed and that
-    ran (it records a result or an error) are one call, held and then resumed. The later span
-    takes the request (``pairs``: id(execution) → request); the pause is no attempt of its own."""
+    paused for a decision and run once it came. A span that ended OK with no result, and a later
+    span of the same tool that ran (it records a result or an error), are one call held and then
+    resumed when both carry the same call id, or when the first carried out a request and the
+    later one, with the same arguments, none. The later span takes the request (``pairs``:
+    id(execution) → request); the pause is no attempt of its own."""
     paused = []
     for index, held in enumerate(executions):
-        if held.error is not None or held.returned or id(held) not in pairs:
+        if held.error is not None or held.returned:
             continue
         for later, parsed in zip(executions[index + 1:], arguments[index + 1:], strict=True):
-            if (
-                id(later) not in pairs
-                and later.tool_name == held.tool_name
-                and later.start_ns >= held.end_ns
-                and (later.returned or later.error is not None)
-                and (later.call_id is None or later.call_id == held.call_id)
-                and parsed == arguments[index]
+            if later.tool_name != held.tool_name or later.start_ns < held.end_ns or not (later.returned or later.error is not None):
+                continue
+            same_call = held.call_id is not None and later.call_id == held.call_id
+            if same_call or (
+                id(held) in pairs and id(later) not in pairs and later.call_id in (None, held.call_id) and parsed == arguments[index]
             ):
-                pairs[id(later)] = pairs.pop(id(held))
+                if id(held) in pairs and id(later) not in pairs:
+                    pairs[id(later)] = pairs.pop(id(held))
                 paused.append(index)
                 break
     if not paused:
