@@ -192,8 +192,9 @@ def test_the_lexicon_reads_texts_as_a_failure_or_a_refusal(text, reads):
 
 
 @pytest.mark.parametrize(("body", "error"), [
-    ("refusal: [{pattern: '(', example: x}]\nfailure: []\n", "does not compile"),
-    ("refusal: [{pattern: denied, example: approved}]\nfailure: []\n", "does not match its example"),
+    ("refusal: [{why: w, patterns: ['('], examples: [x]}]\nfailure: []\n", "does not compile"),
+    ("refusal: [{why: w, patterns: [denied], examples: [approved]}]\nfailure: []\n", "no pattern matches its example 'approved'"),
+    ("refusal: [{why: w, patterns: [], examples: []}]\nfailure: []\n", "needs patterns and examples"),
     ("refusal: []\nfailures: []\n", "failure"),
 ])
 def test_a_bad_lexicon_is_refused_naming_the_file_and_what_is_wrong(tmp_path, body, error):

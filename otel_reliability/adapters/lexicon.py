@@ -2,7 +2,7 @@
 
 A tool's result, its error or the answer handed to the model that reads as one only opens the
 call's outcome (``assembly.witnesses``): a hit never decides it. The file is validated when it
-loads (each pattern compiles and matches its example) and compiled once, one expression a kind.
+loads (each pattern compiles, each example is read as its entry says) and compiled once.
 """
 
 from __future__ import annotations
@@ -21,18 +21,26 @@ LOOKED_AT = 256  # the start of a text says what it is; the rest is its payload
 
 
 class Entry(BaseModel):
+    """Patterns that read a text one way, why, and texts they must read so (``examples``)."""
+
     model_config = ConfigDict(extra="forbid", frozen=True)
-    pattern: str
-    example: str
+    why: str
+    patterns: tuple[str, ...]
+    examples: tuple[str, ...]
 
     @model_validator(mode="after")
-    def _matches_its_example(self) -> Entry:
-        try:
-            compiled = re.compile(self.pattern, re.IGNORECASE)
-        except re.error as exc:
-            raise ValueError(f"pattern {self.pattern!r} does not compile: {exc}") from exc
-        if not compiled.search(self.example[:LOOKED_AT]):
-            raise ValueError(f"pattern {self.pattern!r} does not match its example {self.example!r}")
+    def _compile_and_match_the_examples(self) -> Entry:
+        if not self.patterns or not self.examples:
+            raise ValueError(f"{self.why!r}: needs patterns and examples")
+        compiled = []
+        for pattern in self.patterns:
+            try:
+                compiled.append(re.compile(pattern))
+            except re.error as exc:
+                raise ValueError(f"pattern {pattern!r} does not compile: {exc}") from exc
+        for example in self.examples:
+            if not any(c.search(example[:LOOKED_AT].lower()) for c in compiled):
+                raise ValueError(f"{self.why!r}: no pattern matches its example {example!r}")
         return self
 
 
@@ -50,8 +58,10 @@ def load(path: Path = LEXICON) -> Lexicon:
         raise ValueError(f"lexicon {path.name}: {exc}") from exc
 
 
-def _compiled(entries: tuple[Entry, ...]) -> re.Pattern[str]:
-    return re.compile("|".join(f"(?:{e.pattern})" for e in entries), re.IGNORECASE)
+def _compiled(entries: tuple[Entry, ...]) -> tuple[re.Pattern[str], ...]:
+    # One expression a pattern, not one alternation of all: each starts with a literal, which
+    # Python's matcher finds fast, where an alternation is tried at every character.
+    return tuple(re.compile(pattern) for entry in entries for pattern in entry.patterns)
 
 
 _LOADED = load()
@@ -66,9 +76,11 @@ def reads_as(text: str | None) -> Literal["refusal", "failure"] | None:
     """
     if not text:
         return None
-    start = text[:LOOKED_AT]
-    if _REFUSAL.search(start):
-        return REFUSAL
-    if _FAILURE.search(start):
-        return FAILURE
+    start = text[:LOOKED_AT].lower()
+    for pattern in _REFUSAL:
+        if pattern.search(start):
+            return REFUSAL
+    for pattern in _FAILURE:
+        if pattern.search(start):
+            return FAILURE
     return None

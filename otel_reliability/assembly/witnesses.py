@@ -100,7 +100,7 @@ def _doubt(
         what = "result" if outcome == OK else "error"
         return _OTHER_OUTCOME[reading], f"the execution span says {status}, its {what} reads as a {reading}: {_quoted(result)}"
     said = answer.content if answer is not None else None
-    reading = reads_as(said)
+    reading = reads_as(said) if said != result else None  # the same text reads the same
     if reading is not None and _OTHER_OUTCOME[reading] != outcome:
         return _OTHER_OUTCOME[reading], f"the execution span says {status}, the answer reads as a {reading}: {_quoted(said)}"
     if outcome != OK:
