@@ -11,11 +11,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.springframework.ai.chat.client.ChatClient;
 import org.springframework.ai.chat.client.advisor.MessageChatMemoryAdvisor;
@@ -262,24 +260,19 @@ public class CaptureApplication {
       return index;
     }
 
-    /**
-     * A tool's span names the tool ({@code spring.ai.tool.definition.name}) and carries no call id,
-     * so the n-th truth entry of a tool gets the n-th span of that tool in start order.
-     */
+    /** A tool's span carries the call's id ({@code spring.ai.tool.call.id}): each truth entry gets the span of its call. */
     private static void matchSpans(List<Span> spans, List<Map<String, Object>> executions) {
-      Set<String> used = new HashSet<>();
-      List<Span> tools = byStart(spans).stream().filter(s -> attribute(s, "spring.ai.tool.definition.name") != null).toList();
+      List<Span> tools = byStart(spans).stream().filter(s -> attribute(s, "spring.ai.tool.call.id") != null).toList();
       for (Map<String, Object> entry : executions) {
-        Span found = tools.stream().filter(s -> !used.contains(OtlpReceiver.hex(s.getSpanId())))
-            .filter(s -> entry.get("name").equals(attribute(s, "spring.ai.tool.definition.name"))).findFirst().orElse(null);
+        Span found = tools.stream().filter(s -> attribute(s, "spring.ai.tool.call.id").equals(entry.get("tool_call_id"))).findFirst()
+            .orElse(null);
         Map<String, Object> match = null;
         if (found != null) {
-          used.add(OtlpReceiver.hex(found.getSpanId()));
           match = new LinkedHashMap<>();
           match.put("span_id", OtlpReceiver.hex(found.getSpanId()));
           match.put("span_name", found.getName());
           match.put("status", STATUS[found.getStatus().getCodeValue()]);
-          match.put("matched_by", "spring.ai.tool.definition.name, in start order");
+          match.put("matched_by", "spring.ai.tool.call.id");
         }
         entry.put("refused".equals(entry.get("outcome")) ? "tool_span_despite_refusal" : "execution_span", match);
       }
