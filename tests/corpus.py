@@ -100,6 +100,7 @@ FIRST_CORPUS = (
 LIFTING: tuple[str, ...] = (
     # issue 32: traced by SDKs whose span conventions the reader does not know yet
     "genkit",
+    "spring_ai",
 )
 
 # LIFTING folders no convention reads yet (issue 32): the reader finds no run in them or says
