@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from . import ReliabilitySpanProcessor
 from .expectations import ExpectationError
+from .input_errors import validation_problems
 
 logger = logging.getLogger(__name__)
 
@@ -109,7 +110,7 @@ def _reliability_processor() -> tuple[SynchronousMultiSpanProcessor, Reliability
         exporters = SynchronousMultiSpanProcessor()
         return exporters, ReliabilitySpanProcessor(exporters, **settings.keywords())
     except ValidationError as exc:
-        problems = "; ".join(f"{ENV_PREFIX}{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        problems = validation_problems(exc, rename=lambda place: ENV_PREFIX + place.upper())
         logger.error("otel-reliability is not judging this process: %s", problems)
     except (ExpectationError, ValueError, OSError, sqlite3.Error) as exc:
         logger.error("otel-reliability is not judging this process: %s", exc)

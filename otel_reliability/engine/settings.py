@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..input_errors import validation_problems
+
 MIB = 1024 * 1024
 
 
@@ -74,6 +76,4 @@ class EngineSettings(BaseModel):
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
-            raise SettingsError(
-                "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
-            ) from None
+            raise SettingsError(validation_problems(exc, top="settings")) from None

@@ -36,7 +36,6 @@ which does what it does after its own shutdown (``BatchSpanProcessor`` drops and
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -54,6 +53,7 @@ from ..model import LogData
 from ..results import RunResult
 from ..session_results import SessionResult
 from ..stores import ResultStore, open_store, parse_store_spec
+from ..stores.spec import default_store
 from ..engine.reload import REFUSED, RELOADED, Reloaded, reload_expectations
 from .forking import register_fork_hooks
 from .inline import active_check, register_processor
@@ -68,7 +68,6 @@ __all__ = ["ProcessorStats", "ReliabilitySpanProcessor"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_STORE = "otel-reliability.db"
 STORE_FROM_ENVIRONMENT = "$OTEL_RELIABILITY_STORE"  # read when the processor is made, not at import
 # Results stores a forked child must neither use nor close (the parent's connections): kept
 # referenced here so that no garbage collection closes them in the child either.
@@ -126,7 +125,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
             if store == STORE_FROM_ENVIRONMENT and standings is not None and parse_store_spec(standings).kind == "sqlite":
                 store = standings  # one file for verdicts and standings
         if store == STORE_FROM_ENVIRONMENT:
-            store = os.environ.get("OTEL_RELIABILITY_STORE", DEFAULT_STORE)
+            store = default_store()
         engine = Engine(expectations, default_expectation)  # a bad expectation file fails before the store is opened
         self._next = span_processor
         self._store_spec = store if isinstance(store, (str, Path)) else None  # opened again in a forked child

@@ -36,7 +36,9 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="run the OTLP receiver: judge every agent run in the traces it receives",
         description="Receive OTLP traces over gRPC and HTTP, judge each agent run once its trace is "
         "complete, keep the verdicts and serve them. Settings: defaults < --config file < "
-        "OTEL_RELIABILITY_<SETTING> environment variables < flags.",
+        "OTEL_RELIABILITY_<SETTING> environment variables < flags. The expectation files are read "
+        "again, without a restart, on SIGHUP or POST /api/v1/reload (validated first: a bad file "
+        "leaves the set in force and is answered 400).",
     )
     serve.add_argument("--config", metavar="FILE", help="YAML file of settings (any of the flags below, by name)")
     serve.add_argument("--grpc-endpoint", metavar="HOST:PORT", help=_about(fields, "grpc_endpoint") + " (default 127.0.0.1:4317; 0.0.0.0:4317 for every interface)")
