@@ -87,7 +87,8 @@ def _one(error: ErrorDetails) -> str:
     if kind == "extra_forbidden":
         return "not a field this file takes (a typo?)"
     if kind in _BOUNDS:
-        return f"must be {_BOUNDS[kind].format(**context)}, {_found(error)}"
+        bounds = {key: int(value) if isinstance(value, float) and value.is_integer() else value for key, value in context.items()}
+        return f"must be {_BOUNDS[kind].format(**bounds)}, {_found(error)}"
     if kind == "literal_error" or kind == "enum":
         return f"expected {context.get('expected', 'one of the listed values')}, {_found(error)}"
     if kind in ("string_too_short", "too_short") and context.get("min_length") == 1:
