@@ -55,6 +55,7 @@ class ZeroCodeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     expectations: list[str] = Field(default_factory=list)
+    conventions: list[str] = Field(default_factory=list)
     store: str | None = None
     # Types only: the processor checks the bounds (EngineSettings), naming the setting.
     max_traces: int | None = None
@@ -76,7 +77,7 @@ class ZeroCodeSettings(BaseModel):
         for name in cls.model_fields:
             raw = environ.get(ENV_PREFIX + name.upper())
             if raw is not None:
-                values[name] = [part.strip() for part in raw.split(",") if part.strip()] if name == "expectations" else raw
+                values[name] = [part.strip() for part in raw.split(",") if part.strip()] if name in ("expectations", "conventions") else raw
         return cls.model_validate(values)
 
     def keywords(self) -> dict[str, Any]:

@@ -17,7 +17,11 @@ from typing import Mapping, Sequence
 
 from rich.console import Console
 
+from .adapters.conventions import ConventionError
+from .adapters.conventions import use as use_conventions
 from .backend_args import add_backend_arguments, pull_inputs, split_inputs
+from .conventions_cli import add_conventions_argument
+from .conventions_cli import register as register_conventions
 from .emitters.markdown import results_markdown
 from .emitters.table import render_results
 from .engine import Engine, Judgement, judge_all_at_end
@@ -56,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (UsageError, TraceInputError, ExpectationError, OutputError, StoreSpecError) as exc:
+    except (UsageError, TraceInputError, ExpectationError, OutputError, StoreSpecError, ConventionError) as exc:
         print(f"otel-reliability: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
@@ -85,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
         "--expectations", action="append", default=[], metavar="FILE",
         help="expectation file (YAML, TOML or JSON); repeatable, the first matching rule wins",
     )
+    add_conventions_argument(evaluate)
     evaluate.add_argument("--format", choices=("table", "json", "markdown"), default="table",
                           help="table for a terminal (default), json for scripts (the results contract), markdown for a pull request")
     evaluate.add_argument("--output", metavar="FILE", help="write the report here instead of standard output")
@@ -133,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     register_report(commands)
     register_compare(commands)
     register_inspect(commands)
+    register_conventions(commands)
     return parser
 
 
@@ -184,6 +190,7 @@ def _trace_files(paths: Sequence[str]) -> tuple[list[Path], set[Path]]:
 
 
 def _eval(args: argparse.Namespace) -> int:
+    use_conventions(args.conventions)
     engine = Engine(args.expectations)
     if args.max_decompressed_mib < 1:
         raise UsageError(f"--max-decompressed-mib must be at least 1, got {args.max_decompressed_mib}")

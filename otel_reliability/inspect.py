@@ -30,7 +30,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .adapters import adapter_for, to_event_record, to_record
+from .adapters import adapter_for, conventions, to_event_record, to_record
+from .adapters.conventions import use as use_conventions
+from .conventions_cli import add_conventions_argument
 from .backend_args import add_backend_arguments, pull_inputs, split_inputs
 from .assembly import as_read, assemble
 from .assembly.ownership import enclosing_run
@@ -125,7 +127,10 @@ class BackendView:
 
 
 def convention_of(span: SpanData) -> str:
-    """The convention whose adapter reads the span (the one ``to_record`` uses), or ``none``."""
+    """The convention that reads the span (as ``to_record`` chooses it: a convention file's
+    rule, else a built-in adapter), or ``none``."""
+    if (found := conventions.rule_for(span)) is not None:
+        return found[1]
     adapter = adapter_for(span.attributes)
     return NO_CONVENTION if adapter is None else type(adapter).__name__.removesuffix("Adapter")
 
@@ -275,6 +280,7 @@ def register(commands: argparse._SubParsersAction) -> None:
         "is missing for judging, with the setting that would fix it.",
     )
     inspect.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory, or a backend URL (below)")
+    add_conventions_argument(inspect)
     inspect.add_argument("--format", choices=("table", "json"), default="table",
                          help="table for a terminal (default; narrower than 120 columns, ids are cut), json for every field")
     add_backend_arguments(inspect)
@@ -282,6 +288,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    use_conventions(args.conventions)
     file_inputs, backend_urls = split_inputs(args.paths)
     telemetry = [read_telemetry(path) for path in _files(file_inputs)]
     pulled = [found for found, _ in pull_inputs(backend_urls, args)]

@@ -44,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
+from ..adapters.conventions import use as use_conventions
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, PrintSink, StoreSink
 from ..engine import CallbackSink, Engine, EngineSettings, Pipeline, Sink
@@ -91,6 +92,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         *,
         expectations: Sequence[Expectation | str | Path] = (),
         default_expectation: Expectation = DEFAULT_EXPECTATION,
+        conventions: Sequence[str | Path] = (),
         store: str | Path | ResultStore | None = STORE_FROM_ENVIRONMENT,
         meter_provider: Any = None,
         on_result: Callable[[RunResult], None] | None = None,
@@ -117,6 +119,8 @@ class ReliabilitySpanProcessor(SpanProcessor):
              "session_idle": session_idle, "max_sessions": max_sessions, "max_runs_per_session": max_runs_per_session,
              "max_held_verdicts": max_held_verdicts, "max_held_bytes": max_held_bytes}
         )
+        if conventions:  # the process reads with them from now on (docs/conventions.md)
+            use_conventions(conventions)
         if reputation is not None:
             from ..reputation.processor import wire_reputation
 

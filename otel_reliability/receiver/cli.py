@@ -45,6 +45,7 @@ def register(commands: argparse._SubParsersAction) -> None:
     serve.add_argument("--http-endpoint", metavar="HOST:PORT", help=_about(fields, "http_endpoint") + " (default 127.0.0.1:4318; 0.0.0.0:4318 for every interface)")
     serve.add_argument("--store", metavar="PATH|URL", help=_about(fields, "store") + " (default otel-reliability.db)")
     serve.add_argument("--expectations", action="append", metavar="FILE", help=_about(fields, "expectations") + "; repeatable")
+    serve.add_argument("--conventions", action="append", metavar="FILE", help=_about(fields, "conventions") + "; repeatable")
     serve.add_argument("--decision-wait", type=float, metavar="SECONDS", help=_about(fields, "decision_wait") + " (default 2)")
     serve.add_argument("--workers", type=int, metavar="N", help=_about(fields, "workers") + " (default 1)")
     serve.add_argument("--durability", choices=("none", "batch", "always"), help=_about(fields, "durability") + " (default batch)")
@@ -80,6 +81,7 @@ def _serve(args: argparse.Namespace) -> int:
         "http_endpoint": args.http_endpoint,
         "store": args.store,
         "expectations": args.expectations,
+        "conventions": args.conventions,
         "decision_wait": args.decision_wait,
         "workers": args.workers,
         "durability": args.durability,

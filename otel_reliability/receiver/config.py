@@ -46,6 +46,10 @@ class ReceiverConfig(EngineSettings):
         "that several receivers share (with the paused runs they judged)",
     )
     expectations: list[str] = Field(default_factory=list, description="expectation files (YAML, TOML, JSON)")
+    conventions: list[str] = Field(
+        default_factory=list, description="convention files of your own tracing SDK (YAML; docs/conventions.md), "
+        "tried before the shipped ones",
+    )
     decision_wait: float = Field(2.0, gt=0, description="seconds a trace must be quiet before it is judged")
     max_buffered_spans: int = Field(
         1_000_000, ge=1, description="spans buffered in all; beyond it requests get RESOURCE_EXHAUSTED / HTTP 503"

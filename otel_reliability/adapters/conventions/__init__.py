@@ -27,10 +27,20 @@ from ...input_errors import validation_problems, yaml_problem
 from ...model import SpanData
 from .model import Convention, SpanRule, When
 
-__all__ = ["Convention", "ConventionError", "Origin", "in_force", "load_file", "removed", "rule_for", "use"]
+__all__ = ["Convention", "ConventionError", "Origin", "in_force", "load_file", "may_be_run", "paths_from", "removed", "rule_for", "use"]
 
 FOLDER = Path(__file__).parent
-SHIPPED = "shipped with otel-reliability"
+SHIPPED = "shipped"  # a convention file that comes with the package
+ENVIRONMENT_VARIABLE = "OTEL_RELIABILITY_CONVENTIONS"  # the user's convention files, comma-separated
+
+
+def paths_from(environ: Mapping[str, str]) -> list[str]:
+    """The convention files an environment names (``OTEL_RELIABILITY_CONVENTIONS``, comma-separated).
+
+    >>> paths_from({"OTEL_RELIABILITY_CONVENTIONS": "acme.yaml, more.yaml"})
+    ['acme.yaml', 'more.yaml']
+    """
+    return [part.strip() for part in environ.get(ENVIRONMENT_VARIABLE, "").split(",") if part.strip()]
 
 
 class ConventionError(ValueError):
@@ -88,6 +98,9 @@ class _Compiled:
                 table.setdefault(str(key), []).append((rule, origin.convention.name))
         self.attribute_keys = frozenset(self.by_attribute)
         self.attribute_order = tuple(self.by_attribute)  # rules are tried in the files' order, never a set's
+        runs = [r.when for o in origins for r in o.convention.spans if r.role == "agent_run"]
+        self.run_names = frozenset(w.span_name for w in runs if w.span_name)
+        self.run_keys = frozenset(w.attribute for w in runs if w.attribute and not w.span_name)
         self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
                          if (pattern := rule.when.span_name_matches) is not None}
 
@@ -142,6 +155,17 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
         if matched is not False:
             return rule, name, matched if isinstance(matched, re.Match) else None
     return None
+
+
+def may_be_run(span_name: str, attributes: Mapping[str, Any]) -> bool:
+    """A cheap, conservative test for spans a convention file may read as an agent run (for
+    the span processor's hot path, which holds such spans back until judged).
+
+    >>> may_be_run("work", {})
+    False
+    """
+    active = _active
+    return span_name in active.run_names or not active.run_keys.isdisjoint(attributes)
 
 
 def _matches(when: When, span: SpanData, patterns: Mapping[str, re.Pattern[str]]) -> re.Match[str] | bool:
