@@ -13,15 +13,25 @@ import ast
 from typing import Any, Callable, Iterator
 
 from ..model import ToolRequest, ToolResponse
+from ..jsontext import decode_json
 from .common import loads, str_or_none, text_of
 
 _PYTHON_LITERAL_LIMIT = 100_000  # characters: literal_eval of a huge repr costs more than it tells
 
 
 def as_json(value: Any) -> Any:
-    """JSON text decoded; a value that is not JSON text is kept as it is (a raw string stays one)."""
-    decoded = loads(value)
-    return value if decoded is None else decoded
+    """JSON text decoded (``null`` is None: nothing recorded); a value that is not JSON text is
+    kept as it is (a raw string stays one).
+
+    >>> as_json('{"a": 1}'), as_json("null"), as_json("plain words")
+    ({'a': 1}, None, 'plain words')
+    """
+    if not isinstance(value, str):
+        return value
+    try:
+        return decode_json(value)
+    except ValueError:
+        return value
 
 
 def as_text(value: Any) -> str | None:

@@ -109,7 +109,9 @@ class Messages(BaseModel):
 
 
 class SpanRule(BaseModel):
-    """How to read the spans ``when`` finds.
+    """How to read the spans ``when`` finds: as an agent run, a tool execution, a model call, a
+    span that names the agent of a run it wraps, or a handoff (a transfer to the ``target``
+    agent, carried out for the model's request whose tool name ends with the target's name).
 
     >>> SpanRule(when={"span_name": "x.tool"}, role="tool", tool_name="x.tool.name").role
     'tool'
@@ -117,8 +119,9 @@ class SpanRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     when: When
-    role: Literal["agent_run", "tool", "model", "names_agent"]
+    role: Literal["agent_run", "tool", "model", "names_agent", "handoff"]
     agent_name: Source | None = None  # runs, and spans that name the agent of a run they wrap
+    target: Source | None = None  # handoffs: the agent handed to (the model's request it carried out ends with that name)
     output: Source | None = None  # runs: the run's answer
     tool_name: Source | None = None  # tools
     arguments: Source | None = None
@@ -144,14 +147,17 @@ class SpanRule(BaseModel):
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when"},
             "model": {"requests", "responses"},
             "names_agent": {"agent_name"},
+            "handoff": {"target"},
         }[self.role]
         stray = sorted(name for name in self.model_fields_set - {"when", "role"} if name not in allowed)
         if stray:
             raise ValueError(f"a {self.role} span reads no {', '.join(stray)}")
         if self.role == "names_agent" and self.agent_name is None:
             raise ValueError("a span that names an agent needs agent_name")
+        if self.role == "handoff" and self.target is None:
+            raise ValueError("a handoff needs target")
         groups = re.compile(self.when.span_name_matches).groupindex if self.when.span_name_matches else {}
-        for name in ("agent_name", "output", "tool_name", "arguments", "result", "call_id", "error"):
+        for name in ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error"):
             source = getattr(self, name)
             if source is not None and source.span_name_group is not None and source.span_name_group not in groups:
                 raise ValueError(f"{name}: span_name_group {source.span_name_group!r} is no named group of when.span_name_matches")

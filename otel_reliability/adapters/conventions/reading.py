@@ -39,6 +39,8 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
         _read_tool(record, span, rule, match)
     elif rule.role == "names_agent":
         record.names_agent = str_or_none(_value(span, rule.agent_name, match))
+    elif rule.role == "handoff":
+        record.role, record.handoff_to = Role.TOOL, str_or_none(_value(span, rule.target, match))
     else:
         record.role, record.model_call = Role.MODEL, True
         if rule.requests is not None:
