@@ -67,7 +67,15 @@ def validation_problems(exc: ValidationError, top: str = "top level", rename: Ca
     for error in exc.errors():
         place = "".join(_step(part) for part in error["loc"] if not _names_a_type(part, models)).lstrip(".") or top
         by_place.setdefault(place, []).append(error)
-    return "; ".join(f"{rename(place)}: {_finding(errors)}" for place, errors in by_place.items())
+    # A finding inside a value says which form the user meant: the other forms' type mismatches
+    # at the value itself ("expected text or a list, got a mapping") are noise beside it.
+    meant = {place for place in by_place if any(other.startswith((place + ".", place + "[")) for other in by_place)}
+    shown = {place: errors for place, errors in by_place.items() if not (place in meant and _all_types(errors))}
+    return "; ".join(f"{rename(place)}: {_finding(errors)}" for place, errors in shown.items())
+
+
+def _all_types(errors: list[ErrorDetails]) -> bool:
+    return all(e["type"] in _EXPECTED for e in errors)
 
 
 def _finding(errors: list[ErrorDetails]) -> str:

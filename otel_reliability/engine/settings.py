@@ -30,7 +30,7 @@ class EngineSettings(BaseModel):
     >>> EngineSettings.checked({"max_traces": 0})
     Traceback (most recent call last):
     ...
-    otel_reliability.engine.settings.SettingsError: max_traces: Input should be greater than or equal to 1
+    otel_reliability.engine.settings.SettingsError: max_traces: must be at least 1, got 0
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 Scalar = str | bool | int | float
 
@@ -174,4 +174,11 @@ class Convention(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str = Field(pattern=r"^[a-z0-9_.-]+$")
     description: str = Field(min_length=1)
-    spans: tuple[SpanRule, ...] = Field(min_length=1)
+    spans: tuple[SpanRule, ...]
+
+    @field_validator("spans")
+    @classmethod
+    def _reads_something(cls, spans: tuple[SpanRule, ...]) -> tuple[SpanRule, ...]:
+        if not spans:  # checked after the rules, not by Field(min_length): a rule's own error says enough
+            raise ValueError("give at least one rule")
+        return spans
