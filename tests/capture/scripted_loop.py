@@ -354,16 +354,14 @@ def scenarios(loop: Loop) -> dict[str, Callable[[], dict[str, Any]]]:
                                        blocked_tool_call_limit, blocked_approval_denied, multi_turn, delegation)}
 
 
-def run_all(loop: Loop, wanted: list[str], spans: Callable[[], list[Any]], clear: Callable[[], None],
-            flush: Callable[[], None] = lambda: None) -> None:
-    """Run the wanted scenarios (all when none named) and save each one's spans and truth."""
+def run_all(loop: Loop, wanted: list[str], clear: Callable[[], None], save: Callable[[str, dict[str, Any]], None]) -> None:
+    """Run the wanted scenarios (all when none named); ``save(scenario, truth)`` writes each one."""
     table = scenarios(loop)
     for name in wanted or list(table):
         loop.scenario = name
         cc.reset_truth()
         clear()
         extra = table[name]()
-        flush()
         if loop.server.left():
             raise AssertionError(f"{name}: {loop.server.left()} scripted answers left unused")
-        cc.save_scenario(loop.tracing.framework, name, spans(), {"tool_executions": cc.truth_snapshot(), **extra})
+        save(name, {"tool_executions": cc.truth_snapshot(), **extra})

@@ -63,7 +63,14 @@ tracing = sl.Tracing(
     prefix="lf",
 )
 
+
+
+def save(scenario: str, truth: dict[str, Any]) -> None:
+    langfuse.flush()  # the processor batches: hand every ended span to the exporter first
+    cc.save_scenario(FRAMEWORK, scenario, list(exporter.get_finished_spans()), truth)
+
+
 if __name__ == "__main__":
     with server:
-        sl.run_all(sl.Loop(tracing, server), sys.argv[1:], exporter.get_finished_spans, exporter.clear, langfuse.flush)
+        sl.run_all(sl.Loop(tracing, server), sys.argv[1:], exporter.clear, save)
     langfuse.shutdown()
