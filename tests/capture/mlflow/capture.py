@@ -8,7 +8,7 @@ saved is what a collector would get from MLflow.
 The loop is ``scripted_loop``: the agent's run is ``@mlflow.trace(name=<agent>,
 span_type=SpanType.AGENT)``, each tool ``@mlflow.trace(name=<tool>, span_type=SpanType.TOOL)``,
 the approval decision ``SpanType.GUARDRAIL``, and the model call a ``SpanType.CHAT_MODEL``
-function around the plain ``openai`` client (no autolog here: see ``openai_agents.py`` for
+function around the plain ``openai`` client (no autolog here: see ``capture_openai_agents.py`` for
 MLflow's autolog over an agent framework) against ``ScriptedOpenAI`` on 127.0.0.1. A
 conversation is MLflow's session: ``mlflow.update_current_trace(metadata={"mlflow.trace.session": …})``
 in each run.

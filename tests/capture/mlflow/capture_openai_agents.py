@@ -6,7 +6,7 @@ patches the ``openai`` client); MLflow sends its spans over OTLP to ``otlp_recei
 processors (its exporter to OpenAI) are removed first with ``agents.set_trace_processors([])``.
 Scenarios, tools and scripts are ``agents_sdk``'s; written to ``tests/fixtures/corpus/mlflow_openai_agents/``.
 
-Run:  /tmp/capture-mlflow/bin/python tests/capture/mlflow/openai_agents.py [scenario ...]
+Run:  /tmp/capture-mlflow/bin/python tests/capture/mlflow/capture_openai_agents.py [scenario ...]
 """
 
 from __future__ import annotations
