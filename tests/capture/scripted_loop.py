@@ -128,9 +128,11 @@ class Loop:
                     answers[call_id] = f"Error: {reason}"
                     continue
                 calls_made += 1
-                runnable.append((call_id, name, arguments))
-            for call_id, answer in self._execute(agent, runnable):
-                answers[call_id] = answer
+                if agent.parallel:  # run together after the turn's refusals
+                    runnable.append((call_id, name, arguments))
+                else:  # run now: the truth keeps the order the model asked in
+                    answers.update(self._execute(agent, [(call_id, name, arguments)]))
+            answers.update(self._execute(agent, runnable))
             messages.extend({"role": "tool", "tool_call_id": c["id"], "content": answers[c["id"]]} for c in requested)
 
     def _refusal(self, agent: Agent, name: str, arguments: dict[str, Any], calls_made: int) -> tuple[str, str] | None:
