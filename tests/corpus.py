@@ -107,6 +107,19 @@ LIFTING: tuple[str, ...] = (
     "openlit_langgraph",
 )
 
+# Scenarios of a LIFTING folder that the assembly reads against one of its invariants today:
+# OpenLIT's LangGraph spans wrap each model call in two "invoke_agent agent" spans (the graph
+# node's and LangChain's) beside the "invoke_workflow <agent>" span, and a run then holds a call's
+# request beside its execution. No convention reads OpenLIT yet (issue 32); the invariant test
+# (test_corpus_truth.py) expects these to fail, strictly, so the fix that reads them shows.
+INVARIANT_BROKEN = {
+    f"openlit_langgraph/{scenario}": (
+        "OpenLIT's nested invoke_agent spans split the run: a call's request stays beside its execution"
+    )
+    for scenario in ("delegation", "invalid_arguments", "multi_turn", "parallel_tools", "repeated_tool",
+                     "sequential_chain", "single_tool", "single_tool_streaming", "unknown_tool")
+}
+
 # Scenarios whose spans cannot tell what really ran, each with the reason. Their chains are
 # held to what the spans record (AS_RECORDED), never to a guess.
 LIMITS = {
