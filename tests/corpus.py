@@ -104,6 +104,7 @@ LIFTING: tuple[str, ...] = (
     "logfire_pydantic_ai",
     "mlflow",
     "mlflow_openai_agents",
+    "openlit_crewai",
     "openlit_langgraph",
 )
 

@@ -35,8 +35,10 @@ _logs.set_logger_provider(logger_provider)
 
 import openlit  # noqa: E402
 
+PRICING = Path(__file__).with_name("pricing.json")  # no prices: else openlit.init fetches its table from the web
+
 openlit.init(application_name="corpus-openlit-langgraph", environment="capture", disable_metrics=True,
-             capture_message_content=True)
+             capture_message_content=True, pricing_json=str(PRICING))
 
 from langchain_core.messages import HumanMessage  # noqa: E402
 from langchain_core.tools import InjectedToolCallId, tool  # noqa: E402
