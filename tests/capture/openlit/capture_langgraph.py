@@ -40,11 +40,14 @@ PRICING = Path(__file__).with_name("pricing.json")  # no prices: else openlit.in
 openlit.init(application_name="corpus-openlit-langgraph", environment="capture", disable_metrics=True,
              capture_message_content=True, pricing_json=str(PRICING))
 
+from langchain.agents import create_agent  # noqa: E402
+from langchain.agents.middleware import HumanInTheLoopMiddleware, ToolCallLimitMiddleware  # noqa: E402
 from langchain_core.messages import HumanMessage  # noqa: E402
 from langchain_core.tools import InjectedToolCallId, tool  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.prebuilt import ToolNode, create_react_agent  # noqa: E402
+from langgraph.types import Command  # noqa: E402
 
 server = cc.ScriptedOpenAI()
 _scenario = ""
@@ -88,12 +91,18 @@ def tools_for(agent: str) -> dict[str, Any]:
         return {"alice": "Lyon"}.get(user, "Paris")
 
     @tool
+    def delete_file(path: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
+        """Delete a file."""
+        ran(tool_call_id, "delete_file", {"path": path})
+        return f"deleted {path}"
+
+    @tool
     def fetch_url(url: str, tool_call_id: Annotated[str, InjectedToolCallId]) -> str:
         """Fetch a URL. The primary host is down."""
         ran(tool_call_id, "fetch_url", {"url": url}, "error", error="ConnectionError: network unreachable")
         raise ConnectionError("network unreachable")
 
-    return {t.name: t for t in (multiply, lookup_weather, get_user_city, fetch_url)}
+    return {t.name: t for t in (multiply, lookup_weather, get_user_city, fetch_url, delete_file)}
 
 
 def graph(name: str, tools: list[str], **options: Any) -> Any:
@@ -185,6 +194,35 @@ def invalid_arguments() -> Result:
     return {}
 
 
+def blocked_tool_call_limit() -> Result:
+    server.script(reply(tool_calls=[call("multiply", {"a": 10, "b": 5}, 1), call("multiply", {"a": 3, "b": 4}, 2)]),
+                  reply("10 times 5 is 50; I may not multiply again."))
+    limiter = ToolCallLimitMiddleware(run_limit=1, exit_behavior="continue")
+    owned = tools_for("calculator")
+    ask(create_agent(llm(), [owned["multiply"]], name="calculator", middleware=[limiter]), "10 times 5, and 3 times 4?")
+    cc.add_refused("multiply", {"a": 3, "b": 4}, "calculator", "ToolCallLimitMiddleware(run_limit=1): limit reached",
+                   "limit", tool_call_id=cid("multiply", 2), tool_call_id_source="script")
+    return {"notes": "langchain's create_agent (LangGraph underneath) with ToolCallLimitMiddleware(run_limit=1, "
+                     "exit_behavior='continue'): of two calls in one turn the second is refused, the model is told."}
+
+
+def blocked_approval_rejected() -> Result:
+    server.script(reply(tool_calls=[call("delete_file", {"path": "/srv/report.txt"})]),
+                  reply("Understood, I kept the report."))
+    owned = tools_for("janitor")
+    janitor = create_agent(llm(), [owned["delete_file"]], name="janitor", checkpointer=InMemorySaver(),
+                           middleware=[HumanInTheLoopMiddleware(interrupt_on={"delete_file": True})])
+    thread = {"configurable": {"thread_id": "olg-approval-1"}}
+    first = ask(janitor, "Delete /srv/report.txt", **thread)
+    if "__interrupt__" not in first:
+        raise AssertionError("the approval middleware did not interrupt")
+    janitor.invoke(Command(resume={"decisions": [{"type": "reject", "message": "Keep the report."}]}), config=thread)
+    cc.add_refused("delete_file", {"path": "/srv/report.txt"}, "janitor", "HumanInTheLoopMiddleware: rejected",
+                   "approval_denied", tool_call_id=cid("delete_file"), tool_call_id_source="script")
+    return {"notes": "langchain's create_agent with HumanInTheLoopMiddleware: the first invoke interrupts before "
+                     "delete_file, the second resumes with Command(resume=reject) on the same thread."}
+
+
 def multi_turn() -> Result:
     server.script(reply(tool_calls=[call("multiply", {"a": 6, "b": 7}, 1)]), reply("6 times 7 is 42."),
                   reply(tool_calls=[call("multiply", {"a": 42, "b": 2}, 2)]), reply("Doubled, that is 84."))
@@ -218,7 +256,8 @@ def delegation() -> Result:
 
 SCENARIOS: dict[str, Callable[[], Result]] = {
     fn.__name__: fn for fn in (single_tool, single_tool_streaming, sequential_chain, parallel_tools, repeated_tool,
-                               no_tools, tool_error, unknown_tool, invalid_arguments, multi_turn, delegation)
+                               no_tools, tool_error, unknown_tool, invalid_arguments, blocked_tool_call_limit,
+                               blocked_approval_rejected, multi_turn, delegation)
 }
 
 if __name__ == "__main__":
