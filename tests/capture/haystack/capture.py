@@ -1,12 +1,10 @@
-"""Capture Haystack Agent traces, in three instrumentation modes.
+"""Capture Haystack Agent traces, in two instrumentation modes.
 
 * ``haystack/`` (default): openinference-instrumentation-haystack's ``HaystackInstrumentor``.
 * ``haystack_native/`` (``--native``): Haystack's own tracing (``haystack.tracing``) with the
   ``OpenTelemetryTracer`` of the ``opentelemetry-haystack`` integration (Haystack 3.x moved it out of
   ``haystack-ai``), content tracing on (``HAYSTACK_CONTENT_TRACING_ENABLED=true`` and
   ``tracing.tracer.is_content_tracing_enabled = True``).
-* ``haystack_traceloop/`` (``--traceloop``): OpenLLMetry's opentelemetry-instrumentation-haystack and
-  -openai (venv and pins: ``tests/capture/haystack_traceloop/``).
 
 Every agent is a real ``haystack.components.agents.Agent`` on ``OpenAIChatGenerator`` pointed at
 ``ScriptedOpenAI`` on 127.0.0.1 (``api_base_url``, dummy key): no key, no network. Haystack's own
@@ -38,10 +36,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import capture_common as cc  # noqa: E402
 
 NATIVE = "--native" in sys.argv
-TRACELOOP = "--traceloop" in sys.argv
-FRAMEWORK = "haystack_traceloop" if TRACELOOP else "haystack_native" if NATIVE else "haystack"
+FRAMEWORK = "haystack_native" if NATIVE else "haystack"
 provider, exporter = cc.tracing(f"corpus-{FRAMEWORK.replace('_', '-')}")
-logs_provider, logs_exporter = cc.logging_provider(f"corpus-{FRAMEWORK.replace('_', '-')}")
 
 # Components must be imported (registered) before HaystackInstrumentor wraps their run methods.
 from haystack import Pipeline, tracing  # noqa: E402
@@ -63,12 +59,6 @@ if NATIVE:
 
     tracing.enable_tracing(OpenTelemetryTracer(provider.get_tracer("haystack")))
     tracing.tracer.is_content_tracing_enabled = True
-elif TRACELOOP:  # OpenLLMetry: its Haystack and OpenAI instrumentations, as Traceloop.init() sets both up
-    from opentelemetry.instrumentation.haystack import HaystackInstrumentor  # noqa: E402
-    from opentelemetry.instrumentation.openai import OpenAIInstrumentor  # noqa: E402
-
-    HaystackInstrumentor().instrument(tracer_provider=provider)
-    OpenAIInstrumentor().instrument(tracer_provider=provider, logger_provider=logs_provider)
 else:
     from openinference.instrumentation.haystack import HaystackInstrumentor  # noqa: E402
 
@@ -505,11 +495,10 @@ def run(scenario: str, description: str, body: Callable[[], None], delegation_tr
         notes: str) -> None:
     global _scenario_tag
     exporter.clear()
-    logs_exporter.clear()
     cc.reset_truth()
     _scripted_ids.clear()
     _exit.clear()
-    _scenario_tag = f"native_{scenario}" if NATIVE else f"tl_{scenario}" if TRACELOOP else scenario
+    _scenario_tag = f"native_{scenario}" if NATIVE else scenario
     outcome, error = "ok", None
     try:
         body()
@@ -517,7 +506,6 @@ def run(scenario: str, description: str, body: Callable[[], None], delegation_tr
         outcome, error = "error", f"{type(exc).__name__}: {exc}"
         traceback.print_exc()
     provider.force_flush()
-    logs_provider.force_flush()
     if _exit:
         notes = f"{notes} The (last) run returned exit_reason={_exit['exit_reason']!r}, step_count={_exit['step_count']}."
     cc.save_scenario(FRAMEWORK, scenario, list(exporter.get_finished_spans()), {
@@ -527,7 +515,7 @@ def run(scenario: str, description: str, body: Callable[[], None], delegation_tr
         "run_outcome": outcome,
         "run_error": error,
         "notes": notes.strip(),
-    }, list(logs_exporter.get_finished_logs()))
+    })
 
 
 def _with_scripted_ids(delegation: dict[str, Any]) -> dict[str, Any]:
