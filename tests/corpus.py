@@ -104,6 +104,7 @@ LIFTING: tuple[str, ...] = (
     "agno_traceloop",
     "crewai_traceloop",
     "llama_index_traceloop",
+    "strands_openinference",
     # issue 32: traced by observability SDKs whose span conventions the reader does not know yet
     "langfuse",
     "logfire_openai_agents",
