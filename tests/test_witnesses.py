@@ -22,7 +22,9 @@ from otel_reliability.inspect import inspect_files, render_text
 from otel_reliability.model import ERROR, NOT_EVALUATED, OK, REFUSED, Role, SpanRecord, ToolRequest, ToolResponse
 from otel_reliability.sources import read_telemetry
 
-from .corpus import ADAPTED, CORPUS, companion, logs_of, trace_files
+from .corpus import ADAPTED, CORPUS, LIFTING, companion, logs_of, trace_files
+
+FOLDERS = sorted(ADAPTED + LIFTING)
 
 # (corpus trace, tool, outcome the spans record, the other outcome left open, words of the doubt)
 # read with every profile removed: the generic reader alone, where these read confidently wrong before
@@ -144,7 +146,11 @@ SYNTHETIC = [
      [asked("a"), tool("a", "c_a", output='{"content": "{\\"rows\\":3}"}'), model(responses=[ToolResponse("c_a", '{"rows": 3}')])],
      None, None, None, None),
     ("a refusal answered with no reason", [asked("a", "b"), tool("a", "c_a", output="1"), model(responses=[ToolResponse("c_b", "")])],
-     "b", REFUSED, ERROR, "gives no reason"),
+     "b", REFUSED, OK, "gives no reason"),
+    ("a refusal answered with what reads as a result", [asked("a", "b"), tool("a", "c_a", output="1"), model(responses=[ToolResponse("c_b", "42")])],
+     "b", REFUSED, OK, "gives no reason: '42'"),
+    ("a refusal answered as a failure", [asked("a", "b"), tool("a", "c_a", output="1"), model(responses=[ToolResponse("c_b", "Error: boom")])],
+     "b", REFUSED, ERROR, "reads as a failure"),
     ("a held span, then the approved call run in the resumed run",
      [asked("a"), tool("a", None, returned=False), model(responses=[ToolResponse("c_a", "done")]), tool("a", None, output="done")],
      None, None, None, None),
@@ -205,13 +211,14 @@ def test_a_bad_lexicon_is_refused_naming_the_file_and_what_is_wrong(tmp_path, bo
     assert error in str(raised.value)
 
 
-def _opened_truly_ok(cold: bool) -> tuple[int, int, list[str]]:
-    """(truly ok calls, those opened by their witnesses, which) over every scenario of the corpus.
-
-    A call is found in the truth by its call id, else as the next truth entry of the same tool."""
-    ok = opened = 0
-    which = []
-    for folder in ADAPTED:
+def _opened_truly_ok(cold: bool) -> tuple[int, list[str], list[str]]:
+    """Over every scenario of every corpus folder: the truly ok calls (by the truth files), those
+    the lexicon opened (a result, error or answer that reads as a failure or a refusal), and
+    those read ``ok`` that any witness opened. A call is found in the truth by its call id, else as
+    the next truth entry of the same tool."""
+    ok = 0
+    by_lexicon, read_ok_opened = [], []
+    for folder in FOLDERS:
         for trace in trace_files(folder):
             if not trace.with_name(trace.stem + ".truth.json").exists():
                 continue
@@ -225,19 +232,26 @@ def _opened_truly_ok(cold: bool) -> tuple[int, int, list[str]]:
                 if entry is None:
                     continue
                 truth.remove(entry)
-                if entry["outcome"] == OK:
-                    ok += 1
-                    if attempt.witnesses is not None and attempt.witnesses.doubt is not None:
-                        opened += 1
-                        which.append(f"{folder}/{trace.stem}: {attempt.tool}: {attempt.witnesses.doubt}")
-    return ok, opened, which
+                if entry["outcome"] != OK:
+                    continue
+                ok += 1
+                doubt = attempt.witnesses.doubt if attempt.witnesses is not None else None
+                if doubt is None:
+                    continue
+                said = f"{folder}/{trace.stem}: {attempt.tool} read {attempt.outcome}: {doubt}"
+                if " reads as a " in doubt:
+                    by_lexicon.append(said)
+                if attempt.outcome == OK:
+                    read_ok_opened.append(said)
+    return ok, by_lexicon, read_ok_opened
 
 
 @pytest.mark.parametrize("cold", [True, False], ids=["cold", "with profiles"])
 def test_the_lexicon_and_the_witnesses_open_at_most_two_percent_of_truly_ok_calls(cold, capsys):
-    ok, opened, which = _opened_truly_ok(cold)
+    ok, by_lexicon, read_ok_opened = _opened_truly_ok(cold)
     with capsys.disabled():
-        print(f"\nwitnesses opened {opened} of {ok} truly ok calls ({'cold' if cold else 'with profiles'})" + "".join(f"\n  {w}" for w in which))
-    assert ok > 500, "the measure covers the corpus"
-    assert opened <= 0.02 * ok, which
-
+        print(f"\nof {ok} truly ok calls ({'cold' if cold else 'with profiles'}), the lexicon opened {len(by_lexicon)}, "
+              f"and doubt opened {len(read_ok_opened)} read ok" + "".join(f"\n  {w}" for w in dict.fromkeys(by_lexicon + read_ok_opened)))
+    assert ok > 600, "the measure covers the corpus"
+    assert len(by_lexicon) <= 0.02 * ok, by_lexicon
+    assert len(read_ok_opened) <= 0.02 * ok, read_ok_opened

@@ -12,8 +12,8 @@ attempt records which it has, what each says and the rule that joined request an
   (``adapters.lexicon``: a small list of texts, which only opens an outcome, never decides it);
 * the answer handed back is not the result the execution recorded: it may have failed after
   the body returned (a check of its output withheld the result);
-* a request has no execution and its answer gives no reason: it may have failed rather than
-  been refused.
+* a request has no execution and its answer gives no reason: it may have run with no span of
+  its own (the answer is then its result), or, answered as a failure, have failed.
 
 Span status alone never decides ``ok``. Nothing here reads a span: it compares what the
 adapters kept (the start of a result, an answer's text).
@@ -47,15 +47,16 @@ def executed(
 
 
 def requested_only(attempt: Attempt, joined_by: str, answer: ToolResponse | None) -> None:
-    """Record the witnesses of a request no execution carried out; a refusal its answer gives no
-    reason for (or gives a failure's) may have been a failure."""
+    """Record the witnesses of a request no execution carried out. A refusal whose answer gives
+    no reason may have run with no span of its own (the answer would be its result); one whose
+    answer reads as a failure may have failed."""
     said = answer.content if answer is not None else None
     witnesses = attempt.witnesses = Witnesses(joined_by, True, None, None, said)
     if attempt.outcome != REFUSED or attempt.could_be is not None or answer is None:
         return
     reading = reads_as(said)
-    if reading is None:
-        attempt.could_be, witnesses.doubt = ERROR, "no execution span, and the answer gives no reason"
+    if reading is None:  # it may be the call's result, of a run no span recorded
+        attempt.could_be, witnesses.doubt = OK, f"no execution span, and the answer gives no reason: {_quoted(said)}"
     elif reading == FAILURE:
         attempt.could_be, witnesses.doubt = ERROR, f"no execution span, and the answer reads as a failure: {_quoted(said)}"
 
