@@ -346,8 +346,9 @@ def _files(paths: Sequence[str]) -> list[Path]:
 def render(inspection: Inspection, console: Console) -> None:
     """The inspection as three parts: spans, runs with their attempts, what is missing. Below
     ``WIDE`` columns (an ordinary terminal) ids are cut to 8 hex digits and the columns that
-    repeat what another says (a span's parent, beside its run; an attempt's span and pairing,
-    which ``--format json`` keeps) are left out, so that no header breaks mid-word."""
+    repeat what another says (a span's parent, beside its run; an attempt's span, pairing and
+    witnesses, whose doubt "Outcome from" says, and which ``--format json`` keeps) are left out, so
+    that no header breaks mid-word."""
     narrow = console.width < WIDE
     ids = (lambda value: value[:8]) if narrow else (lambda value: value)
     span_columns = ("Trace", "Span", "Name", "Convention", "Read as", "Run") if narrow else SPAN_COLUMNS
@@ -357,7 +358,7 @@ def render(inspection: Inspection, console: Console) -> None:
                "Convention": s.convention, "Read as": Text(_reading(s)), "Run": ids(s.run_span_id or "-")}
         spans.add_row(*(row[column] for column in span_columns))
     console.print(spans)
-    attempt_columns = tuple(c for c in ATTEMPT_COLUMNS if c not in ("Span", "Paired by")) if narrow else ATTEMPT_COLUMNS
+    attempt_columns = tuple(c for c in ATTEMPT_COLUMNS if c not in ("Span", "Paired by", "Witnesses")) if narrow else ATTEMPT_COLUMNS
     for run in inspection.runs:
         title = f"Run {run.agent} ({run.span_name}, span {run.span_id}, trace {run.trace_id[:8]})"
         if run.inferred:

@@ -178,7 +178,11 @@ def test_a_held_span_and_the_resumed_execution_are_one_call():
 
 def test_inspect_shows_each_calls_witnesses_and_why_its_outcome_is_open():
     with profiles.removed():
-        text = " ".join(render_text(inspect_files([CORPUS / "mcp_pydantic_ai" / "blocked_approval_rejected.json"]), width=400).split())
+        inspection = inspect_files([CORPUS / "mcp_pydantic_ai" / "blocked_approval_rejected.json"])
+    [attempt] = [a for run in inspection.runs for a in run.attempts]
+    assert attempt.witnesses == ["request: in a model output", "execution: OK, no result recorded",
+                                 "answer: 'The user refused to delete this file.'"]
+    text = " ".join(render_text(inspection, width=400).split())
     assert "request: in a model output" in text
     assert "execution: OK, no result recorded" in text
     assert "answer: 'The user refused to delete this file.'" in text
