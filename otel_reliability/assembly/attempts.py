@@ -27,7 +27,9 @@ What is left:
   answer as a failed run (agno's rejected confirmation), ``pending`` when nothing
   answered it before the run ended (a run paused for a human).
 
-Where the spans leave another outcome open, the attempt says which (``Attempt.could_be``):
+Every attempt records its witnesses (request, execution, answer) and how they were joined
+(``Attempt.witnesses``), and is left open where they disagree (``assembly.witnesses``). Where
+the spans leave another outcome open, the attempt says which (``Attempt.could_be``):
 a pending call may have been cut off by a limit, or be held for a decision that may yet be a
 rejection (``refused``); a request answered as failed had no execution span; and a
 failed execution whose arguments did not parse, or whose error a profile names as one a

@@ -15,6 +15,9 @@ attempt records which it has, what each says and the rule that joined request an
 * a request has no execution and its answer gives no reason: it may have run with no span of
   its own (the answer is then its result), or, answered as a failure, have failed.
 
+A span that ended OK with no result, then a later span of the same call that ran, are one call
+paused for a decision and resumed (``without_paused``): one attempt, with its final outcome.
+
 Span status alone never decides ``ok``. Nothing here reads a span: it compares what the
 adapters kept (the start of a result, an answer's text).
 """
