@@ -43,6 +43,7 @@ ON_REAL_TRACES = [
     ("llama_index/blocked_handoff_not_allowed", "handoff", OK, REFUSED, "cannot hand off"),
     ("crewai_event_listener/blocked_usage_limit", "multiply", OK, REFUSED, "has reached its usage limit"),
     ("google_adk/blocked_plugin", "delete_file", OK, REFUSED, "skipped: system files are protected"),
+    ("agno_traceloop/tool_error", "divide", OK, ERROR, "status='failure'"),  # traceloop's result, as the tool returned it
     # paused for an approval, rejected in the resumed run: the held span's OK against the answer
     ("mcp_openai_agents/blocked_approval_rejected", "delete_file", OK, REFUSED, "the answer reads as a refusal: 'operator rejected"),
 ]

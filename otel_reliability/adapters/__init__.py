@@ -19,7 +19,7 @@ from . import genai, openinference, traceloop, vercel_ai
 from .autogen_runtime import AutogenRuntimeAdapter
 from . import conventions
 from .conventions.reading import read_by_rule
-from .common import SESSION_KEYS, object_of, session_of, str_or_none
+from .common import RESULT_PREFIX, SESSION_KEYS, object_of, session_of, str_or_none
 from . import profiles
 from .profiles import has_selectors, profile_of
 from .genai import GenAIAdapter
@@ -131,17 +131,15 @@ def to_record(span: SpanData) -> SpanRecord:
     if record.role is _TOOL:
         if not record.returned:
             record.returned = _RESULT_KEY in attributes or _GENAI_RESULT_KEY in attributes
-        if record.returned and not record.error:  # OK, or failed without a word of why
+        if record.returned and not record.error and record.output is None:  # OK, or failed without a word of why
             _keep_result(record, attributes)
     if has_selectors():
         _read_by_profiles(record, span)
     return record
 
 
-# Where the conventions put a tool's result (OpenInference, GenAI), and how much of it a
-# profile's markers are looked for in: the start of a result says what it is.
+# Where the conventions put a tool's result (OpenInference, GenAI; traceloop's adapter reads its own)
 _TOOL_RESULT_KEYS = _RESULT_KEY, _GENAI_RESULT_KEY = ("output.value", "gen_ai.tool.call.result")
-RESULT_PREFIX = 256
 
 
 def _read_by_profiles(record: SpanRecord, span: SpanData) -> None:

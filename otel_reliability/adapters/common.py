@@ -9,6 +9,9 @@ from typing import Any, Mapping, TypeGuard
 from ..jsontext import decode_json
 from ..model import STATUS_ERROR, STATUS_OK, SpanData
 
+# How much of a tool's result the adapters keep (``SpanRecord.output``): its start says what it is.
+RESULT_PREFIX = 256
+
 
 def error_text(span: SpanData) -> str | None:
     """The span's error, or None when it did not fail.

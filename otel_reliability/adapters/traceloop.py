@@ -28,7 +28,7 @@ import re
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolResponse
-from .common import error_text, loads, str_or_none, text_of
+from .common import RESULT_PREFIX, error_text, loads, str_or_none, text_of
 
 KIND = "traceloop.span.kind"
 _GRAPH_WRAPPER = "gen_ai.workflow.nodes"  # only the wrapper span of a graph invocation sets it
@@ -110,6 +110,9 @@ def _read_tool(span: SpanData, record: SpanRecord) -> None:
     record.tool_name = str_or_none(attrs.get("gen_ai.tool.name") or attrs.get(_ENTITY))
     raw = attrs.get("gen_ai.tool.call.arguments", attrs.get("traceloop.entity.input"))
     record.arguments, record.call_id = _unwrapped(raw)
+    output = attrs.get(_OUTPUT)
+    if isinstance(output, str):  # what the tool returned: a witness of the call (``assembly.witnesses``)
+        record.returned, record.output = True, output[:RESULT_PREFIX]
     if record.error is not None and _failed_validation(span, record.tool_name):
         record.refusal = "invalid arguments"
 
