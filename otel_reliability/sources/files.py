@@ -37,6 +37,7 @@ from .decoded import Decoded, TraceInputError
 from .otlp_json import _at, decode_object
 from .otlp_logs import decode_logs_object
 from .otlp_proto import decode_request, parse_request
+from ..textfile import NotUtf8Error, decode_utf8
 
 _PROTO_SUFFIXES = {".pb", ".binpb", ".protobuf", ".bin", ".proto", ".otlp"}
 _JSON_SUFFIXES = {".json", ".jsonl", ".ndjson", ".otlpjson"}
@@ -93,10 +94,12 @@ def decode_bytes(data: bytes, name: str = "<input>", max_decompressed_bytes: int
     if data[:4] == _ZSTD_MAGIC:
         raise TraceInputError(f"{name}: zstd-compressed; decompress it first (zstd -d)")
 
+    text: str | None = None
+    not_utf8: str | None = None  # what a file meant as JSON is told, if it is not protobuf either
     try:
-        text: str | None = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = None
+        text = decode_utf8(data, name)
+    except NotUtf8Error as exc:
+        not_utf8 = str(exc)
     if suffix in _PROTO_SUFFIXES:
         return _decode_protobuf_file(data, name)
     if text is not None and (suffix in _JSON_SUFFIXES or _looks_like_json(text)):
@@ -113,7 +116,9 @@ def decode_bytes(data: bytes, name: str = "<input>", max_decompressed_bytes: int
     try:
         return _decode_protobuf_file(data, name)
     except TraceInputError:
-        if text is None and suffix not in _JSON_SUFFIXES:
+        if not_utf8 is not None and (suffix in _JSON_SUFFIXES or data.lstrip()[:1] in (b"{", b"[")):
+            raise TraceInputError(not_utf8) from None
+        if text is None:
             raise
     raise TraceInputError(f"{name}: neither OTLP/JSON (no JSON object at the start) nor an OTLP protobuf message")
 

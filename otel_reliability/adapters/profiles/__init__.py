@@ -53,6 +53,8 @@ from typing import Any, Iterable, Iterator, Literal, Mapping
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ...textfile import NotUtf8Error, read_text
+
 FOLDER = Path(__file__).parent
 
 
@@ -177,7 +179,9 @@ def load(folder: Path = FOLDER) -> tuple[Profile, ...]:
     found = []
     for path in sorted(folder.glob("*.yaml")):
         try:
-            found.append(Profile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8"))))
+            found.append(Profile.model_validate(yaml.safe_load(read_text(path))))
+        except NotUtf8Error:
+            raise  # names the file already
         except Exception as exc:
             raise ValueError(f"profile {path.name}: {exc}") from exc
     names = [p.name for p in found]
