@@ -19,13 +19,13 @@ class NotUtf8Error(ValueError):
     """A file whose bytes are not UTF-8.
 
     >>> str(NotUtf8Error("rules.yaml", b"name: caf\\xe9\\n", 9))
-    'rules.yaml: not UTF-8: byte 0xe9 at offset 9 (line 1); save the file as UTF-8'
+    'rules.yaml: not UTF-8: byte 0xe9 at offset 9 (line 1)'
     """
 
     def __init__(self, name: str, data: bytes, offset: int) -> None:
         self.name, self.offset = name, offset
         line = data.count(b"\n", 0, offset) + 1
-        super().__init__(f"{name}: not UTF-8: byte 0x{data[offset]:02x} at offset {offset} (line {line}); save the file as UTF-8")
+        super().__init__(f"{name}: not UTF-8: byte 0x{data[offset]:02x} at offset {offset} (line {line})")
 
 
 def decode_utf8(data: bytes, name: str) -> str:
@@ -36,7 +36,7 @@ def decode_utf8(data: bytes, name: str) -> str:
     >>> decode_utf8(b"ok\\n\\xff", "a.json")
     Traceback (most recent call last):
     ...
-    otel_reliability.textfile.NotUtf8Error: a.json: not UTF-8: byte 0xff at offset 3 (line 2); save the file as UTF-8
+    otel_reliability.textfile.NotUtf8Error: a.json: not UTF-8: byte 0xff at offset 3 (line 2)
     """
     try:
         text = data.decode("utf-8")  # not utf-8-sig: its offsets would not count the mark

@@ -33,7 +33,7 @@ from typing import Any
 
 from ..model import SpanData
 from .console_json import decode_console_span, is_console_span
-from .decoded import Decoded, TraceInputError
+from .decoded import Decoded, NotATrace, TraceInputError
 from .otlp_json import _at, decode_object
 from .otlp_logs import decode_logs_object
 from .otlp_proto import decode_request, parse_request
@@ -209,7 +209,7 @@ def _decode_json_text(text: str, name: str, suffix: str) -> Decoded:
             else:
                 _decode_request_object(obj, decoded, place)
     except TraceInputError as exc:
-        raise TraceInputError(f"{name}: {exc}") from None
+        raise type(exc)(f"{name}: {exc}") from None
     decoded.rejected[:] = [f"{name}: {reason}" for reason in decoded.rejected]
     return decoded
 
@@ -224,9 +224,9 @@ def _decode_request_object(obj: Any, decoded: Decoded, place: str) -> None:
             return
         for key, signal in _OTHER_SIGNALS.items():
             if key in obj:
-                raise TraceInputError(f"{_at(place)}holds OpenTelemetry {signal}, not traces")
+                raise NotATrace(f"{_at(place)}holds OpenTelemetry {signal}, not traces")
         found = ", ".join(repr(k) for k in list(obj)[:5]) or "nothing"
-        raise TraceInputError(
+        raise NotATrace(
             f"{_at(place)}not an OTLP trace export: expected an object with resourceSpans (OTLP/JSON) "
             f"or a span as ConsoleSpanExporter prints it, found {found}"
         )
