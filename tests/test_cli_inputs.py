@@ -40,6 +40,7 @@ NOT_UTF8 = {
     "eval --expectations (YAML)": ("e.yaml", b"expectations:\n  - name: " + LATIN1 + b"\n", ["eval", str(SINGLE_TOOL), "--expectations", "{}"]),
     "eval --expectations (TOML)": ("e.toml", b'expectations = [{name = "' + LATIN1 + b'"}]\n', ["eval", str(SINGLE_TOOL), "--expectations", "{}"]),
     "eval --expectations (JSON)": ("e.json", b'{"expectations": [{"name": "' + LATIN1 + b'"}]}', ["eval", str(SINGLE_TOOL), "--expectations", "{}"]),
+    "eval --conventions": ("mine.yaml", b"name: " + LATIN1 + b"\n", ["eval", str(SINGLE_TOOL), "--conventions", "{}"]),
     "eval of an OTLP/JSON trace file": ("trace.json", _trace_with_a_latin1_byte(), ["eval", "{}"]),
     "eval of a JSON Lines trace file": ("trace.jsonl", b'{"resourceSpans": []}\n{"name": "' + LATIN1 + b'"}\n', ["eval", "{}"]),
     "eval of a gzip trace file": ("trace.json.gz", _trace_with_a_latin1_byte(), ["eval", "{}"]),
