@@ -62,7 +62,7 @@ def test_a_file_that_is_not_utf8_is_one_line_naming_file_and_byte_and_exit_2(tmp
 
     out, err = capsys.readouterr()
     assert code == 2
-    assert err.endswith(f": {path}: not UTF-8: byte 0xe9 at offset {offset} (line {line})\n"), err
+    assert err.endswith(f" {path}: not UTF-8: byte 0xe9 at offset {offset} (line {line})\n"), err
     assert err.count("\n") == 1 and err.startswith("otel-reliability"), err
 
 
