@@ -89,7 +89,7 @@ def test_a_reload_judges_what_comes_after_with_the_new_set_and_a_bad_file_keeps_
 
 # A file the reload refuses: its content, and the start of the error (after the file's name).
 BAD_FILES = {
-    "a field of the wrong type": (b"expectations:\n  - name: broken\n    expected_tool_calls: 7\n", "at expectations.0"),
+    "a field of the wrong type": (b"expectations:\n  - name: broken\n    expected_tool_calls: 7\n", "expectations[0].expected_tool_calls: expected a list"),
     "a byte that is not UTF-8": (b"expectations:\n  - name: caf\xe9\n", "not UTF-8: byte 0xe9 at offset 27 (line 2)"),
 }
 
