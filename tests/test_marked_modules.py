@@ -110,7 +110,7 @@ def parse(path: Path) -> Module:
             module.imported.update({alias.asname or alias.name: node.module for alias in node.names})
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             module.definitions[node.name] = _read(node, docstrings)
-            if node.name.startswith("test"):
+            if node.name.startswith(("test", "Test")):
                 module.tests.add(node.name)
         elif isinstance(node, (ast.Assign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
@@ -135,7 +135,8 @@ class Reach:
         self.folder = folder
         self.modules: dict[str, Module] = {}
 
-    def module(self, name: str) -> Module | None:
+    def module(self, name: str) -> Module:
+        """A module of the folder, parsed once (an empty one for a name that is no file there)."""
         if name not in self.modules:
             path = self.folder / f"{name}.py"
             self.modules[name] = parse(path) if path.is_file() else Module()
@@ -146,8 +147,6 @@ class Reach:
             return set()
         seen.add((module_name, name))
         module = self.module(module_name)
-        if module is None:
-            return set()
         definition = module.definitions.get(name)
         if definition is None:
             source = module.imported.get(name)
@@ -165,7 +164,8 @@ class Reach:
     def of_tests(self, module_name: str) -> set[str]:
         """What the tests of a module reach, and its module-level code."""
         module = self.module(module_name)
-        assert module is not None
+        if "pytestmark" in module.definitions and module.definitions["pytestmark"].skips:
+            return set()  # the whole module skips where what it needs is missing
         seen: set[tuple[str, str]] = set()
         found = self.of_definition(module_name, module.top, seen)
         for test in module.tests:
@@ -206,6 +206,15 @@ NEW_MODULES = {
     "skips when node is missing": (
         "import shutil, pytest\n\ndef test_x():\n    if shutil.which('node') is None:\n        pytest.skip('no node')\n",
         [],
+    ),
+    "skips as a whole where Chromium is missing": (
+        "import shutil, subprocess, pytest\n\npytestmark = pytest.mark.skipif(shutil.which('chromium') is None, reason='')\n\n"
+        "def test_x():\n    subprocess.run(['chromium'])\n",
+        [],
+    ),
+    "a test class that runs openssl": (
+        "import subprocess\n\nclass TestTls:\n    def test_x(self):\n        subprocess.run(['openssl', 'version'])\n",
+        ["openssl"],
     ),
     "names Phoenix's venv only in a docstring": ('"""Not .venv-phoenix."""\n\ndef test_x():\n    """.venv-phoenix"""\n', []),
 }
