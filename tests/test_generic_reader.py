@@ -89,10 +89,11 @@ _HEAD = "name: x\ndescription: d\nselect: {any_attribute: [a]}\n"
         (f"{_HEAD}spans: [{{span_name: t, role: agent_run}}]\n", "spans: not a field this file takes"),
         (f"{_HEAD}refused_call_when_error_matches: ['no tool group']\n", "no (?P<tool>...) group"),
         (f"{_HEAD}refused_call_when_error_matches: ['(?P<tool>']\n", "is no regular expression"),
+        (_HEAD.encode() + "# café\n".encode("latin-1"), f"not UTF-8: byte 0xe9 at offset {len(_HEAD) + 5}"),
     ],
 )
 def test_a_wrong_profile_fails_loading_naming_its_file_and_what_is_wrong(tmp_path, text, complaint):
-    (tmp_path / "broken.yaml").write_text(text)
+    (tmp_path / "broken.yaml").write_bytes(text if isinstance(text, bytes) else text.encode())
     with pytest.raises(ValueError, match="broken.yaml") as raised:
         profiles.load(tmp_path)
     assert complaint in str(raised.value)

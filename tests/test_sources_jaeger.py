@@ -88,14 +88,24 @@ def test_limit_keeps_that_many_traces_and_says_it_stopped(fed_jaeger):
     assert f"{jaeger.url}: stopped at --limit 5 traces" in done.stderr
 
 
-def test_a_time_window_that_holds_no_trace_reads_none(fed_jaeger):
+# A pull that yields no trace: the query, and the exit code without and with --allow-empty.
+EMPTY_PULLS = {
+    "a time window that holds no trace": ["--since", SINCE, "--until", "2000-01-02", "--service", SERVICE],
+    "a service that sent no trace": ["--since", SINCE, "--service", "no-such-service"],
+}
+
+
+@pytest.mark.parametrize("query", EMPTY_PULLS.values(), ids=EMPTY_PULLS.keys())
+@pytest.mark.parametrize(("allow", "code"), [([], 4), (["--allow-empty"], 0)], ids=["gate", "allow-empty"])
+def test_a_pull_that_yields_no_trace_exits_4_unless_allowed(fed_jaeger, query, allow, code):
     jaeger, _, _ = fed_jaeger
 
-    done = cli("eval", jaeger.url, "--since", SINCE, "--until", "2000-01-02", "--service", SERVICE, "--format", "json")
+    done = cli("eval", jaeger.url, *query, "--format", "json", *allow)
 
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == code, done.stderr
     assert json.loads(done.stdout)["results"] == []
-    assert "no agent runs found" in done.stderr
+    assert "no agent runs found" in done.stderr and "Traceback" not in done.stderr
+    assert (f"no span read from {jaeger.url}" in done.stderr) == (code == 4), done.stderr
 
 
 def test_inspect_of_a_pulled_trace_says_what_jaeger_cannot_give(fed_jaeger):
