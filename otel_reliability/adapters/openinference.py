@@ -74,7 +74,7 @@ def _read_graph_span(span: SpanData, record: SpanRecord, kind: str, metadata: di
     """An AGENT or CHAIN span: a run, a LangGraph node that dispatched a call, or neither."""
     attrs = span.attributes
     if langchain_agents.is_agent_root(span.name, metadata):
-        _read_run(span, record, span.name)
+        _read_run(span, record, langchain_agents.agent_name(metadata))
     elif kind == "AGENT" and "langgraph_node" not in metadata:
         name = (
             attrs.get("agent.name")
@@ -84,7 +84,7 @@ def _read_graph_span(span: SpanData, record: SpanRecord, kind: str, metadata: di
         )
         _read_run(span, record, name)
     elif kind == "CHAIN" and metadata.get("ls_integration") == "langgraph" and "langgraph_node" not in metadata:
-        _read_run(span, record, span.name)  # a LangGraph graph's root
+        _read_run(span, record, None)  # a LangGraph graph's root: its span names the graph, no agent
     elif kind == "CHAIN" and llama_index.is_workflow_run(attrs):
         _read_run(span, record, None)  # named by its steps (assembly: a run's first acting agent)
     elif kind == "CHAIN" and langchain_agents.is_graph_node(metadata):
