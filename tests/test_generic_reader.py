@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from otel_reliability.adapters import profiles, to_record
+from otel_reliability.adapters import knowledge, profiles, to_record
 from otel_reliability.assembly import assemble
 from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.expectations import Expectation
@@ -73,6 +73,33 @@ def test_a_profile_leaves_a_frameworks_pseudo_tools_out_and_removing_it_brings_t
     with profiles.removed():
         cold = [a.tool for a in judged("dspy/single_tool.json")[0].verdict.chain]
     assert (with_profile, cold) == (["multiply"], ["multiply", "finish"])
+
+
+def _chain(scenario: str) -> list[tuple[str, str, str]]:
+    return [(a.agent, a.tool, a.outcome) for r in judged(scenario) for a in r.verdict.chain]
+
+
+@pytest.mark.parametrize(
+    "scenario, warm, cold",
+    [
+        # smolagents names its agent only in its run span's name (``calculator.run``); final_answer is its own tool
+        ("smolagents/single_tool.json", [("calculator", "multiply", "ok")],
+         [("calculator.run", "multiply", "ok"), ("calculator.run", "final_answer", "ok")]),
+        # LlamaIndex names the acting agent only in its workflow events' reprs
+        ("llama_index/single_tool.json", [("calculator", "multiply", "ok")], [("FunctionAgent.run", "multiply", "ok")]),
+        # CrewAI's tool span names the tool by its display name, not the name the model called
+        ("crewai/delegation.json", [("lead", "delegate_work_to_coworker", "ok"), ("lead", "lookup", "ok")],
+         [("lead", "Delegate work to coworker", "ok"), ("lead", "lookup", "ok")]),
+        # Google ADK's answer text for arguments it refused is its own
+        ("google_adk/invalid_arguments.json", [("calculator", "multiply", "refused"), ("calculator", "multiply", "ok")],
+         [("calculator", "multiply", "error"), ("calculator", "multiply", "ok")]),
+    ],
+)
+def test_a_cold_reading_leaves_out_every_frameworks_knowledge_and_keeps_the_conventions(scenario, warm, cold):
+    assert _chain(scenario) == warm
+    with knowledge.removed():
+        assert _chain(scenario) == cold
+    assert _chain(scenario) == warm  # and the knowledge is back after the block
 
 
 def test_every_shipped_profile_is_valid_and_selects_by_attributes_or_span_names():
