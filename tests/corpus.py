@@ -98,7 +98,15 @@ FIRST_CORPUS = (
 # profiles written for them so far, held to the floors of tests/fixtures/reading_floors.json
 # (tests/test_reading_scores.py), not yet to their truth scenario by scenario.
 LIFTING: tuple[str, ...] = (
+    # issue 31 point 7: frameworks the corpus holds under another instrumentation, captured again
+    # under a second one (the same scenarios, so framework knowledge can be tested under both)
+    "agent_framework_openinference",
+    "agno_traceloop",
+    "crewai_traceloop",
+    "llama_index_traceloop",
+    "strands_openinference",
     # issue 32: traced by observability SDKs whose span conventions the reader does not know yet
+    "genkit",
     "langfuse",
     "logfire_openai_agents",
     "logfire_pydantic_ai",
@@ -106,6 +114,7 @@ LIFTING: tuple[str, ...] = (
     "mlflow_openai_agents",
     "openlit_crewai",
     "openlit_langgraph",
+    "spring_ai",
 )
 
 # Scenarios of a LIFTING folder that the assembly reads against one of its invariants today:
