@@ -26,6 +26,7 @@ from .expectations import Expectation, ExpectationError
 from .jsontext import encode_document
 from .output_file import OutputError, write_output
 from .bfcl.cli import register as register_bfcl
+from .expect_cli import register as register_expect
 from .inspect import register as register_inspect
 from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
@@ -127,6 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     register_report(commands)
     register_compare(commands)
     register_inspect(commands)
+    register_expect(commands, _trace_files)
     return parser
 
 
