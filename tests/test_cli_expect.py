@@ -138,3 +138,101 @@ def test_the_written_file_fails_the_same_run_mutated(folder, mutation, tmp_path,
         assert any(entry.startswith(attempt.tool) for entry in result["missing_tool_calls"]), result["explanation"]
     else:
         assert attempt.tool in result["failed_argument_checks"], result["explanation"]
+
+
+def written(capsys, *args) -> dict[str, dict]:
+    code, out, err = expect(capsys, *args)
+    assert code == 0, err
+    return {e.name: e.model_dump(exclude_defaults=True) for e in load_expectations_text(out)}
+
+
+def load_expectations_text(text: str):
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "written.yaml"
+        path.write_text(text)
+        return load_expectations([path])
+
+
+PYDANTIC_AI = CORPUS / "pydantic_ai"
+
+
+@pytest.mark.parametrize(
+    ("sources", "options", "agent", "fields"),
+    [
+        pytest.param(["parallel_tools.json"], ["--ordered"], "weather",
+                     {"expected_tool_calls": ["get_weather"], "order": "in_order",
+                      "expected_chain": [["get_weather", "get_weather"]],
+                      "expected_tool_call_arguments": {"get_weather": [{"city": "Paris"}, {"city": "London"}]}},
+                     id="calls-asked-in-one-model-turn-are-one-parallel-group"),
+        pytest.param(["sequential_chain.json"], ["--ordered", "--arguments", "names"], "researcher",
+                     {"expected_tool_calls": ["search", "parse", "compute"], "order": "in_order",
+                      "expected_chain": ["search", "parse", "compute"]},
+                     id="a-chain-of-turns-is-one-step-each-and-names-writes-no-arguments"),
+        pytest.param(["single_tool.json"], ["--arguments", "exact", "--margin", "0"], "calculator",
+                     {"expected_tool_calls": ["multiply"], "argument_match": "exact",
+                      "expected_tool_call_arguments": {"multiply": {"a": 10, "b": 5}},
+                      "fail_on": ["error", "refused", "pending"], "max_model_calls": 2, "max_repeated_calls": 1},
+                     id="margin-0-writes-the-observed-budgets"),
+        pytest.param(["refused_unknown_tool.json"], [], "calculator",
+                     {"expected_tool_calls": ["multiply"], "allow_additional_tool_calls": True,
+                      "allowed_tools": ["format_disk", "multiply"]},
+                     id="a-refused-call-is-allowed-never-expected"),
+        pytest.param(["single_tool.json", "error_retry.json"], ["--arguments", "names"], "calculator",
+                     {"expected_tool_calls": [], "allow_additional_tool_calls": True, "allowed_tools": ["multiply", "divide"],
+                      "fail_on": ["refused", "pending"]},
+                     id="a-call-only-some-runs-made-is-allowed-not-expected"),
+    ],
+)
+def test_what_is_written_from_real_runs(sources, options, agent, fields, capsys):
+    expectation = written(capsys, *(PYDANTIC_AI / s for s in sources), *options)[agent]
+    for key, value in fields.items():
+        got = expectation.get(key)
+        if key == "allowed_tools":
+            got, value = sorted(got), sorted(value)
+        assert got == value, key
+
+
+def test_the_file_says_where_it_came_from_and_what_was_left_out(capsys):
+    code, out, _ = expect(capsys, PYDANTIC_AI / "single_tool.json", PYDANTIC_AI / "error_retry.json", "--agent", "calculator")
+    assert code == 0
+    assert re.search(r"^# Written by otel-reliability expect \S+ on \d{4}-\d\d-\d\dT", out, re.M)
+    assert f"in trace 03b2cdb329569df8fe94873154545381 of {PYDANTIC_AI / 'single_tool.json'}" in out
+    assert re.search(r"^  # multiply: no clean call in 1 of 2 runs \(\w+\); allowed, not expected$", out, re.M)
+    assert "  # not failing on error calls: the runs written from had some" in out
+
+
+def test_the_runs_chosen_by_run_id_and_agent(capsys):
+    both = [PYDANTIC_AI / "single_tool.json", PYDANTIC_AI / "parallel_tools.json"]
+    assert set(written(capsys, *both)) == {"calculator", "weather"}
+    assert set(written(capsys, *both, "--agent", "weather")) == {"weather"}
+    assert set(written(capsys, *both, "--run-id", "03b2cdb329569df8fe94873154545381")) == {"calculator"}
+    assert set(written(capsys, *both, "--run-id", "7ef6e514fd10c1e5")) == {"weather"}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        pytest.param([PYDANTIC_AI / "single_tool.json", "--agent", "nobody"],
+                     "otel-reliability: none of the 1 run(s) found is of the agent(s) and run id(s) asked for; agents found: calculator",
+                     id="no-run-of-the-agent"),
+        pytest.param([PYDANTIC_AI / "single_tool.json", "--margin", "-1"],
+                     "otel-reliability: --margin must be 0 or more, got -1.0", id="negative-margin"),
+    ],
+)
+def test_nothing_to_write_from_is_one_line_and_exit_2(args, message, capsys):
+    code, out, err = expect(capsys, *args)
+    assert (code, out, err.strip()) == (2, "", message)
+
+
+def test_a_results_store_is_a_source(tmp_path, capsys):
+    from otel_reliability.stores import open_store
+
+    store_path = tmp_path / "results.db"
+    store = open_store(str(store_path))
+    store.add_many(judged([PYDANTIC_AI / "parallel_tools.json"]))
+    store.close()
+    from_store = written(capsys, store_path, "--arguments", "exact")["weather"]
+    from_traces = written(capsys, PYDANTIC_AI / "parallel_tools.json", "--arguments", "exact")["weather"]
+    assert from_store == from_traces
