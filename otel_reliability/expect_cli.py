@@ -16,12 +16,11 @@ from typing import Callable, Sequence
 
 from .backend_args import add_backend_arguments, pull_inputs, split_inputs
 from .emitters.expectation_yaml import expectation_yaml
-from .engine import Engine, judge_all_at_end
+from .engine.observed import observed_run, observed_runs
 from .expectation_writer import ARGUMENT_CHOICES, ObservedRun, write_expectations
-from .model import Role
 from .output_file import write_output
 from .reports.inputs import SQLITE_HEADER, ResultSourceError, load_result_set
-from .results import RunResult, rfc3339, span_hex, trace_hex
+from .results import rfc3339, trace_hex
 from .sources.parallel import FileRecords, read_files
 from .version import VERSION
 
@@ -99,7 +98,7 @@ def _observed(
     file_inputs, urls = split_inputs([source for source in sources if source not in stores])
     observed: list[tuple[ObservedRun, Located]] = []
     for store in stores:
-        observed += [(_from_result(loaded.result, None), (trace_hex(loaded.result.trace_id), store))
+        observed += [(observed_run(loaded.result), (trace_hex(loaded.result.trace_id), store))
                      for loaded in load_result_set(store)]
     files: list[FileRecords] = []
     if file_inputs:
@@ -124,29 +123,14 @@ def _is_store(source: str) -> bool:
 
 
 def _judged(files: Sequence[FileRecords]) -> list[tuple[ObservedRun, Located]]:
-    """Every run in the files, as ``eval`` finds it (judged against nothing: only its calls matter)."""
-    records = [record for file in files for record in file.records]
-    events = [event for file in files for event in file.events]
-    judgements, _ = judge_all_at_end(Engine([]), records, events)
-    turns: dict[int, list[int]] = {}
-    for record in records:
-        if record.role is Role.MODEL and record.model_call:
-            turns.setdefault(record.trace_id, []).append(record.start_ns)
+    """Every run in the files, as ``eval`` finds it, and the file that holds its trace."""
     source_of: dict[int, str] = {}
     for file in files:
         for record in file.records:
             source_of.setdefault(record.trace_id, str(file.path))
-    return [
-        (
-            _from_result(j.result, tuple(sorted(turns.get(j.result.trace_id, ())))),
-            (trace_hex(j.result.trace_id), source_of.get(j.result.trace_id, "?")),
-        )
-        for j in judgements
-    ]
-
-
-def _from_result(result: RunResult, turn_starts: tuple[int, ...] | None) -> ObservedRun:
-    return ObservedRun(span_hex(result.run_span_id), result.agent, list(result.verdict.chain), result.verdict.usage, turn_starts)
+    records = [record for file in files for record in file.records]
+    found = observed_runs(records, [event for file in files for event in file.events])
+    return [(run, (trace_hex(result.trace_id), source_of.get(result.trace_id, "?"))) for run, result in found]
 
 
 def _chosen(observed: list[tuple[ObservedRun, Located]], agents: Sequence[str], run_ids: Sequence[str]) -> list[tuple[ObservedRun, Located]]:

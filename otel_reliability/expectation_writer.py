@@ -67,17 +67,21 @@ def write_expectations(
     arguments: ArgumentsWritten = "subset",
     ordered: bool = False,
     margin: float = 0.5,
+    duration: bool = True,
 ) -> list[WrittenExpectation]:
-    """One expectation per agent (in the order the agents first appear), from all its runs."""
+    """One expectation per agent (in the order the agents first appear), from all its runs.
+    ``duration=False`` writes no ``max_duration_ms`` (a snapshot in a test suite must not fail on a slow machine)."""
     if margin < 0:
         raise ValueError(f"margin must be 0 or more, got {margin}")
     by_agent: dict[str, list[ObservedRun]] = {}
     for run in runs:
         by_agent.setdefault(run.agent, []).append(run)
-    return [_write(agent, group, arguments, ordered, margin) for agent, group in by_agent.items()]
+    return [_write(agent, group, arguments, ordered, margin, duration) for agent, group in by_agent.items()]
 
 
-def _write(agent: str, runs: list[ObservedRun], arguments: ArgumentsWritten, ordered: bool, margin: float) -> WrittenExpectation:
+def _write(
+    agent: str, runs: list[ObservedRun], arguments: ArgumentsWritten, ordered: bool, margin: float, duration: bool
+) -> WrittenExpectation:
     notes: list[str] = []
     fields: dict[str, Any] = {"name": agent, "match": Match(agent=agent)}
     clean_by_run = [_first_seen(a.tool for a in run.chain if a.tool and a.outcome == OK) for run in runs]
@@ -105,7 +109,7 @@ def _write(agent: str, runs: list[ObservedRun], arguments: ArgumentsWritten, ord
     unknown = _first_seen(a.tool for run in runs for a in run.chain if a.tool and not a.outcome_known)
     if unknown:
         notes.append(f"the spans do not record whether {', '.join(unknown)} ran: the checks on them will not be evaluated")
-    fields.update(_budgets([run.usage for run in runs], [run.chain for run in runs], margin, notes))
+    fields.update(_budgets([run.usage for run in runs], [run.chain for run in runs], margin, notes, duration))
     if ordered:
         chain = _common_chain(runs, notes)
         if chain:
@@ -147,7 +151,9 @@ def _argument_specs(tools: list[str], runs: list[ObservedRun], notes: list[str])
     return specs
 
 
-def _budgets(usages: list[Usage | None], chains: list[list[Attempt]], margin: float, notes: list[str]) -> dict[str, Any]:
+def _budgets(
+    usages: list[Usage | None], chains: list[list[Attempt]], margin: float, notes: list[str], duration: bool
+) -> dict[str, Any]:
     if any(usage is None for usage in usages):
         notes.append("no budgets: a run's usage is unknown")
         return {}
@@ -166,8 +172,10 @@ def _budgets(usages: list[Usage | None], chains: list[list[Attempt]], margin: fl
     else:
         notes.append("no max_total_tokens: a model call's span carries no token usage")
     durations = [usage.duration_ms for usage in measured]
-    if all(duration is not None for duration in durations):
-        out["max_duration_ms"] = widen(max(duration or 0.0 for duration in durations))
+    if not duration:
+        pass
+    elif all(measured_ms is not None for measured_ms in durations):
+        out["max_duration_ms"] = widen(max(measured_ms or 0.0 for measured_ms in durations))
     else:
         notes.append("no max_duration_ms: a run's span has no times")
     repeats = [usage.max_repeated_calls for usage in measured]

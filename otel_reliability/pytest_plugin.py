@@ -53,6 +53,8 @@ class _Session:
     expectations: list[Expectation]
     verdicts: list[tuple[str, RunResult]] = field(default_factory=list)
     route: Any = None  # otel_reliability.testing.GlobalRoute, made by the first reliability test
+    update: bool = False  # --reliability-update: tests write their snapshots rather than compare with them
+    snapshots_written: list[str] = field(default_factory=list)
 
 
 _SESSION = pytest.StashKey[_Session]()
@@ -64,6 +66,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--reliability-expectations", action="append", default=[], metavar="FILE", dest="reliability_expectations",
         help="expectation file (YAML, TOML or JSON) for the runs the reliability fixture judges; "
         "repeatable, the first matching rule wins",
+    )
+    group.addoption(
+        "--reliability-update", action="store_true", default=False, dest="reliability_update",
+        help="write or refresh the expectation snapshot of each test that calls "
+        "reliability.assert_matches_snapshot(), from the runs it traced (beside the test, in __reliability__/)",
     )
 
 
@@ -77,13 +84,14 @@ def pytest_configure(config: pytest.Config) -> None:
             expectations = load_expectations(files)
         except ExpectationError as exc:
             raise pytest.UsageError(f"--reliability-expectations: {exc}") from exc
-    config.stash[_SESSION] = _Session(expectations)
+    config.stash[_SESSION] = _Session(expectations, update=config.getoption("reliability_update"))
 
 
 @pytest.fixture
 def reliability(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A ``ReliabilitySpanProcessor`` for this test (``otel_reliability.testing.Reliability``):
     see ``otel_reliability.pytest_plugin``."""
+    from .snapshots import Snapshot, snapshot_path
     from .testing import GlobalRoute, Reliability
 
     session = request.config.stash[_SESSION]
@@ -92,16 +100,23 @@ def reliability(request: pytest.FixtureRequest) -> Iterator[Any]:
     judged = Reliability(session.expectations)
     session.route.attach(judged)
     judged.global_note = session.route.note
+    judged.snapshot = Snapshot(snapshot_path(request.node.path, request.node.name), session.update, request.node.nodeid)
     try:
         yield judged
     finally:
         session.route.attach(None)
         judged.close()
         session.verdicts += [(request.node.nodeid, result) for result in judged.results]
+        if judged.snapshot.written:
+            session.snapshots_written.append(str(judged.snapshot.path))
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     session = config.stash.get(_SESSION, None)
+    if session is not None and session.snapshots_written:
+        terminalreporter.write_sep("=", "otel-reliability snapshots written")
+        for path in session.snapshots_written:
+            terminalreporter.write_line(path)
     if session is None or not session.verdicts:
         return
     terminalreporter.write_sep("=", "otel-reliability verdicts")

@@ -20,8 +20,12 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from . import ReliabilitySpanProcessor, RunResult, expect
+from .adapters import to_record
 from .emitters.diff import verdict_diff
 from .expectations import DEFAULT_EXPECTATION, Expectation
+from .model import SpanRecord
+from .snapshots import Snapshot
+from .sources.sdk import from_readable_span
 
 __all__ = ["Check", "GlobalRoute", "Reliability"]
 
@@ -53,6 +57,8 @@ class Reliability:
         # Whether the global provider's spans come here too: None no (not routed), "" yes,
         # else why not. The pytest plugin sets it from its GlobalRoute.
         self.global_note: str | None = None
+        # the test's expectation snapshot (``otel_reliability.snapshots``); the pytest plugin sets it
+        self.snapshot: Snapshot | None = None
         self._rules = {e.name: e for e in expectations}
         self._checks: list[Check] = []
         self._exporter = InMemorySpanExporter()
@@ -88,6 +94,32 @@ class Reliability:
         if not self.results:
             raise AssertionError(self._no_run_message("in this test"))
         _raise_failures([(result, self._expectation_of(result)) for result in self.results])
+
+    def assert_matches_snapshot(self) -> None:
+        """Judge the runs of this test against its snapshot, failing field by field as
+        ``assert_passed()`` does; with ``pytest --reliability-update``, write the snapshot from
+        them instead. A missing snapshot fails with the command that creates it."""
+        __tracebackhide__ = True
+        if self.snapshot is None:
+            raise AssertionError("otel-reliability: assert_matches_snapshot() needs the pytest plugin's reliability fixture")
+        records = self._records()
+        if self.snapshot.update:
+            if not self.snapshot.write(records):
+                raise AssertionError(self._no_run_message("in this test"))
+            return
+        judged = self.snapshot.judge(records)
+        if not judged:
+            raise AssertionError(self._no_run_message("in this test"))
+        for judgement, expectation in judged:
+            if expectation is None:
+                raise AssertionError(
+                    f"otel-reliability: agent {judgement.result.agent!r} ran, and the snapshot {self.snapshot.path} "
+                    f"has no expectation for it: refresh it with `{self.snapshot.command}`"
+                )
+        _raise_failures([(judgement.result, expectation) for judgement, expectation in judged])
+
+    def _records(self) -> list[SpanRecord]:
+        return [to_record(from_readable_span(span)) for span in self.spans]
 
     def close(self) -> None:
         """Judge what is left and shut the provider down."""
