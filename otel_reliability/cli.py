@@ -26,6 +26,7 @@ from .expectations import Expectation, ExpectationError
 from .jsontext import encode_document
 from .output_file import OutputError, write_output
 from .bfcl.cli import register as register_bfcl
+from .case_runs import run_eval_set
 from .expect_cli import register as register_expect
 from .inspect import register as register_inspect
 from .receiver.cli import register as register_serve
@@ -80,10 +81,15 @@ def _parser() -> argparse.ArgumentParser:
         f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}); those that are not "
         "traces are skipped with a warning.",
     )
-    evaluate.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory, or a backend URL (below)")
+    evaluate.add_argument("paths", nargs="*", metavar="PATH", help="trace file or directory, or a backend URL (below)")
     evaluate.add_argument(
         "--expectations", action="append", default=[], metavar="FILE",
         help="expectation file (YAML, TOML or JSON); repeatable, the first matching rule wins",
+    )
+    evaluate.add_argument(
+        "--cases", metavar="FILE",
+        help="an eval set (README: Eval sets): judge each case's runs (its trace files, its trace id among the "
+        "PATHs, the runs whose span names it) against its expectation; a case with none is missing (exit 2)",
     )
     evaluate.add_argument("--format", choices=("table", "json", "markdown"), default="table")
     evaluate.add_argument("--output", metavar="FILE", help="write the report here instead of standard output")
@@ -178,6 +184,10 @@ def _trace_files(paths: Sequence[str]) -> tuple[list[Path], set[Path]]:
 
 
 def _eval(args: argparse.Namespace) -> int:
+    if args.cases:
+        return run_eval_set(args, _trace_files, _write_report)
+    if not args.paths:
+        raise UsageError("eval: give a trace file, a directory or a backend URL (or --cases FILE)")
     engine = Engine(args.expectations)
     if args.max_decompressed_mib < 1:
         raise UsageError(f"--max-decompressed-mib must be at least 1, got {args.max_decompressed_mib}")
