@@ -36,6 +36,7 @@ end lists none (not gathered yet); the assertions work the same.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
@@ -68,6 +69,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "repeatable, the first matching rule wins",
     )
     group.addoption(
+        "--reliability-cases", action="append", default=[], metavar="FILE", dest="reliability_cases",
+        help="eval set file: each test that asks for the reliability_case fixture runs once per case "
+        "(unless marked @pytest.mark.reliability_cases(FILE, …)); repeatable",
+    )
+    group.addoption(
         "--reliability-update", action="store_true", default=False, dest="reliability_update",
         help="write or refresh the expectation snapshot of each test that calls "
         "reliability.assert_matches_snapshot(), from the runs it traced (beside the test, in __reliability__/)",
@@ -75,6 +81,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "reliability_cases(*files): the eval set files (relative to the test file) whose cases "
+        "the test's reliability_case fixture runs through, one test per case",
+    )
     files = config.getoption("reliability_expectations")
     expectations = []
     if files:
@@ -109,6 +119,40 @@ def reliability(request: pytest.FixtureRequest) -> Iterator[Any]:
         session.verdicts += [(request.node.nodeid, result) for result in judged.results]
         if judged.snapshot.written:
             session.snapshots_written.append(str(judged.snapshot.path))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """One test per case of the eval sets, for each test that asks for ``reliability_case``."""
+    if "reliability_case" not in metafunc.fixturenames:
+        return
+    from .eval_sets import load_eval_set
+    from .expectations import ExpectationError
+    from .testing import CaseRun
+
+    marker = metafunc.definition.get_closest_marker("reliability_cases")
+    if marker is not None:
+        files = [metafunc.definition.path.parent / name for name in marker.args]
+    else:
+        files = [Path(name) for name in metafunc.config.getoption("reliability_cases")]
+    if not files:
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid} asks for reliability_case: give --reliability-cases FILE "
+            "or mark it @pytest.mark.reliability_cases(FILE)"
+        )
+    runs = []
+    for file in files:
+        try:
+            cases, base = load_eval_set(file)
+        except ExpectationError as exc:
+            raise pytest.UsageError(f"reliability_cases: {exc}") from None
+        runs += [CaseRun(case, base) for case in cases]
+    metafunc.parametrize("reliability_case", runs, ids=[run.id for run in runs], indirect=True)
+
+
+@pytest.fixture
+def reliability_case(request: pytest.FixtureRequest) -> Any:
+    """One case of an eval set (``otel_reliability.testing.CaseRun``): the test runs once per case."""
+    return request.param
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
@@ -21,13 +22,15 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from . import ReliabilitySpanProcessor, RunResult, expect
 from .adapters import to_record
+from .case_runs import judge_cases
 from .emitters.diff import verdict_diff
+from .eval_sets import EvalCase
 from .expectations import DEFAULT_EXPECTATION, Expectation
 from .model import SpanRecord
 from .snapshots import Snapshot
 from .sources.sdk import from_readable_span
 
-__all__ = ["Check", "GlobalRoute", "Reliability"]
+__all__ = ["CaseRun", "Check", "GlobalRoute", "Reliability"]
 
 _JUDGING_TIMEOUT_SECONDS = 30.0
 
@@ -149,6 +152,40 @@ def _raise_failures(judged: list[tuple[RunResult, Expectation | None]]) -> None:
     failures = [verdict_diff(result, expectation) for result, expectation in judged if not result.passed]
     if failures:
         raise AssertionError("\n\n".join(failures))
+
+
+class CaseRun:
+    """One case of an eval set (``otel_reliability.eval_sets``), as the pytest plugin's
+    ``reliability_case`` fixture gives it: its ``id``, ``input`` and ``expectation``, and
+    ``assert_passed()``, which judges the trace the case names."""
+
+    def __init__(self, case: EvalCase, base: Path) -> None:
+        self.case = case
+        self.base = base  # the folder its trace paths are relative to (the eval set file's)
+
+    @property
+    def id(self) -> str:
+        return self.case.id
+
+    @property
+    def input(self) -> str | None:
+        return self.case.input
+
+    @property
+    def expectation(self) -> Expectation:
+        return self.case.expectation
+
+    def assert_passed(self) -> None:
+        """Raise ``AssertionError`` unless every run of the case's trace passed its expectation,
+        field by field as ``Reliability.assert_passed()``; a case whose trace is missing fails, saying so."""
+        __tracebackhide__ = True
+        [outcome] = judge_cases([self.case], self.base)
+        if outcome.missing is not None:
+            raise AssertionError(f"otel-reliability: case {self.id}: missing: {outcome.missing}")
+        _raise_failures([(result, self.expectation) for result in outcome.results])
+
+    def __repr__(self) -> str:
+        return f"CaseRun({self.id!r})"
 
 
 class _Router(SpanProcessor):
