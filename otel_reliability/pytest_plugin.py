@@ -1,5 +1,6 @@
 """The pytest plugin (entry point ``pytest11``): a ``reliability`` fixture, ``--reliability-expectations``,
-and the session's verdicts at the end of the run.
+snapshots (``--reliability-update``), eval set cases (``reliability_case``), and the session's verdicts
+at the end of the run.
 
 .. code-block:: python
 
@@ -27,6 +28,12 @@ Each test that asks for the fixture gets its own ``ReliabilitySpanProcessor`` (n
   ``conftest.py``, say). A global provider without ``add_span_processor`` (not the
   SDK's) cannot take the router; then only ``reliability.provider`` is judged, and
   ``assert_passed()`` says so when it found no run.
+
+Snapshots: ``reliability.assert_matches_snapshot()`` judges the test's runs against an
+expectation file beside the test, which ``--reliability-update`` writes from them
+(``otel_reliability.snapshots``). Eval sets: a test that asks for ``reliability_case`` runs
+once per case of the files its ``reliability_cases`` marker or ``--reliability-cases`` names
+(``otel_reliability.eval_sets``).
 
 Spans are judged as their runs end; ``assert_passed()`` and ``results`` wait for the
 judging first. Under pytest-xdist the verdicts stay in the workers, so the summary at the
