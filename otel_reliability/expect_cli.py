@@ -9,6 +9,7 @@ the file, with its comments, is ``emitters.expectation_yaml``'s.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 from pathlib import Path
@@ -28,6 +29,7 @@ TraceFiles = Callable[[Sequence[str]], tuple[list[Path], set[Path]]]
 """``eval``'s reading of its paths: (the trace files, those found in directories)."""
 
 _STORE_URLS = ("sqlite://", "postgresql://", "postgres://")
+_RUNS_LISTED = 100  # the header names this many runs, and counts the rest
 
 
 class ExpectInputError(ValueError):
@@ -76,7 +78,8 @@ def _expect(args: argparse.Namespace, trace_files: TraceFiles) -> int:
     header = [
         f"Written by otel-reliability expect {VERSION} on {rfc3339(time.time_ns() // 10**9 * 10**9)}",
         f"from {len(chosen)} run{'s' if len(chosen) != 1 else ''} of {', '.join(sources)}:",
-        *(f"  run {run.run_id} ({run.agent}) in trace {trace} of {source}" for run, (trace, source) in chosen),
+        *(f"  run {run.run_id} ({run.agent}) in trace {trace} of {source}" for run, (trace, source) in chosen[:_RUNS_LISTED]),
+        *([f"  and {len(chosen) - _RUNS_LISTED} more"] if len(chosen) > _RUNS_LISTED else []),
         "Check it before committing it: it expects what these runs did, right or wrong.",
     ]
     text = expectation_yaml(written, header)
@@ -136,7 +139,10 @@ def _judged(files: Sequence[FileRecords]) -> list[tuple[ObservedRun, Located]]:
 def _chosen(observed: list[tuple[ObservedRun, Located]], agents: Sequence[str], run_ids: Sequence[str]) -> list[tuple[ObservedRun, Located]]:
     if not observed:
         raise ExpectInputError("no agent run found in the sources: see how their spans were read with 'otel-reliability inspect'")
-    wanted_ids = {text.lower().rjust(32 if len(text) > 16 else 16, "0") for text in run_ids}
+    for text in run_ids:
+        if not re.fullmatch(r"[0-9a-fA-F]{16}|[0-9a-fA-F]{32}", text):
+            raise ExpectInputError(f"--run-id {text!r}: expected a trace id (32 hex digits) or a run span id (16)")
+    wanted_ids = {text.lower() for text in run_ids}
     chosen = [
         (run, located) for run, located in observed
         if (not agents or run.agent in agents) and (not wanted_ids or run.run_id in wanted_ids or located[0] in wanted_ids)

@@ -217,6 +217,9 @@ def test_the_runs_chosen_by_run_id_and_agent(capsys):
         pytest.param([PYDANTIC_AI / "single_tool.json", "--agent", "nobody"],
                      "otel-reliability: none of the 1 run(s) found is of the agent(s) and run id(s) asked for; agents found: calculator",
                      id="no-run-of-the-agent"),
+        pytest.param([PYDANTIC_AI / "single_tool.json", "--run-id", "xyz"],
+                     "otel-reliability: --run-id 'xyz': expected a trace id (32 hex digits) or a run span id (16)",
+                     id="run-id-not-hex"),
         pytest.param([PYDANTIC_AI / "single_tool.json", "--margin", "-1"],
                      "otel-reliability: --margin must be 0 or more, got -1.0", id="negative-margin"),
     ],
@@ -224,6 +227,13 @@ def test_the_runs_chosen_by_run_id_and_agent(capsys):
 def test_nothing_to_write_from_is_one_line_and_exit_2(args, message, capsys):
     code, out, err = expect(capsys, *args)
     assert (code, out, err.strip()) == (2, "", message)
+
+
+def test_a_source_eval_cannot_read_is_refused_as_eval_refuses_it(capsys):
+    missing = PYDANTIC_AI / "no-such-trace.json"
+    code, out, err = expect(capsys, missing)
+    assert (code, out) == (2, "")
+    assert len(err.splitlines()) == 1 and err.startswith(f"otel-reliability: {missing}"), err
 
 
 def test_a_results_store_is_a_source(tmp_path, capsys):
