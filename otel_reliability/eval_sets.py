@@ -24,6 +24,7 @@ skipped.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from otel_reliability.expectations import Expectation, ExpectationError
+from otel_reliability.input_errors import validation_problems, yaml_problem
 
 CASE_ATTRIBUTE = "reliability.expect.case"  # a run span naming the case (or expectation) it is a run of
 
@@ -41,18 +43,25 @@ class EvalCase(BaseModel):
     id: str = Field(min_length=1)
     input: str | None = None
     trace: list[str] = Field(default_factory=list)
-    trace_id: str | None = Field(default=None, pattern=r"^[0-9a-fA-F]{1,32}$")
+    trace_id: str | None = None
     expectation: Expectation
 
     @model_validator(mode="before")
     @classmethod
     def _named_by_id(cls, data: Any) -> Any:
         """The expectation's name is the case's id (a name written in the file must equal it)."""
-        if isinstance(data, dict) and isinstance(data.get("expectation"), dict) and isinstance(data.get("id"), str):
-            body = data["expectation"]
-            if "name" not in body:
-                data = {**data, "expectation": {"name": data["id"], **body}}
+        if isinstance(data, dict) and isinstance(data.get("expectation"), dict) and "name" not in data["expectation"]:
+            # without an id, the id's own error is the one to read: the name stands in meanwhile
+            name = data["id"] if isinstance(data.get("id"), str) and data["id"] else "unnamed case"
+            data = {**data, "expectation": {"name": name, **data["expectation"]}}
         return data
+
+    @field_validator("trace_id")
+    @classmethod
+    def _hex(cls, value: str | None) -> str | None:
+        if value is not None and not re.fullmatch(r"[0-9a-fA-F]{1,32}", value):
+            raise ValueError(f"expected a trace id of up to 32 hex digits, got {value!r}")
+        return value
 
     @field_validator("trace", mode="before")
     @classmethod
@@ -102,16 +111,13 @@ def load_eval_set(path: str | Path) -> tuple[list[EvalCase], Path]:
         raise ExpectationError(f"{path}: cannot read eval set: {exc.strerror or exc}") from None
     try:
         data = json.loads(text) if path.suffix.lower() == ".json" else yaml.safe_load(text)
-    except (yaml.YAMLError, json.JSONDecodeError) as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}" if mark is not None else f"line {getattr(exc, 'lineno', '?')}"
-        raise ExpectationError(f"{path}: not valid {'JSON' if path.suffix.lower() == '.json' else 'YAML'} at {where}") from None
+    except yaml.YAMLError as exc:
+        raise ExpectationError(f"{path}: not valid YAML: {yaml_problem(exc)}") from None
+    except json.JSONDecodeError as exc:
+        raise ExpectationError(f"{path}: not valid JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
     if not isinstance(data, dict) or "cases" not in data:
         raise ExpectationError(f"{path}: expected a mapping with a 'cases' list at the top level")
     try:
         return EvalSet.model_validate(data).cases, path.parent
     except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(part) for part in first["loc"]) or "top level"
-        more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
-        raise ExpectationError(f"{path}: {where}: {first['msg']}{more}") from None
+        raise ExpectationError(f"{path}: {validation_problems(exc)}") from None

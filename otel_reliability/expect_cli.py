@@ -15,7 +15,9 @@ import time
 from pathlib import Path
 from typing import Callable, Sequence
 
+from .adapters.conventions import use as use_conventions
 from .backend_args import add_backend_arguments, pull_inputs, split_inputs
+from .conventions_cli import add_conventions_argument
 from .emitters.expectation_yaml import expectation_yaml
 from .engine.observed import observed_run, observed_runs
 from .expectation_writer import ARGUMENT_CHOICES, ObservedRun, write_expectations
@@ -60,6 +62,7 @@ def register(commands: argparse._SubParsersAction, trace_files: TraceFiles) -> N
     expect.add_argument("--margin", type=float, default=0.5, metavar="FRACTION",
                         help="budgets are the largest observed value times 1 + FRACTION, rounded up (default %(default)s)")
     expect.add_argument("--output", metavar="FILE", help="write the file here instead of standard output")
+    add_conventions_argument(expect)
     add_backend_arguments(expect)
     expect.set_defaults(run=lambda args: _expect(args, trace_files))
 
@@ -68,6 +71,7 @@ def _expect(args: argparse.Namespace, trace_files: TraceFiles) -> int:
     if args.margin < 0:
         print(f"otel-reliability: --margin must be 0 or more, got {args.margin}", file=sys.stderr)
         return 2
+    use_conventions(args.conventions)
     try:
         observed, sources = _observed(args.sources, args, trace_files)
         chosen = _chosen(observed, args.agent, args.run_id)

@@ -124,15 +124,17 @@ def test_how_a_case_finds_its_runs(case, inputs, code, missing, tmp_path, capsys
     ("text", "message"),
     [
         pytest.param("", "expected a mapping with a 'cases' list at the top level", id="empty-file"),
-        pytest.param("cases: []", "cases: List should have at least 1 item", id="no-case"),
-        pytest.param("cases: [{expectation: {}}]", "cases.0.id: Field required", id="case-without-id"),
+        pytest.param("cases: []", "cases: must not be empty", id="no-case"),
+        pytest.param("cases: [{expectation: {}}]", "cases[0].id: required, but missing", id="case-without-id"),
         pytest.param("cases: [{id: a, expectation: {expected_tool_calls: 3}}]",
-                     "cases.0.expectation.expected_tool_calls: Input should be a valid list", id="bad-expectation-field"),
+                     "cases[0].expectation.expected_tool_calls: expected a list, got 3", id="bad-expectation-field"),
         pytest.param("cases: [{id: a, expectation: {}}, {id: a, expectation: {}}]",
-                     "cases: Value error, case ids must be unique; repeated: a", id="repeated-id"),
-        pytest.param("cases: [{id: a, trace_id: xyz, expectation: {}}]", "cases.0.trace_id: String should match pattern",
+                     "cases: case ids must be unique; repeated: a", id="repeated-id"),
+        pytest.param("cases: [{id: a, trace_id: xyz, expectation: {}}]", "cases[0].trace_id: expected a trace id of up to 32 hex digits, got 'xyz'",
                      id="trace-id-not-hex"),
-        pytest.param("cases:\n  - id: [a\n", "not valid YAML at line", id="not-yaml"),
+        pytest.param("cases: [{id: a, expectation: {name: b}}]",
+                     "cases[0]: expectation.name 'b' differs from the case's id 'a'; leave it out", id="a-name-beside-the-id"),
+        pytest.param("cases:\n  - id: [a\n", "not valid YAML: line 3, column 1: ", id="not-yaml"),
     ],
 )
 def test_a_bad_eval_set_is_one_line_naming_file_and_field(text, message, tmp_path, capsys):
@@ -143,6 +145,7 @@ def test_a_bad_eval_set_is_one_line_naming_file_and_field(text, message, tmp_pat
     assert (code, out) == (2, "")
     assert len(err.splitlines()) == 1
     assert err.startswith(f"otel-reliability: {path}: {message}"), err
+    assert not re.search(r"Input should|Value error|Field required", err), err  # the project's words, not the validator's
 
 
 CASE_TESTS = '''
