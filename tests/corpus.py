@@ -106,6 +106,7 @@ LIFTING: tuple[str, ...] = (
     "llama_index_traceloop",
     "strands_openinference",
     # issue 32: traced by observability SDKs whose span conventions the reader does not know yet
+    "genkit",
     "langfuse",
     "logfire_openai_agents",
     "logfire_pydantic_ai",
@@ -113,6 +114,7 @@ LIFTING: tuple[str, ...] = (
     "mlflow_openai_agents",
     "openlit_crewai",
     "openlit_langgraph",
+    "spring_ai",
 )
 
 # Scenarios of a LIFTING folder that the assembly reads against one of its invariants today:
