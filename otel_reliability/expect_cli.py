@@ -38,6 +38,13 @@ class ExpectInputError(ValueError):
     """Nothing to write from; the message says what was read and what to try."""
 
 
+class NoRunFound(ExpectInputError):
+    """The sources hold no agent run at all (``eval``'s exit 4)."""
+
+
+EXIT_NO_RUN = 4  # as eval: spans, but no agent run recognised in them
+
+
 def register(commands: argparse._SubParsersAction, trace_files: TraceFiles) -> None:
     expect = commands.add_parser(
         "expect",
@@ -77,7 +84,7 @@ def _expect(args: argparse.Namespace, trace_files: TraceFiles) -> int:
         chosen = _chosen(observed, args.agent, args.run_id)
     except (ExpectInputError, ResultSourceError) as exc:
         print(f"otel-reliability: {exc}", file=sys.stderr)
-        return 2
+        return EXIT_NO_RUN if isinstance(exc, NoRunFound) else 2
     written = write_expectations([run for run, _ in chosen], args.arguments, args.ordered, args.margin)
     header = [
         f"Written by otel-reliability expect {VERSION} on {rfc3339(time.time_ns() // 10**9 * 10**9)}",
@@ -142,7 +149,8 @@ def _judged(files: Sequence[FileRecords]) -> list[tuple[ObservedRun, Located]]:
 
 def _chosen(observed: list[tuple[ObservedRun, Located]], agents: Sequence[str], run_ids: Sequence[str]) -> list[tuple[ObservedRun, Located]]:
     if not observed:
-        raise ExpectInputError("no agent run found in the sources: see how their spans were read with 'otel-reliability inspect'")
+        raise NoRunFound("no agent run found in the sources, nothing to write from: see how their spans were read "
+                         "with 'otel-reliability inspect SOURCE'")
     for text in run_ids:
         if not re.fullmatch(r"[0-9a-fA-F]{16}|[0-9a-fA-F]{32}", text):
             raise ExpectInputError(f"--run-id {text!r}: expected a trace id (32 hex digits) or a run span id (16)")
