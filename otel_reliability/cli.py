@@ -30,6 +30,8 @@ from .expectations import Expectation, ExpectationError
 from .jsontext import encode_document
 from .output_file import OutputError, write_output
 from .bfcl.cli import register as register_bfcl
+from .case_runs import run_eval_set
+from .expect_cli import register as register_expect
 from .inspect import register as register_inspect
 from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
@@ -85,10 +87,15 @@ def _parser() -> argparse.ArgumentParser:
         "traces are skipped with a warning, those that are damaged are named and make the "
         "exit code 2 once the rest are judged (--skip-bad: a warning).",
     )
-    evaluate.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory, or a backend URL (below)")
+    evaluate.add_argument("paths", nargs="*", metavar="PATH", help="trace file or directory, or a backend URL (below)")
     evaluate.add_argument(
         "--expectations", action="append", default=[], metavar="FILE",
         help="expectation file (YAML, TOML or JSON); repeatable, the first matching rule wins",
+    )
+    evaluate.add_argument(
+        "--cases", metavar="FILE",
+        help="an eval set (docs/written-expectations.md): judge each case's runs (its trace files, its trace id among "
+        "the PATHs, the runs whose span names it) against its expectation; a case with none is missing (exit 2)",
     )
     add_conventions_argument(evaluate)
     evaluate.add_argument("--format", choices=("table", "json", "markdown"), default="table",
@@ -145,6 +152,7 @@ def _parser() -> argparse.ArgumentParser:
     register_compare(commands)
     register_inspect(commands)
     register_conventions(commands)
+    register_expect(commands, _trace_files)
     return parser
 
 
@@ -203,6 +211,10 @@ def _trace_files(paths: Sequence[str]) -> tuple[list[Path], set[Path]]:
 
 def _eval(args: argparse.Namespace) -> int:
     use_conventions(args.conventions)
+    if args.cases:
+        return run_eval_set(args, _trace_files, _write_report)
+    if not args.paths:
+        raise UsageError("eval: give a trace file, a directory or a backend URL (or --cases FILE)")
     engine = Engine(args.expectations)
     if args.max_decompressed_mib < 1:
         raise UsageError(f"--max-decompressed-mib must be at least 1, got {args.max_decompressed_mib}")

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from otel_reliability.sources.backend_http import BackendQuery
 from otel_reliability.sources.jaeger import pull
@@ -189,3 +190,24 @@ def test_compare_and_report_judge_what_they_pull_as_eval_does(fed_jaeger, tmp_pa
     assert reported.returncode == (1 if any(r["eval_status"] != "PASSED" for r in expected) else 0), reported.stderr
     passed = sum(r["eval_status"] == "PASSED" for r in expected)
     assert f"**Correct runs:** {passed}/{len(expected)}" in reported.stdout, reported.stdout[:2000]
+
+
+def _canonical(value):
+    """A written expectation with its lists in a set's order: runs pulled back come in another order."""
+    if isinstance(value, dict):
+        return {key: _canonical(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return sorted((_canonical(item) for item in value), key=lambda item: json.dumps(item, sort_keys=True))
+    return value
+
+
+def test_expect_writes_from_a_pull_what_it_writes_from_the_files(fed_jaeger):
+    jaeger, _, files = fed_jaeger
+
+    from_files = cli("expect", *map(str, files))
+    pulled = cli("expect", jaeger.url, "--since", SINCE, "--service", SERVICE)
+
+    assert (from_files.returncode, pulled.returncode) == (0, 0), from_files.stderr + pulled.stderr
+    written = [{e["name"]: _canonical(e) for e in yaml.safe_load(done.stdout)["expectations"]} for done in (from_files, pulled)]
+    assert written[0] == written[1]
+    assert f"of {jaeger.url}:" in pulled.stdout
