@@ -2,7 +2,7 @@
 
 Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input (and, with
 ``--strict-expectations``, an expectation that matched no run), 3 no run failed but some
-could not be evaluated (the spans lack what a check needs), 4 spans but no agent run.
+could not be evaluated (the spans lack what a check needs), 4 no agent run in the input.
 """
 
 from __future__ import annotations
@@ -30,6 +30,8 @@ from .expectations import Expectation, ExpectationError
 from .jsontext import encode_document
 from .output_file import OutputError, write_output
 from .bfcl.cli import register as register_bfcl
+from .case_runs import run_eval_set
+from .expect_cli import register as register_expect
 from .inspect import register as register_inspect
 from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
@@ -82,12 +84,18 @@ def _parser() -> argparse.ArgumentParser:
         "exports (resourceLogs, e.g. <name>.logs.json beside <name>.json) are read too: GenAI "
         "event log records join their spans. A directory "
         f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}); those that are not "
-        "traces are skipped with a warning.",
+        "traces are skipped with a warning, those that are damaged are named and make the "
+        "exit code 2 once the rest are judged (--skip-bad: a warning).",
     )
-    evaluate.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory, or a backend URL (below)")
+    evaluate.add_argument("paths", nargs="*", metavar="PATH", help="trace file or directory, or a backend URL (below)")
     evaluate.add_argument(
         "--expectations", action="append", default=[], metavar="FILE",
         help="expectation file (YAML, TOML or JSON); repeatable, the first matching rule wins",
+    )
+    evaluate.add_argument(
+        "--cases", metavar="FILE",
+        help="an eval set (docs/written-expectations.md): judge each case's runs (its trace files, its trace id among "
+        "the PATHs, the runs whose span names it) against its expectation; a case with none is missing (exit 2)",
     )
     add_conventions_argument(evaluate)
     evaluate.add_argument("--format", choices=("table", "json", "markdown"), default="table",
@@ -99,7 +107,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     evaluate.add_argument(
         "--allow-empty", action="store_true",
-        help="exit 0, not 4, when the input holds spans but no agent run is recognised",
+        help="exit 0, not 4, when the input yields no agent run (no spans, an empty pull, or spans of no run)",
+    )
+    evaluate.add_argument(
+        "--skip-bad", action="store_true",
+        help="a damaged trace file in a directory is skipped with a warning, not bad input (exit 2)",
     )
     add_backend_arguments(evaluate)
     evaluate.add_argument(
@@ -107,9 +119,10 @@ def _parser() -> argparse.ArgumentParser:
         help="exit 2, not just warn, when a loaded expectation matched none of the input's runs",
     )
     evaluate.epilog = (
-        "exit codes: 0 every run passed; 1 a run (or session) failed; 2 bad input (with "
-        "--strict-expectations: an expectation matched no run); 3 none failed but some "
-        "were not evaluated; 4 the input held spans but no agent run was recognised (--allow-empty: 0)"
+        "exit codes: 0 every run passed; 1 a run (or session) failed; 2 bad input (a file that "
+        "cannot be read, in a directory too unless --skip-bad; with --strict-expectations: an "
+        "expectation matched no run); 3 none failed but some were not evaluated; 4 the input "
+        "yielded no agent run: no spans, an empty pull, or spans of no recognised run (--allow-empty: 0)"
     )
     evaluate.set_defaults(run=_eval)
 
@@ -139,11 +152,18 @@ def _parser() -> argparse.ArgumentParser:
     register_compare(commands)
     register_inspect(commands)
     register_conventions(commands)
+    register_expect(commands, _trace_files)
     return parser
 
 
 def _what_was_seen(records: Sequence[SpanRecord], paths: Sequence[str]) -> str:
-    """One line on spans in which no run was recognised: what they were read as, and what to run next."""
+    """One line on an input that yielded no run: that it held no span, or what its spans were
+    read as and what to run next."""
+    if not records:
+        return (
+            f"otel-reliability: no span read from {' '.join(paths)}: nothing was judged "
+            "(exit 4; --allow-empty for inputs that may hold none)"
+        )
     roles = Counter(record.role for record in records)
     seen = ", ".join(f"{roles[role]} {label}" for role, label in _ROLE_LABELS if roles[role])
     return (
@@ -191,6 +211,10 @@ def _trace_files(paths: Sequence[str]) -> tuple[list[Path], set[Path]]:
 
 def _eval(args: argparse.Namespace) -> int:
     use_conventions(args.conventions)
+    if args.cases:
+        return run_eval_set(args, _trace_files, _write_report)
+    if not args.paths:
+        raise UsageError("eval: give a trace file, a directory or a backend URL (or --cases FILE)")
     engine = Engine(args.expectations)
     if args.max_decompressed_mib < 1:
         raise UsageError(f"--max-decompressed-mib must be at least 1, got {args.max_decompressed_mib}")
@@ -203,7 +227,8 @@ def _eval(args: argparse.Namespace) -> int:
     files += [records for _, records in pull_inputs(backend_urls, args)]  # the same records a file gives
     for file in files:
         if file.skipped is not None:
-            print(f"otel-reliability: skipped, not a trace file: {file.skipped}", file=sys.stderr)
+            what = "a damaged trace file" if file.damaged else "not a trace file"
+            print(f"otel-reliability: skipped, {what}: {file.skipped}", file=sys.stderr)
     # GenAI event records from log exports join their spans, whichever file holds them.
     records = [record for file in files for record in file.records]
     events = [event for file in files for event in file.events]
@@ -214,7 +239,7 @@ def _eval(args: argparse.Namespace) -> int:
         result.source = sources.get((result.trace_id, result.run_span_id))
     if not results:
         print("otel-reliability: no agent runs found in the input", file=sys.stderr)
-        if records and not args.allow_empty:
+        if not args.allow_empty:
             print(_what_was_seen(records, args.paths), file=sys.stderr)
     if any(e.scope == "session" for e in engine.expectations):
         _say_unsessioned(judgements, sessions)
@@ -223,8 +248,16 @@ def _eval(args: argparse.Namespace) -> int:
     _write_report(results, args.format, args.output, sessions, {e.name: e for e in engine.expectations})
     # A session judged FAILED fails the input as a failed run does.
     verdicts: list[RunResult | SessionResult] = [*results, *sessions]
-    if not results and records and not args.allow_empty:
-        return EXIT_NO_RUN  # broken instrumentation must not pass a CI gate as "nothing failed"
+    damaged = [str(file.path) for file in files if file.damaged]
+    if damaged and not args.skip_bad:
+        print(
+            f"otel-reliability: {len(damaged)} damaged trace file(s) skipped, the rest judged "
+            f"(exit 2; --skip-bad to judge without them): {', '.join(damaged)}",
+            file=sys.stderr,
+        )
+        return EXIT_BAD_INPUT
+    if not results and not args.allow_empty:
+        return EXIT_NO_RUN  # broken instrumentation or an empty pull must not pass a CI gate as "nothing failed"
     if any(v.failed for v in verdicts):
         return EXIT_FAILED
     return EXIT_PASSED if all(v.passed for v in verdicts) else EXIT_NOT_EVALUATED

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from .input_errors import validation_problems, yaml_problem
+from .textfile import NotUtf8Error, read_text
 
 ArgumentMode = Literal["subset", "exact", "bfcl", "ignore"]
 FailOn = Literal["error", "refused", "pending"]
@@ -257,9 +258,11 @@ def load_all(expectations: ExpectationSources) -> list[Expectation]:
 
 def _load_one(path: Path) -> list[Expectation]:
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except OSError as exc:
         raise ExpectationError(f"{path}: cannot read expectation file: {exc.strerror or exc}") from exc
+    except NotUtf8Error as exc:
+        raise ExpectationError(str(exc)) from None
     suffix = path.suffix.lower()
     try:
         if suffix in (".yaml", ".yml"):

@@ -1,5 +1,6 @@
 """The pytest plugin (entry point ``pytest11``): a ``reliability`` fixture, ``--reliability-expectations``,
-and the session's verdicts at the end of the run.
+snapshots (``--reliability-update``), eval set cases (``reliability_case``), and the session's verdicts
+at the end of the run.
 
 .. code-block:: python
 
@@ -28,6 +29,12 @@ Each test that asks for the fixture gets its own ``ReliabilitySpanProcessor`` (n
   SDK's) cannot take the router; then only ``reliability.provider`` is judged, and
   ``assert_passed()`` says so when it found no run.
 
+Snapshots: ``reliability.assert_matches_snapshot()`` judges the test's runs against an
+expectation file beside the test, which ``--reliability-update`` writes from them
+(``otel_reliability.snapshots``). Eval sets: a test that asks for ``reliability_case`` runs
+once per case of the files its ``reliability_cases`` marker or ``--reliability-cases`` names
+(``otel_reliability.eval_sets``).
+
 Spans are judged as their runs end; ``assert_passed()`` and ``results`` wait for the
 judging first. Under pytest-xdist the verdicts stay in the workers, so the summary at the
 end lists none (not gathered yet); the assertions work the same.
@@ -36,6 +43,7 @@ end lists none (not gathered yet); the assertions work the same.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator
 
 import pytest
@@ -53,6 +61,8 @@ class _Session:
     expectations: list[Expectation]
     verdicts: list[tuple[str, RunResult]] = field(default_factory=list)
     route: Any = None  # otel_reliability.testing.GlobalRoute, made by the first reliability test
+    update: bool = False  # --reliability-update: tests write their snapshots rather than compare with them
+    snapshots_written: list[str] = field(default_factory=list)
 
 
 _SESSION = pytest.StashKey[_Session]()
@@ -65,9 +75,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="expectation file (YAML, TOML or JSON) for the runs the reliability fixture judges; "
         "repeatable, the first matching rule wins",
     )
+    group.addoption(
+        "--reliability-cases", action="append", default=[], metavar="FILE", dest="reliability_cases",
+        help="eval set file: each test that asks for the reliability_case fixture runs once per case "
+        "(unless marked @pytest.mark.reliability_cases(FILE, …)); repeatable",
+    )
+    group.addoption(
+        "--reliability-update", action="store_true", default=False, dest="reliability_update",
+        help="write or refresh the expectation snapshot of each test that calls "
+        "reliability.assert_matches_snapshot(), from the runs it traced (beside the test, in __reliability__/)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", "reliability_cases(*files): the eval set files (relative to the test file) whose cases "
+        "the test's reliability_case fixture runs through, one test per case",
+    )
     files = config.getoption("reliability_expectations")
     expectations = []
     if files:
@@ -77,13 +101,14 @@ def pytest_configure(config: pytest.Config) -> None:
             expectations = load_expectations(files)
         except ExpectationError as exc:
             raise pytest.UsageError(f"--reliability-expectations: {exc}") from exc
-    config.stash[_SESSION] = _Session(expectations)
+    config.stash[_SESSION] = _Session(expectations, update=config.getoption("reliability_update"))
 
 
 @pytest.fixture
 def reliability(request: pytest.FixtureRequest) -> Iterator[Any]:
     """A ``ReliabilitySpanProcessor`` for this test (``otel_reliability.testing.Reliability``):
     see ``otel_reliability.pytest_plugin``."""
+    from .snapshots import Snapshot, snapshot_path
     from .testing import GlobalRoute, Reliability
 
     session = request.config.stash[_SESSION]
@@ -92,16 +117,57 @@ def reliability(request: pytest.FixtureRequest) -> Iterator[Any]:
     judged = Reliability(session.expectations)
     session.route.attach(judged)
     judged.global_note = session.route.note
+    judged.snapshot = Snapshot(snapshot_path(request.node.path, request.node.name), session.update, request.node.nodeid)
     try:
         yield judged
     finally:
         session.route.attach(None)
         judged.close()
         session.verdicts += [(request.node.nodeid, result) for result in judged.results]
+        if judged.snapshot.written:
+            session.snapshots_written.append(str(judged.snapshot.path))
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """One test per case of the eval sets, for each test that asks for ``reliability_case``."""
+    if "reliability_case" not in metafunc.fixturenames:
+        return
+    from .eval_sets import load_eval_set
+    from .expectations import ExpectationError
+    from .testing import CaseRun
+
+    marker = metafunc.definition.get_closest_marker("reliability_cases")
+    if marker is not None:
+        files = [metafunc.definition.path.parent / name for name in marker.args]
+    else:
+        files = [Path(name) for name in metafunc.config.getoption("reliability_cases")]
+    if not files:
+        raise pytest.UsageError(
+            f"{metafunc.definition.nodeid} asks for reliability_case: give --reliability-cases FILE "
+            "or mark it @pytest.mark.reliability_cases(FILE)"
+        )
+    runs = []
+    for file in files:
+        try:
+            cases, base = load_eval_set(file)
+        except ExpectationError as exc:
+            raise pytest.UsageError(f"reliability_cases: {exc}") from None
+        runs += [CaseRun(case, base) for case in cases]
+    metafunc.parametrize("reliability_case", runs, ids=[run.id for run in runs], indirect=True)
+
+
+@pytest.fixture
+def reliability_case(request: pytest.FixtureRequest) -> Any:
+    """One case of an eval set (``otel_reliability.testing.CaseRun``): the test runs once per case."""
+    return request.param
 
 
 def pytest_terminal_summary(terminalreporter: Any, exitstatus: int, config: pytest.Config) -> None:
     session = config.stash.get(_SESSION, None)
+    if session is not None and session.snapshots_written:
+        terminalreporter.write_sep("=", "otel-reliability snapshots written")
+        for path in session.snapshots_written:
+            terminalreporter.write_line(path)
     if session is None or not session.verdicts:
         return
     terminalreporter.write_sep("=", "otel-reliability verdicts")

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from opentelemetry import trace
@@ -20,10 +21,16 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 from . import ReliabilitySpanProcessor, RunResult, expect
+from .adapters import to_record
+from .case_runs import judge_cases
 from .emitters.diff import verdict_diff
+from .eval_sets import EvalCase
 from .expectations import DEFAULT_EXPECTATION, Expectation
+from .model import SpanRecord
+from .snapshots import Snapshot
+from .sources.sdk import from_readable_span
 
-__all__ = ["Check", "GlobalRoute", "Reliability"]
+__all__ = ["CaseRun", "Check", "GlobalRoute", "Reliability"]
 
 _JUDGING_TIMEOUT_SECONDS = 30.0
 
@@ -53,6 +60,8 @@ class Reliability:
         # Whether the global provider's spans come here too: None no (not routed), "" yes,
         # else why not. The pytest plugin sets it from its GlobalRoute.
         self.global_note: str | None = None
+        # the test's expectation snapshot (``otel_reliability.snapshots``); the pytest plugin sets it
+        self.snapshot: Snapshot | None = None
         self._rules = {e.name: e for e in expectations}
         self._checks: list[Check] = []
         self._exporter = InMemorySpanExporter()
@@ -89,6 +98,32 @@ class Reliability:
             raise AssertionError(self._no_run_message("in this test"))
         _raise_failures([(result, self._expectation_of(result)) for result in self.results])
 
+    def assert_matches_snapshot(self) -> None:
+        """Judge the runs of this test against its snapshot, failing field by field as
+        ``assert_passed()`` does; with ``pytest --reliability-update``, write the snapshot from
+        them instead. A missing snapshot fails with the command that creates it."""
+        __tracebackhide__ = True
+        if self.snapshot is None:
+            raise AssertionError("otel-reliability: assert_matches_snapshot() needs the pytest plugin's reliability fixture")
+        records = self._records()
+        if self.snapshot.update:
+            if not self.snapshot.write(records):
+                raise AssertionError(self._no_run_message("in this test"))
+            return
+        judged = self.snapshot.judge(records)
+        if not judged:
+            raise AssertionError(self._no_run_message("in this test"))
+        for judgement, expectation in judged:
+            if expectation is None:
+                raise AssertionError(
+                    f"otel-reliability: agent {judgement.result.agent!r} ran, and the snapshot {self.snapshot.path} "
+                    f"has no expectation for it: refresh it with `{self.snapshot.command}`"
+                )
+        _raise_failures([(judgement.result, expectation) for judgement, expectation in judged])
+
+    def _records(self) -> list[SpanRecord]:
+        return [to_record(from_readable_span(span)) for span in self.spans]
+
     def close(self) -> None:
         """Judge what is left and shut the provider down."""
         self.wait()
@@ -117,6 +152,40 @@ def _raise_failures(judged: list[tuple[RunResult, Expectation | None]]) -> None:
     failures = [verdict_diff(result, expectation) for result, expectation in judged if not result.passed]
     if failures:
         raise AssertionError("\n\n".join(failures))
+
+
+class CaseRun:
+    """One case of an eval set (``otel_reliability.eval_sets``), as the pytest plugin's
+    ``reliability_case`` fixture gives it: its ``id``, ``input`` and ``expectation``, and
+    ``assert_passed()``, which judges the trace the case names."""
+
+    def __init__(self, case: EvalCase, base: Path) -> None:
+        self.case = case
+        self.base = base  # the folder its trace paths are relative to (the eval set file's)
+
+    @property
+    def id(self) -> str:
+        return self.case.id
+
+    @property
+    def input(self) -> str | None:
+        return self.case.input
+
+    @property
+    def expectation(self) -> Expectation:
+        return self.case.expectation
+
+    def assert_passed(self) -> None:
+        """Raise ``AssertionError`` unless every run of the case's trace passed its expectation,
+        field by field as ``Reliability.assert_passed()``; a case whose trace is missing fails, saying so."""
+        __tracebackhide__ = True
+        [outcome] = judge_cases([self.case], self.base)
+        if outcome.missing is not None:
+            raise AssertionError(f"otel-reliability: case {self.id}: missing: {outcome.missing}")
+        _raise_failures([(result, self.expectation) for result in outcome.results])
+
+    def __repr__(self) -> str:
+        return f"CaseRun({self.id!r})"
 
 
 class _Router(SpanProcessor):

@@ -7,6 +7,7 @@ must not import them.
 ``pytest -m "not live and not slow"`` is the contributor's fast loop (README, "Run the
 tests"); the full command runs everything. A module is marked here, with why, rather than in
 each file: the table is the one place that says what the fast loop leaves out.
+``tests/test_marked_modules.py`` checks it against what each module's tests reach.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import pytest
 collect_ignore_glob = ["capture/*", "live/*"]
 
 # module → (marker, why): ``live`` drives something beyond .venv's Python (a framework's own
-# venv, Node.js, the Collector, Prometheus, Chromium, the official BFCL checker); ``slow``
+# venv, Node.js, the Collector, Jaeger, Phoenix, Prometheus, Chromium, the official BFCL checker); ``slow``
 # takes tens of seconds (receivers in subprocesses through crashes, outages, floods, big payloads).
 MARKED = {
     "test_live_frameworks": ("live", "each framework's runs in its own .venv-live-<framework>"),
@@ -33,6 +34,8 @@ MARKED = {
     "test_reports_chromium": ("live", "Chromium rendering the HTML report"),
     "test_receiver_exporters": ("live", "the Python and Node.js OTLP exporters against a receiver"),
     "test_bfcl_agreement": ("live", "the official BFCL checker over the dataset"),
+    "test_sources_jaeger": ("live", "a real Jaeger, built with Go into .cache/jaeger"),
+    "test_sources_phoenix": ("live", "a real Phoenix server, from .venv-phoenix"),
     "test_receiver_byte_budget": ("slow", "gigabytes sent to measure memory under the byte budget"),
     "test_receiver_durability": ("slow", "receivers killed and restarted"),
     "test_receiver_restart": ("slow", "receivers restarted with traffic in flight"),

@@ -12,7 +12,9 @@
 
 A chain is read as ``tests/test_corpus_truth.py`` reads it: a later run's view of a call (the
 same call id) replaces an earlier run's, so a paused run resumed in the same trace counts
-once. ``cold`` scores run with every declarative profile removed: the generic reader alone.
+once. ``cold`` scores run with every declarative profile and every framework module removed
+(``adapters.knowledge.removed``): the conventions and the generic reader alone. ``open`` counts
+the attempts of a reading whose outcome the reader left open (``Attempt.could_be``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from otel_reliability.adapters import profiles, to_record
+from otel_reliability.adapters import knowledge, to_record
 from otel_reliability.assembly import assemble
 from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.model import NOT_EVALUATED
@@ -29,6 +31,7 @@ from otel_reliability.sources import read_telemetry
 from .corpus import companion, logs_of, trace_files
 
 RIGHT, HONEST, WRONG = "right", "honest", "wrong"
+OPEN = "open"  # attempts left open, counted beside the marks
 UNNAMED = "?"  # a run no span names (``Run.agent_named``): its agent is not claimed
 
 
@@ -38,6 +41,11 @@ class Reading:
     truth: tuple[str, ...]
     chain: tuple[str, ...]
     verdict: str
+
+    @property
+    def open(self) -> int:
+        """How many of the attempts read have an outcome the reader left open (``error|refused``)."""
+        return sum(1 for step in self.chain if "|" in step.rpartition(":")[2])
 
     @property
     def mark(self) -> str:
@@ -97,12 +105,14 @@ def read_folder(folder: str, *, cold: bool = False) -> list[Reading]:
     traces = [t for t in trace_files(folder) if t.with_name(t.stem + ".truth.json").exists()]
     if not cold:
         return [read_scenario(t) for t in traces]
-    with profiles.removed():
+    with knowledge.removed():
         return [read_scenario(t) for t in traces]
 
 
 def tally(readings: list[Reading]) -> dict[str, int]:
-    counts = {RIGHT: 0, HONEST: 0, WRONG: 0}
+    """Scenarios read right, honest and wrong, and the attempts left open over them all."""
+    counts = {RIGHT: 0, HONEST: 0, WRONG: 0, OPEN: 0}
     for reading in readings:
         counts[reading.mark] += 1
+        counts[OPEN] += reading.open
     return counts

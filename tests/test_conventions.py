@@ -160,7 +160,7 @@ BAD_FILES = [
      "spans[0].tool_nmae: not a field this file takes (a typo?)"),
     ("items without a path", f"name: x\ndescription: d\nspans:\n  - when: {{attribute: m}}\n    role: model\n    requests: {{attribute: out}}\n",
      "spans[0].requests: format items needs path and call_id"),
-    ("not UTF-8", b"name: caf\xe9\n", "not UTF-8 at byte 9"),
+    ("not UTF-8", b"name: caf\xe9\n", "not UTF-8: byte 0xe9 at offset 9 (line 1)"),
 ]
 
 

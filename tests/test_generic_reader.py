@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from otel_reliability.adapters import conventions, profiles
+from otel_reliability.adapters import conventions, knowledge, profiles, to_record
+from otel_reliability.assembly import assemble
 from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.expectations import Expectation
 from otel_reliability.model import NOT_EVALUATED
@@ -49,19 +50,25 @@ def judged(scenario: str):
 
 def test_a_run_no_span_marks_is_found_from_structure_and_its_unrecorded_outcome_is_not_guessed():
     # Haystack's Agent under OpenInference: a CHAIN span around model calls, no tool spans at all.
+    # Its span's name (``Agent.run``) names a method, not an agent: the run is shown by it, unnamed.
     [result] = judged("haystack/single_tool.json")
-    assert (result.agent, [(a.tool, a.outcome) for a in result.verdict.chain]) == ("Agent", [("multiply", "ok")])
+    assert (result.agent, [(a.tool, a.outcome) for a in result.verdict.chain]) == ("Agent.run", [("multiply", "ok")])
+    assert result.to_json()["agent_named"] is False
     assert result.verdict.eval_status == NOT_EVALUATED
     assert result.verdict.unevaluated_checks == [
         "outcome of multiply not recorded: no span records the run's tool executions"
     ]
 
 
-def test_an_agent_run_inside_a_tool_execution_is_a_member_run_named_after_its_agent():
-    # DSPy: a ReAct module used as a tool of another; no span marks either run.
+def test_an_agent_run_inside_a_tool_execution_is_a_member_run_that_the_tool_does_not_name():
+    # DSPy: a ReAct module used as a tool of another; no span marks either run, and no attribute
+    # names either agent (``Manager.forward`` names a method). The sub-agent is shown by the tool
+    # that started it, but neither run claims an agent.
     [result] = judged("dspy/delegation.json")
-    assert result.agent == "Manager"
-    assert [(a.agent, a.tool) for a in result.verdict.chain] == [("Manager", "ask_researcher"), ("Researcher", "lookup")]
+    assert result.agent == "Manager.forward"
+    assert [(a.agent, a.tool) for a in result.verdict.chain] == [("Manager.forward", "ask_researcher"), ("ask_researcher", "lookup")]
+    [top] = assemble([to_record(s) for s in read_telemetry(CORPUS / "dspy/delegation.json").spans])
+    assert [(run.agent, run.agent_named) for run in top.walk()] == [("Manager.forward", False), ("ask_researcher", False)]
 
 
 def test_a_profile_leaves_a_frameworks_pseudo_tools_out_and_removing_it_brings_them_back():
@@ -69,6 +76,33 @@ def test_a_profile_leaves_a_frameworks_pseudo_tools_out_and_removing_it_brings_t
     with profiles.removed():
         cold = [a.tool for a in judged("dspy/single_tool.json")[0].verdict.chain]
     assert (with_profile, cold) == (["multiply"], ["multiply", "finish"])
+
+
+def _chain(scenario: str) -> list[tuple[str, str, str]]:
+    return [(a.agent, a.tool, a.outcome) for r in judged(scenario) for a in r.verdict.chain]
+
+
+@pytest.mark.parametrize(
+    "scenario, warm, cold",
+    [
+        # smolagents names its agent only in its run span's name (``calculator.run``); final_answer is its own tool
+        ("smolagents/single_tool.json", [("calculator", "multiply", "ok")],
+         [("calculator.run", "multiply", "ok"), ("calculator.run", "final_answer", "ok")]),
+        # LlamaIndex names the acting agent only in its workflow events' reprs
+        ("llama_index/single_tool.json", [("calculator", "multiply", "ok")], [("FunctionAgent.run", "multiply", "ok")]),
+        # CrewAI's tool span names the tool by its display name, not the name the model called
+        ("crewai/delegation.json", [("lead", "delegate_work_to_coworker", "ok"), ("lead", "lookup", "ok")],
+         [("lead", "Delegate work to coworker", "ok"), ("lead", "lookup", "ok")]),
+        # Google ADK's answer text for arguments it refused is its own
+        ("google_adk/invalid_arguments.json", [("calculator", "multiply", "refused"), ("calculator", "multiply", "ok")],
+         [("calculator", "multiply", "error"), ("calculator", "multiply", "ok")]),
+    ],
+)
+def test_a_cold_reading_leaves_out_every_frameworks_knowledge_and_keeps_the_conventions(scenario, warm, cold):
+    assert _chain(scenario) == warm
+    with knowledge.removed():
+        assert _chain(scenario) == cold
+    assert _chain(scenario) == warm  # and the knowledge is back after the block
 
 
 def test_every_shipped_profile_is_valid_and_selects_by_attributes_or_span_names():
@@ -89,10 +123,11 @@ _HEAD = "name: x\ndescription: d\nselect: {any_attribute: [a]}\n"
         (f"{_HEAD}spans: [{{span_name: t, role: agent_run}}]\n", "spans: not a field this file takes"),
         (f"{_HEAD}refused_call_when_error_matches: ['no tool group']\n", "no (?P<tool>...) group"),
         (f"{_HEAD}refused_call_when_error_matches: ['(?P<tool>']\n", "is no regular expression"),
+        (_HEAD.encode() + "# café\n".encode("latin-1"), f"not UTF-8: byte 0xe9 at offset {len(_HEAD) + 5}"),
     ],
 )
 def test_a_wrong_profile_fails_loading_naming_its_file_and_what_is_wrong(tmp_path, text, complaint):
-    (tmp_path / "broken.yaml").write_text(text)
+    (tmp_path / "broken.yaml").write_bytes(text if isinstance(text, bytes) else text.encode())
     with pytest.raises(ValueError, match="broken.yaml") as raised:
         profiles.load(tmp_path)
     assert complaint in str(raised.value)
@@ -104,11 +139,12 @@ def test_a_wrong_profile_fails_loading_naming_its_file_and_what_is_wrong(tmp_pat
         # a framework's own tracer, read as its convention file declares span by span
         ("haystack_native/unknown_tool.json", "haystack.agent.run", [("haystack.agent.run", "format_disk", "refused"), ("haystack.agent.run", "multiply", "ok")], conventions.removed),
         ("haystack_native/tool_error.json", "haystack.agent.run", [("haystack.agent.run", "divide", "error"), ("haystack.agent.run", "divide", "ok")], conventions.removed),
-        # the pipeline's component names the agent it wraps; a sub-agent is named after the tool it runs inside
+        # the pipeline's component names the agent it wraps (an attribute); the tool a sub-agent runs
+        # inside names none, so no span names either agent of a delegation
         ("haystack_native/pipeline_agent.json", "calculator", [("calculator", "multiply", "ok")], conventions.removed),
-        ("haystack_native/delegation.json", "haystack.agent.run", [("haystack.agent.run", "researcher", "ok"), ("researcher", "lookup", "ok")], conventions.removed),
+        ("haystack_native/delegation.json", "haystack.agent.run", [("haystack.agent.run", "researcher", "ok"), ("haystack.agent.run", "lookup", "ok")], conventions.removed),
         # a reply naming a tool ReAct has not: only the adapter's parse error records the refused call (a profile says so)
-        ("dspy/unknown_tool.json", "ReAct", [("ReAct", "format_disk", "refused"), ("ReAct", "multiply", "ok")], profiles.removed),
+        ("dspy/unknown_tool.json", "ReAct.forward", [("ReAct.forward", "format_disk", "refused"), ("ReAct.forward", "multiply", "ok")], profiles.removed),
     ],
 )
 def test_a_convention_file_or_a_profile_reads_what_no_built_in_convention_marks(scenario, agent, chain, without):

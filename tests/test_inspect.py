@@ -124,7 +124,9 @@ def test_a_call_recorded_by_several_layers_shows_every_span_and_the_layer_that_d
 
 def test_a_run_found_from_structure_says_by_which_rule(capsys):
     [run] = inspect_json(capsys, CORPUS / "haystack" / "single_tool.json")["runs"]
-    assert run["inferred"] == "smallest span enclosing model calls and tool executions"
+    assert run["inferred"] == (
+        "smallest span enclosing model calls and tool executions; no span names the agent: named after the span"
+    )
     assert run["attempts"][0]["outcome_from"].startswith("no span: the run records no tool executions")
 
 

@@ -48,6 +48,13 @@ def _reloads(reader: InMemoryMetricReader) -> dict[str, int]:
     return counted
 
 
+# A file the reload refuses: its content, and the start of the error (after the file's name).
+BAD_FILES = {
+    "a field of the wrong type": (b"expectations:\n  - name: broken\n    expected_tool_calls: 7\n", "expectations[0].expected_tool_calls: expected a list"),
+    "a byte that is not UTF-8": (b"expectations:\n  - name: caf\xe9\n", "not UTF-8: byte 0xe9 at offset 27 (line 2)"),
+}
+
+
 def test_reload_expectations_judges_later_runs_with_the_new_set_and_refuses_a_bad_file(tmp_path):
     rules = tmp_path / "expectations.yaml"
     _rules(rules, "multiplies", "multiply")
@@ -72,11 +79,13 @@ def test_reload_expectations_judges_later_runs_with_the_new_set_and_refuses_a_ba
         assert (after.expectation, after.verdict.eval_status) == ("adds", "FAILED")
         assert reloaded.digests == (("adds", after.evaluator.expectation_digest),)
 
-        rules.write_text("expectations:\n  - name: broken\n    expected_tool_calls: 7\n", encoding="utf-8")
-        with pytest.raises(ExpectationError, match=str(rules)):
-            processor.reload_expectations([rules])
-        kept = judged(3)
-        assert (kept.expectation, kept.evaluator.expectation_digest) == ("adds", after.evaluator.expectation_digest)
-        assert _reloads(reader) == {"reloaded": 1, "refused": 1}
+        for refused, (content, error) in enumerate(BAD_FILES.values(), start=1):
+            rules.write_bytes(content)
+            with pytest.raises(ExpectationError) as raised:
+                processor.reload_expectations([rules])
+            assert str(raised.value).startswith(f"{rules}: {error}"), raised.value
+            kept = judged(2 + refused)
+            assert (kept.expectation, kept.evaluator.expectation_digest) == ("adds", after.evaluator.expectation_digest)
+            assert _reloads(reader) == {"reloaded": 1, "refused": refused}
     finally:
         processor.shutdown()

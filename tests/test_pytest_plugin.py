@@ -320,3 +320,56 @@ def test_traced_globally(reliability):
         "Trace the agent through reliability.provider (*); the global tracer provider (NoOpTracerProvider) "
         "takes no span processor, so spans traced through it are not judged",
     ])
+
+
+SNAPSHOT_TESTS = '''
+from pydantic_ai.models.instrumented import InstrumentationSettings
+from helpers import calculator
+
+B = {b}
+
+
+def test_calculator_snapshot(reliability):
+    calculator(B, InstrumentationSettings(tracer_provider=reliability.provider)).run_sync("10 times 5?")
+    reliability.assert_matches_snapshot()
+'''
+
+
+def test_reliability_update_writes_the_snapshot_that_later_runs_are_judged_by(pytester):
+    pytester.makepyfile(helpers=HELPERS)
+    pytester.makepyfile(test_snap=SNAPSHOT_TESTS.format(b=5))
+    snapshot = pytester.path / "__reliability__" / "test_snap" / "test_calculator_snapshot.yaml"
+
+    missing = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    missing.assert_outcomes(failed=1)
+    missing.stdout.fnmatch_lines([
+        f"E * otel-reliability: no snapshot {snapshot} for this test: create it with "
+        "`pytest --reliability-update 'test_snap.py::test_calculator_snapshot'`",
+    ])
+    assert not snapshot.exists()
+
+    update = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reliability-update")
+    update.assert_outcomes(passed=1)
+    update.stdout.fnmatch_lines(["*= otel-reliability snapshots written =*", str(snapshot)])
+    text = snapshot.read_text()
+    assert "# Snapshot of test_snap.py::test_calculator_snapshot, written by pytest --reliability-update" in text
+    assert "max_duration_ms" not in text  # a snapshot must not fail on a slow machine
+
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+
+    pytester.makepyfile(test_snap=SNAPSHOT_TESTS.format(b=6))  # the agent changed
+    changed = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    changed.assert_outcomes(failed=1)
+    changed.stdout.fnmatch_lines([
+        "E * ReliabilityEval failed: agent 'calculator', expectation 'calculator', *",
+        "E * arguments of multiply (subset):",
+        "E *   b: expected 5, got 6",
+    ])
+
+    refreshed = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reliability-update")
+    refreshed.assert_outcomes(passed=1)
+    assert "b: 6" in snapshot.read_text()
+    pytester.runpytest_subprocess("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    unchanged = snapshot.read_text()
+    again = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--reliability-update")
+    assert "snapshots written" not in again.stdout.str() and snapshot.read_text() == unchanged

@@ -1,11 +1,16 @@
-"""The cold table: how the generic reader alone (every profile removed) and the reader with its
-profiles read every framework of the corpus, printed, and held to recorded floors.
+"""The cold table: how the reader reads every framework of the corpus cold (the conventions
+alone: every profile and every framework module removed, ``adapters.knowledge.removed``) and
+with its framework knowledge, printed, and held to recorded floors.
 
-``tests/fixtures/reading_floors.json`` records, per corpus folder, the scenarios read right
-cold and warm, and the wrong ones warm: a change that makes the generic reader (or a
-profile) read a framework worse fails here, naming the folder; one that makes it better
+``tests/fixtures/reading_floors.json`` records, per corpus folder and over all of them, the
+scenarios read right and wrong, cold and warm: a change that makes any folder read worse
+(fewer right, more confidently wrong) fails here, naming the folder; one that makes it better
 says so, and the floors are raised with ``python -m tests.test_reading_scores --write``.
-Right, honest and wrong are defined in ``tests/reading.py``.
+Right, honest, wrong and open are defined in ``tests/reading.py``.
+
+Issue 31's targets over all scenarios together are asserted apart
+(``test_the_issue_31_target_holds_over_every_scenario``); a target not reached yet is marked
+``NOT_REACHED_YET`` (a strict xfail), so reaching it fails until its mark is taken off.
 """
 
 from __future__ import annotations
@@ -17,24 +22,72 @@ from pathlib import Path
 import pytest
 
 from .corpus import ADAPTED, LIFTING
-from .reading import HONEST, RIGHT, WRONG, read_folder, tally
+from .reading import HONEST, OPEN, RIGHT, WRONG, read_folder, tally
 
 FLOORS = Path(__file__).parent / "fixtures" / "reading_floors.json"
 FOLDERS = sorted(ADAPTED + LIFTING)
+TOTAL = "all folders"
+READINGS = ("cold", "warm")
+MARKS = (RIGHT, HONEST, WRONG, OPEN)
+
+# Issue 31, point 6: (reading, mark, bound, "at least" or "at most"), as shares of all scenarios.
+TARGETS = {
+    "cold wrong <= 3 %": ("cold", WRONG, 0.03, "at most"),
+    "cold right >= 75 %": ("cold", RIGHT, 0.75, "at least"),
+    "warm right >= 97 %": ("warm", RIGHT, 0.97, "at least"),
+    "warm wrong <= 1 %": ("warm", WRONG, 0.01, "at most"),
+}
+# The targets the reader does not reach yet (measured when this was written: cold 443 right /
+# 34 honest / 194 wrong of 671 scenarios, warm 554 / 31 / 86; once witnesses opened what they do
+# not agree on, cold 535 / 24 / 112, warm 611 / 19 / 41, and cold right >= 75 % holds). Take a
+# target out once it holds: its strict xfail then fails, saying so.
+NOT_REACHED_YET = {"cold wrong <= 3 %", "warm right >= 97 %", "warm wrong <= 1 %"}
 
 
 def scores() -> dict[str, dict[str, dict[str, int]]]:
-    return {folder: {"cold": tally(read_folder(folder, cold=True)), "warm": tally(read_folder(folder))} for folder in FOLDERS}
+    """Per folder and over all of them (``TOTAL``), cold and warm: scenarios right, honest and
+    wrong, and the attempts left open."""
+    measured = {folder: {"cold": tally(read_folder(folder, cold=True)), "warm": tally(read_folder(folder))} for folder in FOLDERS}
+    measured[TOTAL] = {
+        reading: {mark: sum(measured[f][reading][mark] for f in FOLDERS) for mark in MARKS} for reading in READINGS
+    }
+    return measured
 
 
 def table(measured: dict[str, dict[str, dict[str, int]]]) -> str:
-    rows = ["| folder | cold right / honest / wrong | with profiles right / honest / wrong |", "| --- | --- | --- |"]
+    rows = [
+        "| folder | cold right / honest / wrong | cold open | with knowledge right / honest / wrong | open |",
+        "| --- | --- | --- | --- | --- |",
+    ]
     for folder, reading in measured.items():
         cold, warm = reading["cold"], reading["warm"]
         rows.append(
-            f"| {folder} | {cold[RIGHT]} / {cold[HONEST]} / {cold[WRONG]} | {warm[RIGHT]} / {warm[HONEST]} / {warm[WRONG]} |"
+            f"| {folder} | {cold[RIGHT]} / {cold[HONEST]} / {cold[WRONG]} | {cold[OPEN]} "
+            f"| {warm[RIGHT]} / {warm[HONEST]} / {warm[WRONG]} | {warm[OPEN]} |"
         )
     return "\n".join(rows)
+
+
+def floors_of(measured: dict[str, dict[str, dict[str, int]]]) -> dict[str, dict[str, int]]:
+    """What is recorded of a measurement: right is a floor, wrong a ceiling, cold and warm."""
+    return {
+        folder: {f"{reading}_{mark}": r[reading][mark] for reading in READINGS for mark in (RIGHT, WRONG)}
+        for folder, r in measured.items()
+    }
+
+
+def worse_than(measured: dict[str, dict[str, dict[str, int]]], floors: dict[str, dict[str, int]]) -> list[str]:
+    """Each folder (and the total) that reads fewer right or more wrong than recorded, named."""
+    worse = []
+    for folder, now in floors_of(measured).items():
+        floor = floors[folder]
+        for reading in READINGS:
+            right, wrong = f"{reading}_{RIGHT}", f"{reading}_{WRONG}"
+            if now[right] < floor[right]:
+                worse.append(f"{folder}: {reading} right {now[right]} < {floor[right]}")
+            if now[wrong] > floor[wrong]:
+                worse.append(f"{folder}: {reading} wrong {now[wrong]} > {floor[wrong]}")
+    return worse
 
 
 @pytest.fixture(scope="module")
@@ -46,26 +99,32 @@ def test_the_cold_table_is_printed_and_no_framework_reads_worse_than_recorded(me
     with capsys.disabled():
         print("\n" + table(measured))
     floors = json.loads(FLOORS.read_text())
-    assert sorted(floors) == FOLDERS, "every corpus folder has recorded floors (--write records them)"
-    worse = []
-    for folder, reading in measured.items():
-        floor = floors[folder]
-        if reading["cold"][RIGHT] < floor["cold_right"]:
-            worse.append(f"{folder}: cold right {reading['cold'][RIGHT]} < {floor['cold_right']}")
-        if reading["warm"][RIGHT] < floor["warm_right"]:
-            worse.append(f"{folder}: right with profiles {reading['warm'][RIGHT]} < {floor['warm_right']}")
-        if reading["warm"][WRONG] > floor["warm_wrong"]:
-            worse.append(f"{folder}: wrong with profiles {reading['warm'][WRONG]} > {floor['warm_wrong']}")
-    assert not worse
+    assert sorted(floors) == sorted([*FOLDERS, TOTAL]), "every corpus folder has recorded floors (--write records them)"
+    assert worse_than(measured, floors) == []
+
+
+def test_a_folder_that_reads_worse_is_named():
+    # The check itself: one more wrong cold, one fewer right warm, each named with its folder.
+    measured = {"x": {"cold": {RIGHT: 5, HONEST: 0, WRONG: 2, OPEN: 0}, "warm": {RIGHT: 6, HONEST: 0, WRONG: 1, OPEN: 0}}}
+    floors = {"x": {"cold_right": 5, "cold_wrong": 1, "warm_right": 7, "warm_wrong": 1}}
+    assert worse_than(measured, floors) == ["x: cold wrong 2 > 1", "x: warm right 6 < 7"]
+
+
+NOT_REACHED = pytest.mark.xfail(strict=True, reason="issue 31 target not reached yet (NOT_REACHED_YET)")
+TARGET_CASES = [pytest.param(name, id=name, marks=[NOT_REACHED] if name in NOT_REACHED_YET else []) for name in TARGETS]
+
+
+@pytest.mark.parametrize("target", TARGET_CASES)
+def test_the_issue_31_target_holds_over_every_scenario(measured, target):
+    reading, mark, bound, direction = TARGETS[target]
+    counts = measured[TOTAL][reading]
+    share = counts[mark] / (counts[RIGHT] + counts[HONEST] + counts[WRONG])
+    assert share >= bound if direction == "at least" else share <= bound, f"{reading} {mark}: {share:.1%}"
 
 
 def _write() -> None:
     measured = scores()
-    floors = {
-        folder: {"cold_right": r["cold"][RIGHT], "warm_right": r["warm"][RIGHT], "warm_wrong": r["warm"][WRONG]}
-        for folder, r in measured.items()
-    }
-    FLOORS.write_text(json.dumps(floors, indent=1, sort_keys=True) + "\n")
+    FLOORS.write_text(json.dumps(floors_of(measured), indent=1, sort_keys=True) + "\n")
     print(table(measured))
 
 

@@ -69,18 +69,29 @@ def test_a_reload_judges_what_comes_after_with_the_new_set_and_a_bad_file_keeps_
     assert f"expectations reloaded: 1 expectation(s) from {rules}: calc-adds {new_digest}" in receiver.log_text()
     assert receiver.metric(RELOADS, reliability_outcome="reloaded") == 1
 
-    rules.write_text("expectations:\n  - name: broken\n    expected_tool_calls: 7\n", encoding="utf-8")
-    status, answer = _reload(receiver, trigger)
-    third = new_trace_id()
-    receiver.send(agent_spans(third, "calc", [("add", {"a": 2, "b": 3})]))
-    [kept] = _judged(receiver, third)
+    for refused, (content, error) in enumerate(BAD_FILES.values(), start=1):
+        rules.write_bytes(content)
+        status, answer = _reload(receiver, trigger)
+        third = new_trace_id()
+        receiver.send(agent_spans(third, "calc", [("add", {"a": 2, "b": 3})]))
+        [kept] = _judged(receiver, third)
 
-    assert (kept["expectation"], kept["eval_status"]) == ("calc-adds", "PASSED")
-    assert kept["evaluator"]["expectation_digest"] == new_digest
-    if trigger == "api":
-        assert status == 400 and answer["outcome"] == "refused" and str(rules) in answer["error"], answer
-    assert "expectations not reloaded, the old ones stay in force" in receiver.log_text()
-    assert receiver.metric(RELOADS, reliability_outcome="refused") == 1
+        assert (kept["expectation"], kept["eval_status"]) == ("calc-adds", "PASSED")
+        assert kept["evaluator"]["expectation_digest"] == new_digest
+        said = f"expectations not reloaded, the old ones stay in force: {rules}: {error}"
+        if trigger == "api":
+            assert status == 400 and answer["outcome"] == "refused", answer
+            assert answer["error"].startswith(f"{rules}: {error}"), answer
+        assert said in receiver.log_text()
+        assert receiver.metric(RELOADS, reliability_outcome="refused") == refused
+    assert "Traceback" not in receiver.log_text()
+
+
+# A file the reload refuses: its content, and the start of the error (after the file's name).
+BAD_FILES = {
+    "a field of the wrong type": (b"expectations:\n  - name: broken\n    expected_tool_calls: 7\n", "expectations[0].expected_tool_calls: expected a list"),
+    "a byte that is not UTF-8": (b"expectations:\n  - name: caf\xe9\n", "not UTF-8: byte 0xe9 at offset 27 (line 2)"),
+}
 
 
 def test_the_reload_api_asks_for_the_token(receivers, tmp_path):  # noqa: F811 - the imported fixture

@@ -138,6 +138,12 @@ def _write(tmp_path: Path, name: str, text: str) -> str:
     return str(path)
 
 
+def _write_bytes(tmp_path: Path, name: str, content: bytes) -> str:
+    path = tmp_path / name
+    path.write_bytes(content)
+    return str(path)
+
+
 STARTUP_ERRORS = {
     # name: (arguments given the tmp dir and a listening socket, extra environment, words in the message)
     "gRPC port in use": (
@@ -163,6 +169,14 @@ STARTUP_ERRORS = {
     "config file that is not YAML": (
         lambda tmp, busy: ["--config", _write(tmp, "bad.yaml", "decision_wait: [1,\n")],
         None, ["bad.yaml", "not valid YAML"],
+    ),
+    "config file that is not UTF-8": (
+        lambda tmp, busy: ["--config", _write_bytes(tmp, "latin1.yaml", b"# caf\xe9\n")],
+        None, ["latin1.yaml: not UTF-8: byte 0xe9 at offset 5 (line 1)"],
+    ),
+    "expectation file that is not UTF-8": (
+        lambda tmp, busy: ["--expectations", _write_bytes(tmp, "rules.yaml", b"expectations:\n  - name: caf\xe9\n")],
+        None, ["rules.yaml: not UTF-8: byte 0xe9 at offset 27 (line 2)"],
     ),
     "unknown setting in the config file": (
         lambda tmp, busy: ["--config", _write(tmp, "typo.yaml", "decision_wiat: 1\n")], None, ["decision_wiat"]

@@ -15,6 +15,7 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from otel_reliability.sources.backend_http import BackendQuery
 from otel_reliability.sources.jaeger import pull
@@ -88,14 +89,24 @@ def test_limit_keeps_that_many_traces_and_says_it_stopped(fed_jaeger):
     assert f"{jaeger.url}: stopped at --limit 5 traces" in done.stderr
 
 
-def test_a_time_window_that_holds_no_trace_reads_none(fed_jaeger):
+# A pull that yields no trace: the query, and the exit code without and with --allow-empty.
+EMPTY_PULLS = {
+    "a time window that holds no trace": ["--since", SINCE, "--until", "2000-01-02", "--service", SERVICE],
+    "a service that sent no trace": ["--since", SINCE, "--service", "no-such-service"],
+}
+
+
+@pytest.mark.parametrize("query", EMPTY_PULLS.values(), ids=EMPTY_PULLS.keys())
+@pytest.mark.parametrize(("allow", "code"), [([], 4), (["--allow-empty"], 0)], ids=["gate", "allow-empty"])
+def test_a_pull_that_yields_no_trace_exits_4_unless_allowed(fed_jaeger, query, allow, code):
     jaeger, _, _ = fed_jaeger
 
-    done = cli("eval", jaeger.url, "--since", SINCE, "--until", "2000-01-02", "--service", SERVICE, "--format", "json")
+    done = cli("eval", jaeger.url, *query, "--format", "json", *allow)
 
-    assert done.returncode == 0, done.stderr
+    assert done.returncode == code, done.stderr
     assert json.loads(done.stdout)["results"] == []
-    assert "no agent runs found" in done.stderr
+    assert "no agent runs found" in done.stderr and "Traceback" not in done.stderr
+    assert (f"no span read from {jaeger.url}" in done.stderr) == (code == 4), done.stderr
 
 
 def test_inspect_of_a_pulled_trace_says_what_jaeger_cannot_give(fed_jaeger):
@@ -179,3 +190,24 @@ def test_compare_and_report_judge_what_they_pull_as_eval_does(fed_jaeger, tmp_pa
     assert reported.returncode == (1 if any(r["eval_status"] != "PASSED" for r in expected) else 0), reported.stderr
     passed = sum(r["eval_status"] == "PASSED" for r in expected)
     assert f"**Correct runs:** {passed}/{len(expected)}" in reported.stdout, reported.stdout[:2000]
+
+
+def _canonical(value):
+    """A written expectation with its lists in a set's order: runs pulled back come in another order."""
+    if isinstance(value, dict):
+        return {key: _canonical(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return sorted((_canonical(item) for item in value), key=lambda item: json.dumps(item, sort_keys=True))
+    return value
+
+
+def test_expect_writes_from_a_pull_what_it_writes_from_the_files(fed_jaeger):
+    jaeger, _, files = fed_jaeger
+
+    from_files = cli("expect", *map(str, files))
+    pulled = cli("expect", jaeger.url, "--since", SINCE, "--service", SERVICE)
+
+    assert (from_files.returncode, pulled.returncode) == (0, 0), from_files.stderr + pulled.stderr
+    written = [{e["name"]: _canonical(e) for e in yaml.safe_load(done.stdout)["expectations"]} for done in (from_files, pulled)]
+    assert written[0] == written[1]
+    assert f"of {jaeger.url}:" in pulled.stdout

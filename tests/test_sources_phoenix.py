@@ -102,6 +102,18 @@ def test_inspect_of_a_pulled_trace_says_what_phoenix_cannot_give(fed_phoenix):
     assert any("microsecond" in line for line in backend["cannot"])
 
 
+@pytest.mark.parametrize(("allow", "code"), [([], 4), (["--allow-empty"], 0)], ids=["gate", "allow-empty"])
+def test_a_window_that_holds_no_trace_exits_4_unless_allowed(fed_phoenix, allow, code):
+    phoenix, _ = fed_phoenix
+
+    done = cli("eval", phoenix.url, "--since", SINCE, "--until", "2000-01-02", "--format", "json", *allow)
+
+    assert done.returncode == code, done.stderr
+    assert json.loads(done.stdout)["results"] == []
+    assert "no agent runs found" in done.stderr and "Traceback" not in done.stderr
+    assert (f"no span read from {phoenix.url}" in done.stderr) == (code == 4), done.stderr
+
+
 def test_a_project_phoenix_does_not_have_is_one_line_naming_it(fed_phoenix):
     phoenix, _ = fed_phoenix
     url = phoenix.url.rsplit("/", 1)[0] + "/no-such-project"

@@ -19,7 +19,7 @@ from . import genai, openinference, traceloop, vercel_ai
 from .autogen_runtime import AutogenRuntimeAdapter
 from . import conventions
 from .conventions.reading import read_by_rule
-from .common import RESULT_PREFIX, SESSION_KEYS, object_of, session_of, str_or_none
+from .common import RESULT_PREFIX, SESSION_KEYS, session_of, str_or_none
 from . import profiles
 from .profiles import has_selectors, profile_of
 from .genai import GenAIAdapter
@@ -58,7 +58,9 @@ _RUN = Role.AGENT_RUN
 _TOOL = Role.TOOL
 AGENT_VERSION_KEY = "gen_ai.agent.version"
 # What names the agent of a span that may turn out to enclose an agent's loop (no convention
-# marked it a run): the conventions' agent and graph-node names, the most specific first.
+# marked it a run): the conventions' agent and graph-node names, the most specific first. Only
+# an attribute names an agent: a span's name (``Agent.run``, a workflow's, a service method's)
+# names the code that ran, which is no agent's name.
 AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name", "graph.node.name")
 
 
@@ -125,7 +127,7 @@ def to_record(span: SpanData) -> SpanRecord:
     if _SESSION_KEY in attributes or _SESSION_FALLBACK_KEY in attributes:
         record.session_id = session_of(attributes)
     if record.role is _OTHER and record.names_agent is None:
-        record.names_agent = _named_agent(attributes, span.name)
+        record.names_agent = _named_agent(attributes)
     if record.role is _RUN or record.names_agent is not None:  # a run, or a span that may turn out one
         record.agent_version = _agent_version(attributes, span.service_version)
     if record.role is _TOOL:
@@ -179,13 +181,13 @@ def _read_refused_call(record: SpanRecord) -> None:
             return
 
 
-def _named_agent(attributes: Mapping[str, Any], span_name: str) -> str | None:
+def _named_agent(attributes: Mapping[str, Any]) -> str | None:
     """The agent a span names, should assembly find that it encloses an agent's loop: the
-    conventions' agent or graph-node name, else the object of an ``<object>.<method>`` name."""
+    conventions' agent or graph-node name (an empty one names none)."""
     for key in AGENT_NAME_KEYS:
         if key in attributes:
-            return str_or_none(attributes[key])
-    return object_of(span_name)
+            return str_or_none(attributes[key]) or None
+    return None
 
 
 def _agent_version(attributes: Mapping[str, Any], service_version: str | None) -> str | None:

@@ -7,7 +7,7 @@ reach the group chat manager so: the only record of a call that never ran (an un
 ``Workbench`` that refused it) — autogen writes no model span, and no tool span for such a call.
 These spans hang under the runtime's publish spans, not under the agent's ``invoke_agent``;
 the record names the agent that sent the message (``sent_by``) so assembly can give it to
-that agent's run.
+that agent's run. A cold reading (``knowledge``) reads none of them.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Any, Iterator
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from .common import loads, str_or_none, text_of
+from .knowledge import FRAMEWORKS
 
 MESSAGE = "message"
 OPERATION = "messaging.operation"
@@ -44,7 +45,7 @@ class AutogenRuntimeAdapter:
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         attrs = span.attributes
         message = attrs.get(MESSAGE)
-        if attrs.get(OPERATION) != "process" or not isinstance(message, str) or (
+        if not FRAMEWORKS.applies or attrs.get(OPERATION) != "process" or not isinstance(message, str) or (
             _REQUESTS not in message and _ANSWERS not in message
         ):
             return record

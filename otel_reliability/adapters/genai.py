@@ -50,7 +50,10 @@ class GenAIAdapter:
                 return record  # an operation that is no text names none of ours
         if operation in RUN_OPERATIONS:
             record.role = Role.AGENT_RUN
-            record.agent_name = str_or_none(attrs.get("gen_ai.agent.name")) or _name_after(span.name, operation)
+            # Only the attribute names the agent: a span named ``invoke_agent <x>`` without it does
+            # not follow the convention (``x`` is a model's name, a function's), and a workflow's,
+            # graph's or swarm's span names those, not an agent.
+            record.agent_name = str_or_none(attrs.get("gen_ai.agent.name")) or None
             record.attributes = attrs
             output = attrs.get("final_result")
             record.output = output if isinstance(output, str) else None

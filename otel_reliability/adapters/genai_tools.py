@@ -4,7 +4,8 @@ Producers mark a tool span that exists although the tool body never ran in their
 ways: an attribute (``pydantic_ai.tool.failure_stage``, ADK's
 ``adk.experimental.response.source``), the placeholder tool type ADK gives a name the
 agent lacks, or only the fixed text of the answer the framework handed to the model.
-A text is matched only where the framework writes it itself, never the tool.
+A text is matched only where the framework writes it itself, never the tool. All of it is
+framework knowledge: a cold reading (``knowledge``) reads none of it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any, Mapping
 
 from ..model import SpanData
 from .common import is_one_of, loads, str_or_none
+from .knowledge import FRAMEWORKS
 
 # ADK writes this instead of the model's call id on the span of a tool that raised.
 PLACEHOLDER_CALL_ID = "<not specified>"
@@ -68,7 +70,7 @@ def result_error(attrs: Mapping[str, Any]) -> str | None:
 
 def answer_refusal(content: Any) -> str | None:
     """The refusal a framework's answer to the model names (ADK's ``{"error": ...}`` texts), else None."""
-    error = content.get("error") if isinstance(content, Mapping) else None
+    error = content.get("error") if isinstance(content, Mapping) and FRAMEWORKS.applies else None
     if isinstance(error, str):
         for prefix, marker, reason in _REFUSAL_ANSWERS:
             if error.startswith(prefix) and marker in error:
@@ -78,11 +80,13 @@ def answer_refusal(content: Any) -> str | None:
 
 def awaits_confirmation(error: str | None, result_error: str | None) -> bool:
     """ADK's tool span of a call held for confirmation: the tool did not run, the span did not fail."""
-    return error is None and result_error == _AWAITING_CONFIRMATION
+    return error is None and result_error == _AWAITING_CONFIRMATION and FRAMEWORKS.applies
 
 
 def refusal(span: SpanData, tool_name: str | None, error: str | None, result_error: str | None) -> str | None:
     """Why the tool never ran although the span exists, None when it ran (or nothing says otherwise)."""
+    if not FRAMEWORKS.applies:
+        return None
     attrs = span.attributes
     source = attrs.get("adk.experimental.response.source")
     if source is not None and is_one_of(source, _REFUSAL_SOURCES):

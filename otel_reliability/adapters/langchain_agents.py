@@ -36,6 +36,11 @@ def is_agent_root(name: str, metadata: Mapping[str, Any]) -> bool:
     return is_graph_node(metadata) and metadata.get("lc_agent_name") == name
 
 
+def agent_name(metadata: Mapping[str, Any]) -> str | None:
+    """The agent a ``create_agent`` graph's span names in its metadata (``lc_agent_name``)."""
+    return str_or_none(metadata.get("lc_agent_name")) or None
+
+
 def dispatched(raw: Any) -> ToolRequest | None:
     """The one call a ``tools`` node's input dispatches, else None."""
     if not isinstance(raw, str) or not raw.startswith(_DISPATCH_PREFIX):

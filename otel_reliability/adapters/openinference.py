@@ -9,8 +9,9 @@ graph's root ``CHAIN`` (its ``AGENT`` kind is a name heuristic that also hits gr
 and records the call id of a tool only on the ``tools`` node that dispatched it; LangChain's
 ``create_agent`` and LlamaIndex mark no run at all. What one instrumentation alone does is
 read by a module of its own (``crewai``, ``langchain_agents``, ``llama_index``,
-``smolagents``), each detected by attributes, never by a framework's name; what is data (the
-texts that mark a refusal, a call held for approval) is in a profile (``profiles/``).
+``smolagents``), each detected by attributes, never by a framework's name, and left out of a
+cold reading (``knowledge``); what is data (the texts that mark a refusal, a call held for
+approval) is in a profile (``profiles/``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any, Mapping
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from . import crewai, langchain_agents, llama_index, smolagents
 from .common import error_text, loads, object_of, str_or_none, text_of
+from .knowledge import FRAMEWORKS
 from .usage import openinference_tokens
 
 KIND = "openinference.span.kind"  # marks the convention
@@ -55,45 +57,48 @@ class OpenInferenceAdapter:
         kind = attrs.get(KIND)
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         record.error = error_text(span)
-        if kind == "TOOL" and llama_index.waits_for_event(record.error):
+        knows = FRAMEWORKS.applies
+        if kind == "TOOL" and knows and llama_index.waits_for_event(record.error):
             record.error = None  # the workflow paused the call; it runs again, under a span of its own
         elif kind == "TOOL" or (kind == "AGENT" and attrs.get("tool.name")):
-            _read_tool(span, record)
+            _read_tool(span, record, knows)
         elif kind == "LLM":
             record.role = Role.MODEL
-            if not llama_index.prepares_a_call(span.name):
+            if not (knows and llama_index.prepares_a_call(span.name)):
                 record.model_call = True
                 record.tokens = openinference_tokens(attrs)
-            _read_messages(attrs, record)
+            _read_messages(attrs, record, knows)
         elif kind in _GRAPH_KINDS:
-            _read_graph_span(span, record, kind, _metadata(attrs))
+            _read_graph_span(span, record, kind, _metadata(attrs), knows)
         return record
 
 
-def _read_graph_span(span: SpanData, record: SpanRecord, kind: str, metadata: dict[str, Any]) -> None:
-    """An AGENT or CHAIN span: a run, a LangGraph node that dispatched a call, or neither."""
+def _read_graph_span(span: SpanData, record: SpanRecord, kind: str, metadata: dict[str, Any], knows: bool) -> None:
+    """An AGENT or CHAIN span: a run, a LangGraph node that dispatched a call, or neither.
+    ``knows``: the framework modules apply (``knowledge``)."""
     attrs = span.attributes
-    if langchain_agents.is_agent_root(span.name, metadata):
-        _read_run(span, record, span.name)
+    if knows and langchain_agents.is_agent_root(span.name, metadata):
+        _read_run(span, record, langchain_agents.agent_name(metadata))
     elif kind == "AGENT" and "langgraph_node" not in metadata:
         name = (
             attrs.get("agent.name")
             or attrs.get("graph.node.name")
             or attrs.get("graph.node.id")
-            or smolagents.agent_name(span.name, attrs)
+            or (smolagents.agent_name(span.name, attrs) if knows else None)
         )
         _read_run(span, record, name)
     elif kind == "CHAIN" and metadata.get("ls_integration") == "langgraph" and "langgraph_node" not in metadata:
-        _read_run(span, record, span.name)  # a LangGraph graph's root
-    elif kind == "CHAIN" and llama_index.is_workflow_run(attrs):
+        _read_run(span, record, None)  # a LangGraph graph's root: its span names the graph, no agent
+    elif kind == "CHAIN" and knows and llama_index.is_workflow_run(attrs):
         _read_run(span, record, None)  # named by its steps (assembly: a run's first acting agent)
-    elif kind == "CHAIN" and langchain_agents.is_graph_node(metadata):
+    elif kind == "CHAIN" and knows and langchain_agents.is_graph_node(metadata):
         record.dispatched = langchain_agents.dispatched(attrs.get("input.value"))
         record.responses = _tool_messages(attrs.get("output.value"))
     elif kind == "CHAIN":
         _read_dispatch(attrs, record)
-        record.agent_name = llama_index.acting_agent(attrs)
-        record.dispatched = record.dispatched or llama_index.dispatched(attrs)
+        if knows:
+            record.agent_name = llama_index.acting_agent(attrs)
+            record.dispatched = record.dispatched or llama_index.dispatched(attrs)
 
 
 def _read_run(span: SpanData, record: SpanRecord, agent_name: Any) -> None:
@@ -106,7 +111,7 @@ def _read_run(span: SpanData, record: SpanRecord, agent_name: Any) -> None:
     record.output = output if isinstance(output, str) else None
 
 
-def _read_tool(span: SpanData, record: SpanRecord) -> None:
+def _read_tool(span: SpanData, record: SpanRecord, knows: bool) -> None:
     attrs = span.attributes
     record.role = Role.TOOL
     record.tool_name = str_or_none(attrs.get("tool.name"))
@@ -114,11 +119,12 @@ def _read_tool(span: SpanData, record: SpanRecord) -> None:
         # openai-agents: the span names the target; its input is the source agent, not arguments
         record.handoff_to = span.name[len(_HANDOFF_PREFIX):]
     else:
-        record.tool_name = crewai.tool_name(record.tool_name or object_of(span.name) or span.name, attrs)
+        named = record.tool_name or object_of(span.name) or span.name
+        record.tool_name = crewai.tool_name(named, attrs) if knows else named
         arguments = attrs.get("input.value")
         if arguments is None:
             arguments = attrs.get("tool.parameters")
-        else:
+        elif knows:
             unwrapped = smolagents.unwrapped_arguments(arguments, attrs.get("tool.parameters"))
             if unwrapped is None:
                 unwrapped = llama_index.unwrapped_arguments(arguments)
@@ -133,7 +139,7 @@ def _metadata(attrs: Any) -> dict[str, Any]:
     return metadata if isinstance(metadata, dict) else {}
 
 
-def _read_messages(attrs: Any, record: SpanRecord) -> None:
+def _read_messages(attrs: Any, record: SpanRecord, knows: bool) -> None:
     """The calls the model asked for, and the answers its input adds: those after its last
     assistant message, since the input replays the history (``adapters.history`` says why
     that is enough). OpenInference flattens lists, so the indices of messages and of their
@@ -148,7 +154,7 @@ def _read_messages(attrs: Any, record: SpanRecord) -> None:
                 arguments = attrs.get(f"{prefix}{call}.tool_call.function.arguments")
                 call_id = str_or_none(attrs.get(f"{prefix}{call}.tool_call.id"))
                 requests.append(ToolRequest(str(name), arguments, call_id))
-    record.requests = tuple(requests) if requests else crewai.requests_in_output(attrs)
+    record.requests = tuple(requests) if requests or not knows else crewai.requests_in_output(attrs)
     answers = []
     for message in range(_count(attrs, _INPUT_MESSAGE) - 1, -1, -1):
         prefix = f"{_INPUT_MESSAGE}{message}.message."
@@ -186,7 +192,8 @@ def _count(attrs: Any, prefix: str, fields: tuple[str, ...] = _MESSAGE_FIELDS) -
 
 
 def _response(call_id: str, content: str, error: bool = False) -> ToolResponse:
-    return ToolResponse(call_id, content, refusal=not content.startswith(_RAN_BUT_REJECTED), error=error)
+    ran = FRAMEWORKS.applies and content.startswith(_RAN_BUT_REJECTED)
+    return ToolResponse(call_id, content, refusal=not ran, error=error)
 
 
 def _read_dispatch(attrs: Any, record: SpanRecord) -> None:

@@ -69,7 +69,8 @@ class TraceloopAdapter:
             return record
         if _is_run(kind, attrs):
             record.role = Role.AGENT_RUN
-            record.agent_name = str_or_none(attrs.get("gen_ai.agent.name") or attrs.get(_ENTITY))
+            # The agent's name, never the entity's: a workflow's entity is its graph (``LangGraph``)
+            record.agent_name = str_or_none(attrs.get("gen_ai.agent.name") or attrs.get(_AGENT)) or None
             record.attributes = attrs
             record.output = _final_answer(attrs.get(_OUTPUT))
         elif kind == "tool":

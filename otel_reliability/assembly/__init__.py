@@ -15,7 +15,7 @@ from typing import Iterable
 
 from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
 from .attempts import attempts_of
-from .inferred import NAMED_BY_SPAN, infer_runs, name_unnamed_runs
+from .inferred import UNNAMED, infer_runs, name_unnamed_runs
 from .layers import fold_layers
 from .profiled import apply_profiles
 from .ownership import enclosing_run, inherit_dispatched_call_id, right_in_run_span, run_of_sender
@@ -333,7 +333,7 @@ def _agent_name(
     its members (no model call or tool execution of its own among ``owned_records``), its first
     member's, else what encloses it names, else its span's name, which names no agent."""
     if record.agent_name:
-        return record.agent_name, not (record.inferred and NAMED_BY_SPAN in record.inferred)
+        return record.agent_name, not (record.inferred and UNNAMED in record.inferred)
     if acting:
         return str(acting[0].agent_name), True
     if member_records and not any(r.role in _CONTENT for r in owned_records):

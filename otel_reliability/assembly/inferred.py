@@ -13,13 +13,16 @@ run is what encloses its loop, so:
 * **inside a tool execution** — a tool execution whose body holds model calls and tool
   executions of its own, outside every marked run, ran an agent (an agent used as a tool):
   the smallest span inside it that encloses them becomes a member run, named after the
-  agent its span names, else after the tool.
+  agent a span names; a sub-agent no span names is shown by the tool's name, but the tool
+  names no agent (the run's ``agent_named`` is False).
 
 A span becomes a run only when both kinds are there: model calls alone are a chat, tool
 spans alone (a server's) are no agent. Where an instrumentation records no tool spans at all,
-model calls that asked for tools followed by another model call are the loop. The run is named by the agent its span names
-(``names_agent``: the convention's agent or graph-node name), else by its span name; the rule
-that found it is kept (``inferred``) and reported on the result.
+model calls that asked for tools followed by another model call are the loop. The run is named by
+the agent its span, or the nearest span enclosing it below any tool or run, names by attribute
+(``names_agent``: the convention's agent or graph-node name); else it is shown by its span's name
+(or the tool's it runs inside) and no span names its agent. The rule that found it is kept
+(``inferred``) and reported on the result.
 """
 
 from __future__ import annotations
@@ -33,7 +36,9 @@ from .ownership import MAX_DEPTH
 _TOOL, _MODEL, _RUN = Role.TOOL, Role.MODEL, Role.AGENT_RUN
 SMALLEST_ENCLOSING = "smallest span enclosing model calls and tool executions"
 INSIDE_TOOL = "agent run inside the tool execution {tool}"
-NAMED_BY_SPAN = "no span names the agent: named after the span"
+UNNAMED = "no span names the agent"  # how an ``inferred`` text says so, whatever the run is shown by
+NAMED_BY_SPAN = f"{UNNAMED}: named after the span"
+NAMED_BY_TOOL = f"{UNNAMED}: named after the tool it runs inside"
 
 
 def infer_runs(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
@@ -70,32 +75,40 @@ def infer_runs(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
     inferred = dict(spans)
     for span_id, (rule, tool_name) in found.items():
         record = spans[span_id]
-        name = record.names_agent or tool_name or record.name
-        how = rule if record.names_agent or tool_name else f"{rule}; {NAMED_BY_SPAN}"
+        named = _named_above(record, spans)
+        if named:
+            name, how = named, rule
+        else:
+            name, how = (tool_name, f"{rule}; {NAMED_BY_TOOL}") if tool_name else (record.name, f"{rule}; {NAMED_BY_SPAN}")
         inferred[span_id] = replace(record, role=_RUN, agent_name=name, inferred=how, attributes=record.attributes or {})
     return inferred
 
 
+def _named_above(record: SpanRecord, spans: dict[int, SpanRecord]) -> str | None:
+    """The agent ``record`` or the nearest span enclosing it names by attribute (``names_agent``),
+    looking no further than a tool execution or a run: what lies beyond names their agent."""
+    node: SpanRecord | None = record
+    for _ in range(MAX_DEPTH):
+        if node is None or node.role is not Role.OTHER:
+            return None
+        if node.names_agent:
+            return node.names_agent
+        node = spans.get(node.parent_id)
+    return None
+
+
 def name_unnamed_runs(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
-    """The trace's records with each run span that names no agent given the name of what
-    encloses it (``names_agent``, which assembly takes when the run's own spans name no acting
-    agent): the tool execution it runs inside (an agent called as a tool is that tool's agent),
-    else its parent when that span names an agent (a pipeline's component that wraps the run);
-    ``spans`` itself when every run is named or none can be."""
+    """The trace's records with each run span that names no agent given the agent the nearest
+    span enclosing it names by attribute, below any tool execution or run (``names_agent``, which
+    assembly takes when the run's own spans name no acting agent: a pipeline's component that
+    wraps the run); ``spans`` itself when every run is named or none can be. A tool that starts
+    an agent names none: such a run stays unnamed."""
     named: dict[int, SpanRecord] = {}
     for span_id, record in spans.items():
         if record.role is not _RUN or record.agent_name or record.inferred:
             continue
         parent = spans.get(record.parent_id)
-        name = parent.names_agent if parent is not None and parent.role is Role.OTHER else None
-        node = parent
-        for _ in range(MAX_DEPTH):
-            if node is None or node.role is _RUN:
-                break
-            if node.role is _TOOL:
-                name = node.tool_name or name
-                break
-            node = spans.get(node.parent_id)
+        name = _named_above(parent, spans) if parent is not None else None
         if name:
             named[span_id] = replace(record, names_agent=name)
     return {**spans, **named} if named else spans

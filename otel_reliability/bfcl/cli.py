@@ -22,6 +22,7 @@ from otel_reliability.bfcl.report import scored_what
 from otel_reliability.bfcl.score import BfclScore, agent_of, read_results, score_results
 from otel_reliability.matcher.bfcl.judge import COMPAT_MODES, Case, judge
 from otel_reliability.progress import progress_bar
+from otel_reliability.textfile import NotUtf8Error, decode_utf8, read_text
 
 EXIT_VALID, EXIT_INVALID, EXIT_BAD_INPUT = 0, 1, 2
 PROGRESS_FROM_SAMPLES = 100  # fewer samples are judged in a blink: no bar
@@ -96,13 +97,15 @@ def _fail(message: str) -> int:
 
 
 def _judge(args: argparse.Namespace) -> int:
-    try:
-        source = sys.stdin if args.file == "-" else open(args.file, encoding="utf-8")
-    except OSError as exc:
-        return _fail(f"{args.file}: cannot read: {exc.strerror or exc}")
     name = "standard input" if args.file == "-" else args.file
     try:
-        lines = _judged_lines(source, name, args.compat)
+        text = decode_utf8(sys.stdin.buffer.read(), name) if args.file == "-" else read_text(args.file)
+    except OSError as exc:
+        return _fail(f"{args.file}: cannot read: {exc.strerror or exc}")
+    except NotUtf8Error as exc:
+        return _fail(str(exc))
+    try:
+        lines = _judged_lines(text.splitlines(), name, args.compat)
         if args.output:
             with open(args.output, "w", encoding="utf-8") as out:
                 all_valid = _write(lines, out)
@@ -112,9 +115,6 @@ def _judge(args: argparse.Namespace) -> int:
         return _fail(str(exc))
     except OSError as exc:
         return _fail(f"{args.output}: cannot write: {exc.strerror or exc}")
-    finally:
-        if source is not sys.stdin:
-            source.close()
     return EXIT_VALID if all_valid else EXIT_INVALID
 
 
@@ -122,7 +122,7 @@ class _BadLine(ValueError):
     pass
 
 
-def _judged_lines(source: IO[str], name: str, compat: str) -> Iterable[tuple[bool, str]]:
+def _judged_lines(source: Iterable[str], name: str, compat: str) -> Iterable[tuple[bool, str]]:
     for number, line in enumerate(source, start=1):
         if not line.strip():
             continue

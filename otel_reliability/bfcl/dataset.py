@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from otel_reliability.matcher.bfcl.judge import Case, language_of
+from otel_reliability.textfile import NotUtf8Error, read_text
 
 __all__ = ["CATEGORIES", "DatasetError", "Entry", "category_of", "data_dir", "load_category"]
 
@@ -126,13 +127,16 @@ def _category_file(folder: Path, category: str) -> Path:
 
 
 def _read_lines(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = read_text(path)
+    except NotUtf8Error as exc:
+        raise DatasetError(str(exc)) from None
     entries = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                entries.append(json.loads(line))
-            except json.JSONDecodeError as exc:
-                raise DatasetError(f"{path}:{number}: not JSON: {exc.msg}") from exc
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entries.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise DatasetError(f"{path}:{number}: not JSON: {exc.msg}") from exc
     return entries

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from otel_reliability.bfcl.dataset import CATEGORIES, DatasetError, Entry, category_of, load_entries
 from otel_reliability.bfcl.decode import DecodeError, decode
 from otel_reliability.matcher.bfcl.judge import DECODER_FAILED, Compat, Judgement, judge
+from otel_reliability.textfile import NotUtf8Error, read_text
 
 __all__ = ["BfclScore", "CategoryScore", "SampleResult", "judge_entry", "read_results", "score_files", "score_results"]
 
@@ -162,9 +163,11 @@ def read_results(path: str | Path) -> list[dict[str, Any]]:
     """A result file: JSON Lines (BFCL's own format) or one JSON array."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except OSError as exc:
         raise DatasetError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except NotUtf8Error as exc:
+        raise DatasetError(str(exc)) from None
     stripped = text.lstrip()
     if stripped.startswith("["):
         try:

@@ -22,6 +22,7 @@ from pydantic import ConfigDict, Field, ValidationError, field_validator
 from ..engine import EngineSettings
 from ..input_errors import validation_problems, yaml_problem
 from ..stores.spec import StoreSpecError, parse_store_spec
+from ..textfile import NotUtf8Error, read_text
 
 
 class ConfigError(ValueError):
@@ -190,9 +191,11 @@ def load_config(path: str | Path | None, overrides: Mapping[str, Any], environ: 
     values: dict[str, Any] = {}
     if path is not None:
         try:
-            loaded = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+            loaded = yaml.safe_load(read_text(path)) or {}
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from exc
+        except NotUtf8Error as exc:
+            raise ConfigError(str(exc)) from None
         except yaml.YAMLError as exc:
             raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from exc
         if not isinstance(loaded, dict):

@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from otel_reliability.input_errors import validation_problems, yaml_problem
 from otel_reliability.reputation.evidence import DIMENSIONS
 from otel_reliability.reputation.scoring import DEFAULT_WEIGHTS
+from otel_reliability.textfile import NotUtf8Error, read_text
 
 Dimension = Literal["sidq", "dabt", "isnad", "adalah"]
 
@@ -84,9 +85,11 @@ def read_document(path: str | Path) -> Any:
     """A YAML, TOML or JSON file's data, by extension."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_text(path)
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    except NotUtf8Error as exc:
+        raise ConfigError(str(exc)) from None
     suffix = path.suffix.lower()
     try:
         if suffix in (".yaml", ".yml"):

@@ -11,6 +11,11 @@ class TraceInputError(ValueError):
     """Trace input that cannot be read; the message names the source and the place."""
 
 
+class NotATrace(TraceInputError):
+    """Input that is whole and well-formed but holds no trace (another JSON document, another
+    OpenTelemetry signal): in a directory, a file that is skipped, not one that is damaged."""
+
+
 @dataclass(slots=True)
 class Decoded:
     """The spans (and log records) that could be read, and one ``"place: reason"`` per rejected one."""

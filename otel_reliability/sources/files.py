@@ -33,10 +33,11 @@ from typing import Any
 
 from ..model import SpanData
 from .console_json import decode_console_span, is_console_span
-from .decoded import Decoded, TraceInputError
+from .decoded import Decoded, NotATrace, TraceInputError
 from .otlp_json import _at, decode_object
 from .otlp_logs import decode_logs_object
 from .otlp_proto import decode_request, parse_request
+from ..textfile import NotUtf8Error, decode_utf8
 
 _PROTO_SUFFIXES = {".pb", ".binpb", ".protobuf", ".bin", ".proto", ".otlp"}
 _JSON_SUFFIXES = {".json", ".jsonl", ".ndjson", ".otlpjson"}
@@ -97,10 +98,12 @@ def decode_bytes(data: bytes, name: str = "<input>", max_decompressed_bytes: int
     if data[:4] == _ZSTD_MAGIC:
         raise TraceInputError(f"{name}: zstd-compressed; decompress it first (zstd -d)")
 
+    text: str | None = None
+    not_utf8: str | None = None  # what a file meant as JSON is told, if it is not protobuf either
     try:
-        text: str | None = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = None
+        text = decode_utf8(data, name)
+    except NotUtf8Error as exc:
+        not_utf8 = str(exc)
     if suffix in _PROTO_SUFFIXES:
         return _decode_protobuf_file(data, name)
     if text is not None and (suffix in _JSON_SUFFIXES or _looks_like_json(text)):
@@ -117,7 +120,9 @@ def decode_bytes(data: bytes, name: str = "<input>", max_decompressed_bytes: int
     try:
         return _decode_protobuf_file(data, name)
     except TraceInputError:
-        if text is None and suffix not in _JSON_SUFFIXES:
+        if not_utf8 is not None and (suffix in _JSON_SUFFIXES or data.lstrip()[:1] in (b"{", b"[")):
+            raise TraceInputError(not_utf8) from None
+        if text is None:
             raise
     raise TraceInputError(f"{name}: neither OTLP/JSON (no JSON object at the start) nor an OTLP protobuf message")
 
@@ -211,7 +216,7 @@ def _decode_json_text(text: str, name: str, suffix: str) -> Decoded:
             else:
                 _decode_request_object(obj, decoded, place)
     except TraceInputError as exc:
-        raise TraceInputError(f"{name}: {exc}") from None
+        raise type(exc)(f"{name}: {exc}") from None
     decoded.rejected[:] = [f"{name}: {reason}" for reason in decoded.rejected]
     return decoded
 
@@ -226,9 +231,9 @@ def _decode_request_object(obj: Any, decoded: Decoded, place: str) -> None:
             return
         for key, signal in _OTHER_SIGNALS.items():
             if key in obj:
-                raise TraceInputError(f"{_at(place)}holds OpenTelemetry {signal}, not traces")
+                raise NotATrace(f"{_at(place)}holds OpenTelemetry {signal}, not traces")
         found = ", ".join(repr(k) for k in list(obj)[:5]) or "nothing"
-        raise TraceInputError(
+        raise NotATrace(
             f"{_at(place)}not an OTLP trace export: expected an object with resourceSpans (OTLP/JSON) "
             f"or a span as ConsoleSpanExporter prints it, found {found}"
         )

@@ -20,7 +20,7 @@ from typing import Any, Callable, Collection, Sequence, cast
 
 from ..adapters import to_event_record, to_record
 from ..model import EventRecord, SpanRecord, ToolRequest, ToolResponse
-from .decoded import TraceInputError
+from .decoded import NotATrace, TraceInputError
 from .files import DEFAULT_MAX_DECOMPRESSED, read_telemetry
 
 # A pool starts in about 20 ms, what reading a few small files costs. Files go out in
@@ -45,7 +45,8 @@ class FileRecords:
     path: Path | str  # a str: the backend URL its traces were pulled from (``backend_args``)
     records: list[SpanRecord]
     events: list[EventRecord] = field(default_factory=list)
-    skipped: str | None = None  # the reading error of a skippable file that is not a trace
+    skipped: str | None = None  # why a skippable file was not read
+    damaged: bool = False  # skipped as a damaged trace file, not as a file that holds no trace
 
 
 def read_records(paths: Sequence[str | Path], workers: int | None = None) -> list[SpanRecord]:
@@ -104,8 +105,8 @@ def read_files(
     try:
         for chunk in pool.map(_packed_files, chunks):  # in order: the first failed chunk raises here
             files.extend(
-                FileRecords(path, list(map(_unpacked, records)), list(map(_unpacked_event, events)), skipped)
-                for path, records, events, skipped in chunk
+                FileRecords(path, list(map(_unpacked, records)), list(map(_unpacked_event, events)), skipped, damaged)
+                for path, records, events, skipped, damaged in chunk
             )
             if progress is not None:
                 progress(len(chunk))
@@ -120,17 +121,17 @@ def _file_records(path: Path, skippable: bool, max_decompressed_bytes: int) -> F
     except TraceInputError as exc:
         if not skippable:
             raise
-        return FileRecords(path, [], [], str(exc))
+        return FileRecords(path, [], [], str(exc), damaged=not isinstance(exc, NotATrace))
     events = [event for event in map(to_event_record, telemetry.logs) if event is not None]
     return FileRecords(path, list(map(to_record, telemetry.spans)), events)
 
 
 def _packed_files(jobs: Sequence[tuple[Path, bool, int]]) -> list[tuple[Any, ...]]:
-    """Each job's (path, packed records, packed events, skipped), for the trip to the caller."""
+    """Each job's (path, packed records, packed events, skipped, damaged), for the trip to the caller."""
     packed = []
     for job in jobs:
         file = _file_records(*job)
-        packed.append((file.path, list(map(_packed, file.records)), list(map(_packed_event, file.events)), file.skipped))
+        packed.append((file.path, list(map(_packed, file.records)), list(map(_packed_event, file.events)), file.skipped, file.damaged))
     return packed
 
 

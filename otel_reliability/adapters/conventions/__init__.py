@@ -25,6 +25,7 @@ from pydantic import ValidationError
 
 from ...input_errors import validation_problems, yaml_problem
 from ...model import SpanData
+from ...textfile import NotUtf8Error, read_text
 from .model import Convention, SpanRule, When
 
 __all__ = ["Convention", "ConventionError", "Origin", "in_force", "load_file", "may_be_run", "paths_from", "removed", "rule_for", "use"]
@@ -64,9 +65,9 @@ def load_file(path: str | Path) -> Convention:
     """One convention file, validated (``ConventionError`` in one line naming it otherwise)."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConventionError(f"convention file {path}: not UTF-8 at byte {exc.start}") from None
+        text = read_text(path)
+    except NotUtf8Error as exc:
+        raise ConventionError(f"convention file {exc}") from None
     except OSError as exc:
         raise ConventionError(f"convention file {path}: cannot read: {exc.strerror or exc}") from None
     try:

@@ -48,6 +48,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ...input_errors import validation_problems, yaml_problem
+from ...textfile import NotUtf8Error, read_text
 
 FOLDER = Path(__file__).parent
 
@@ -119,7 +120,9 @@ def load(folder: Path = FOLDER) -> tuple[Profile, ...]:
     found = []
     for path in sorted(folder.glob("*.yaml")):
         try:
-            found.append(Profile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8"))))
+            found.append(Profile.model_validate(yaml.safe_load(read_text(path))))
+        except NotUtf8Error:
+            raise  # names the file and the byte already
         except yaml.YAMLError as exc:
             raise ValueError(f"profile {path.name}: not valid YAML: {yaml_problem(exc)}") from None
         except ValidationError as exc:

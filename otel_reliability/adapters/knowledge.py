@@ -1,0 +1,58 @@
+"""Framework knowledge written as code, and the cold reading that leaves it out.
+
+What the conventions say (GenAI, OpenInference, OpenLLMetry, MCP) holds for every framework
+that writes them. Some readings hold for one framework alone: they are parsing, not data, so
+they are modules of their own rather than profiles:
+
+* ``crewai`` — the name CrewAI derives from a tool's display name, the calls its
+  event-listener mode lists in a model span's output;
+* ``smolagents`` — the agent named in its run span's name, a tool's wrapped arguments;
+* ``langchain_agents`` — a ``create_agent`` graph's root, agent name and dispatched calls;
+* ``llama_index`` — a workflow's run span, the agent and call in its events' reprs, a
+  paused call, a model span that only prepares a call;
+* ``autogen_runtime`` — the tool-call events an autogen team's runtime messages carry;
+* ``genai_tools`` — the refusals Google ADK, strands, pydantic-ai and autogen mark on GenAI
+  tool spans (their texts and attributes), and ADK's call held for confirmation;
+* ``openinference`` — agno's text for a call the user rejected, which ran.
+
+``removed()`` reads without any of them and without any profile: the conventions alone,
+which is what a framework the reader knows nothing of gets (its cold score). A few framework
+facts stay even then, because they are how an instrumentation writes its own convention
+rather than what one framework means by it: OpenLLMetry's LangGraph control-flow exceptions,
+callback wrappers and the pydantic error of a tool's own argument model (``traceloop``),
+Google ADK's own ``call_llm`` attributes (``vertex``) and its placeholder call id and merged
+tool span (``genai_tools``), openai-agents' handoff span names and LangGraph's ``tools`` node
+under OpenInference (``openinference``). Without them those instrumentations' traces do not
+parse into calls at all, which says nothing of how the reader judges a framework it does not know.
+"""
+
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from . import profiles
+
+
+class _Knowledge:
+    """Whether the framework modules apply; one attribute, read on the hot path."""
+
+    __slots__ = ("applies",)
+
+    def __init__(self) -> None:
+        self.applies = True
+
+
+FRAMEWORKS = _Knowledge()
+
+
+@contextmanager
+def removed() -> Iterator[None]:
+    """Read with no framework module and no profile while the block runs (the cold reader)."""
+    kept = FRAMEWORKS.applies
+    FRAMEWORKS.applies = False
+    try:
+        with profiles.removed():
+            yield
+    finally:
+        FRAMEWORKS.applies = kept
