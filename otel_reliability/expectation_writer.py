@@ -4,7 +4,8 @@ Pure: runs in, ``Expectation`` models out, each with the notes that say what was
 Per agent, from every run chosen for it:
 
 - ``expected_tool_calls``: the tools with a clean call in *every* run. A tool called cleanly in
-  only some runs, and a tool whose calls all errored, were refused or stayed pending, is never
+  only some runs, and a tool whose calls all errored, were refused, stayed pending or may have
+  been refused or failed (``Attempt.could_be``), is never
   expected: it is allowed (``allowed_tools`` with ``allow_additional_tool_calls``) when the
   runs attempted it, so the runs written from still pass, and said in a note.
 - arguments (``exact`` or ``subset``: every argument as observed; ``names``: none): for each
@@ -84,7 +85,7 @@ def _write(
 ) -> WrittenExpectation:
     notes: list[str] = []
     fields: dict[str, Any] = {"name": agent, "match": Match(agent=agent)}
-    clean_by_run = [_first_seen(a.tool for a in run.chain if a.tool and a.outcome == OK) for run in runs]
+    clean_by_run = [_first_seen(a.tool for a in run.chain if _clean(a)) for run in runs]
     shared = [tool for tool in clean_by_run[0] if all(tool in clean for clean in clean_by_run[1:])]
     fields["expected_tool_calls"] = shared
     attempted = _first_seen(a.tool for run in runs for a in run.chain if a.tool)
@@ -118,13 +119,23 @@ def _write(
     return WrittenExpectation(Expectation(**fields), [run.run_id for run in runs], notes)
 
 
+def _clean(attempt: Attempt) -> bool:
+    """A call the spans say ran cleanly: ``ok``, with no other outcome left open (one that may have
+    been refused cannot be expected without leaving the run it came from undecided)."""
+    return bool(attempt.tool) and attempt.outcome == OK and attempt.could_be is None
+
+
+def _outcome(attempt: Attempt) -> str:
+    return attempt.outcome if attempt.could_be is None else f"{attempt.outcome} or {attempt.could_be}"
+
+
 def _first_seen(names: Any) -> list[str]:
     return list(dict.fromkeys(names))
 
 
 def _why_not_expected(tool: str, runs: list[ObservedRun], clean_by_run: list[list[str]]) -> str:
     without = [run.run_id for run, clean in zip(runs, clean_by_run, strict=True) if tool not in clean]
-    outcomes = sorted({a.outcome for run in runs for a in run.chain if a.tool == tool and a.outcome != OK})
+    outcomes = sorted({_outcome(a) for run in runs for a in run.chain if a.tool == tool and not _clean(a)})
     if len(without) == len(runs):
         return f"no clean call in any run (only {', '.join(outcomes)})"
     return f"no clean call in {len(without)} of {len(runs)} runs ({', '.join(without)})"
@@ -194,7 +205,7 @@ def _steps(run: ObservedRun) -> list[Step]:
     """The run's clean calls in start order, those asked for in one model turn as one step."""
     steps: list[list[str]] = []
     previous: int | None = None
-    for attempt in sorted((a for a in run.chain if a.tool and a.outcome == OK), key=lambda a: a.start_ns):
+    for attempt in sorted((a for a in run.chain if _clean(a)), key=lambda a: a.start_ns):
         same_turn = (
             previous is not None
             and run.turn_starts is not None

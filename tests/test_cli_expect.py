@@ -139,6 +139,11 @@ def test_the_written_file_fails_the_same_run_mutated(folder, mutation, tmp_path,
         for path in mutated:
             path.write_text(path.read_text().replace(str(value), f"{value}-changed"))
     code, [result] = evaluate(capsys, tmp_path, mutated, written)
+    if mutation == "tool removed" and result["eval_status"] == "NOT_EVALUATED":
+        # with no tool span left in the trace, the answer the model was handed may be the call's
+        # result (it ran, untraced): the reader says it cannot tell, naming the call
+        assert code == 3 and f"whether {attempt.tool} was refused or ok" in result["explanation"], result["explanation"]
+        return
     assert (code, result["eval_status"]) == (1, "FAILED"), result["explanation"]
     if mutation == "tool removed":
         assert any(entry.startswith(attempt.tool) for entry in result["missing_tool_calls"]), result["explanation"]

@@ -14,6 +14,7 @@ from operator import attrgetter
 from typing import Iterable
 
 from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
+from . import witnesses
 from .attempts import attempts_of
 from .inferred import UNNAMED, infer_runs, name_unnamed_runs
 from .layers import fold_layers
@@ -96,6 +97,7 @@ def assemble(records: Iterable[SpanRecord]) -> list[Run]:
     runs = _runs_with_continuations(top_level, owned, members)
     if len(runs) > 1:
         _handed_over_between(runs)
+    witnesses.unexplained_in_traced(runs)
     return runs
 
 
@@ -275,8 +277,8 @@ def _resumable_call(attempt: Attempt) -> str | None:
     the call's run once approved, are in the later run)."""
     if attempt.call_id is None or attempt.outcome not in (PENDING, OK):
         return None
-    witnesses = attempt.witnesses
-    if attempt.outcome == OK and (witnesses is None or witnesses.execution != OK or witnesses.result is not None):
+    seen = attempt.witnesses
+    if attempt.outcome == OK and (seen is None or seen.execution != OK or seen.result is not None):
         return None
     return attempt.call_id
 

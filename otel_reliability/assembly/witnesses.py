@@ -12,8 +12,9 @@ attempt records which it has, what each says and the rule that joined request an
   (``adapters.lexicon``: a small list of texts, which only opens an outcome, never decides it);
 * the answer handed back is not the result the execution recorded: it may have failed after
   the body returned (a check of its output withheld the result);
-* a request has no execution and its answer gives no reason: it may have run with no span of
-  its own (the answer is then its result), or, answered as a failure, have failed.
+* a request has no execution and its answer gives no reason: in a trace whose tool spans carry
+  out none of its requests it may have run (the answer is then its result), else have failed;
+  answered as a failure, it may have failed.
 
 A span that ended OK with no result, then a later span of the same call that ran, are one call
 paused for a decision and resumed (``without_paused``): one attempt, with its final outcome.
@@ -27,7 +28,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..adapters.lexicon import FAILURE, REFUSAL, reads_as
-from ..model import ERROR, OK, REFUSED, Attempt, SpanRecord, ToolResponse, Witnesses
+from ..model import ERROR, OK, REFUSED, Attempt, Run, SpanRecord, ToolResponse, Witnesses
 
 _OTHER_OUTCOME = {REFUSAL: REFUSED, FAILURE: ERROR}
 _STATUS = {True: ERROR, False: OK}
@@ -51,17 +52,38 @@ def executed(
 
 def requested_only(attempt: Attempt, joined_by: str, answer: ToolResponse | None) -> None:
     """Record the witnesses of a request no execution carried out. A refusal whose answer gives
-    no reason may have run with no span of its own (the answer would be its result); one whose
-    answer reads as a failure may have failed."""
+    no reason may have run with no span of its own (the answer would be its result: but see
+    ``unexplained_in_traced``); one whose answer reads as a failure may have failed."""
     said = answer.content if answer is not None else None
     witnesses = attempt.witnesses = Witnesses(joined_by, True, None, None, said)
     if attempt.outcome != REFUSED or attempt.could_be is not None or answer is None:
         return
     reading = reads_as(said)
-    if reading is None:  # it may be the call's result, of a run no span recorded
+    if reading is None:
         attempt.could_be, witnesses.doubt = OK, f"no execution span, and the answer gives no reason: {_quoted(said)}"
     elif reading == FAILURE:
         attempt.could_be, witnesses.doubt = ERROR, f"no execution span, and the answer reads as a failure: {_quoted(said)}"
+
+
+def unexplained_in_traced(runs: list[Run]) -> None:
+    """A refusal answered with no reason, in a trace whose tool spans carried out other requests
+    (the instrumentation traces the calls it runs): not run, so it may have failed, not have
+    returned (``could_be`` ``error`` instead of ``ok``)."""
+    traced = set()
+    unexplained = []
+    for run in runs:
+        for member in run.walk():
+            for attempt in member.own_attempts:
+                witnesses = attempt.witnesses
+                if witnesses is None or not witnesses.request:
+                    continue
+                if witnesses.execution is not None:
+                    traced.add(member.trace_id)
+                elif attempt.outcome == REFUSED and attempt.could_be == OK:
+                    unexplained.append((member.trace_id, attempt))
+    for trace_id, attempt in unexplained:
+        if trace_id in traced:
+            attempt.could_be = ERROR
 
 
 def without_paused(
