@@ -17,9 +17,10 @@ import pytest
 from otel_reliability.adapters import lexicon, profiles, to_record
 from otel_reliability.assembly import assemble
 from otel_reliability.assembly.attempts import attempts_of
+from otel_reliability.assembly.witnesses import unexplained_in_traced
 from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.inspect import inspect_files, render_text
-from otel_reliability.model import ERROR, NOT_EVALUATED, OK, REFUSED, Role, SpanRecord, ToolRequest, ToolResponse
+from otel_reliability.model import ERROR, NOT_EVALUATED, OK, REFUSED, Role, Run, SpanRecord, ToolRequest, ToolResponse
 from otel_reliability.sources import read_telemetry
 
 from .corpus import ADAPTED, CORPUS, LIFTING, companion, logs_of, trace_files
@@ -146,8 +147,8 @@ SYNTHETIC = [
     ("an answer that is the result, wrapped and spaced otherwise",
      [asked("a"), tool("a", "c_a", output='{"content": "{\\"rows\\":3}"}'), model(responses=[ToolResponse("c_a", '{"rows": 3}')])],
      None, None, None, None),
-    ("a refusal answered with no reason, beside a traced call", [asked("a", "b"), tool("a", "c_a", output="1"), model(responses=[ToolResponse("c_b", "")])],
-     "b", REFUSED, ERROR, "gives no reason"),
+    ("a refusal answered with no reason", [asked("a", "b"), tool("a", "c_a", output="1"), model(responses=[ToolResponse("c_b", "")])],
+     "b", REFUSED, OK, "gives no reason"),
     ("a refusal answered with what reads as a result, in a run no tool span records",
      [asked("a"), model(responses=[ToolResponse("c_a", "42")])], "a", REFUSED, OK, "gives no reason: '42'"),
     ("a refusal answered as a failure", [asked("a", "b"), tool("a", "c_a", output="1"), model(responses=[ToolResponse("c_b", "Error: boom")])],
@@ -169,6 +170,19 @@ def test_witnesses_that_disagree_open_the_outcome(what, records, name, outcome, 
         return
     assert opened == [(name, outcome, other)]
     assert doubt in next(a for a in attempts if a.tool == name).witnesses.doubt
+
+
+@pytest.mark.parametrize(("records", "other"), [
+    ([asked("a", "b"), tool("a", "c_a", output="1"), model(responses=[ToolResponse("c_b", "43")])], ERROR),
+    ([asked("b"), model(responses=[ToolResponse("c_b", "43")])], OK),
+], ids=["beside a call a tool span carried out", "in a trace no tool span records"])
+def test_a_refusal_answered_with_no_reason_could_have_run_only_where_no_tool_span_ran_a_request(records, other):
+    """Where the instrumentation traces the calls it runs, a call with no span did not run: it may
+    have failed; where it traces none, the answer may be the call's result."""
+    attempts = attempts_of(records, "solo", ("solo",), None)
+    run = Run(trace_id=1, span_id=2, agent="solo", span_name="invoke_agent solo", start_ns=0, end_ns=0, own_attempts=attempts)
+    unexplained_in_traced([run])
+    assert [(a.tool, a.outcome, a.could_be) for a in attempts if a.could_be is not None] == [("b", REFUSED, other)]
 
 
 def test_a_held_span_and_the_resumed_execution_are_one_call():
