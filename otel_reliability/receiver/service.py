@@ -379,13 +379,14 @@ class ReceiverService:
 
     def judge_tick(self) -> None:
         """``judge_due``, logging what went wrong instead of raising: the next traces are judged
-        whatever one did. A faulted intake log is given a chance to recover on each tick, so that
-        readiness comes back once its disk does, whether or not a request arrives."""
+        whatever one did. The intake log is probed on each tick, so that readiness comes back
+        once its disk does, and a deletion its directory refused is retried, whether or not a
+        request arrives."""
         try:
             self.judge_due()
         except Exception:
             logger.exception("otel-reliability receiver failed while judging")
-        if self.intake_log is not None and not self.intake_log.ready:
+        if self.intake_log is not None:
             self.intake_log.probe()
 
     def reload_expectations(self, counted: bool = True) -> Reloaded:
