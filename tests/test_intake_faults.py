@@ -114,7 +114,8 @@ def test_a_full_disk_refuses_retryably_says_not_ready_resumes_by_itself_and_lose
     assert _readyz(first)[0] == 200
 
     filler = fill(small_disk)
-    refused = agent_spans(new_trace_id(), "while-the-disk-is-full")
+    os.truncate(filler, filler.stat().st_size - 8192)  # room for a segment's header, not for the request
+    refused = agent_spans(new_trace_id(), "while-the-disk-is-full", calls=[("store", {"document": "d" * 20_000})])
     from .receiver_harness import export_request
 
     body = export_request(refused).SerializeToString()
@@ -123,17 +124,24 @@ def test_a_full_disk_refuses_retryably_says_not_ready_resumes_by_itself_and_lose
     statuses = [a.status for a in answers]
     assert statuses[-2:] == [503, 503] and set(statuses) <= {200, 503}, [a.body for a in answers]
     assert all("retry-after" in a.headers for a in answers if a.status == 503)
-    status, readiness = _readyz(first)
-    assert status == 503 and "intake log" in readiness["reasons"][0], readiness
+    # one state while the disk stays full: every request refused, not ready at every look, no segment started
+    for _ in range(10):
+        assert first.post_traces(body).status == 503
+        status, readiness = _readyz(first)
+        assert status == 503 and "intake log" in readiness["reasons"][0], readiness
+    assert "writable again" not in first.log_text()
+    assert all(segment.stat().st_size > 8 for segment in (small_disk / "intake").glob("*.seg"))  # none header-only
     assert first.http("GET", "/healthz", authorize=False).status == 200
-    assert first.metric("agent_reliability_refusals_total", reason="intake_log_unwritable") >= 1
+    assert first.metric("agent_reliability_refusals_total", reason="intake_log_unwritable") >= 10
 
     filler.unlink()
     wait_until(lambda: _readyz(first)[0] == 200, 5, "/readyz ready within 5 s of the disk having room")
+    assert first.log_text().count("writable again") == 1
     first.send(refused)  # the exporter's retry, now taken
     after = agent_spans(new_trace_id(), "after-the-disk-emptied", failed=["get_weather"])
     first.send(after)
 
+    assert all(segment.stat().st_size > 8 for segment in (small_disk / "intake").glob("*.seg"))
     first.kill()  # nothing of it was judged yet: everything acknowledged is only in the log
     second = receivers.start("full-disk-restarted", store=store, decision_wait=0.2, config=config)
     second.wait_verdicts(expected_results(before) + expected_results(refused) + expected_results(after), 30)
