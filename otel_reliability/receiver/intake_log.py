@@ -32,10 +32,9 @@ start before that suffix has left the buffer (judged and stored, or expired or e
 counted by the engine). Each record lists the traces that entered the buffer with it
 (``births``), so a replay takes a trace's spans only from its first record in the suffix
 on — never the tail of a trace already judged, which would be judged again on a part of it.
-A segment leaves the log's list, and its size, only once it is gone from disk: when the
-directory refuses the deletion (read-only), it stays counted, the deletion is retried at
-most once a second (``probe``, each release), and a release note in the segment being
-written tells a later start not to replay it (``intake_segments``).
+A segment leaves the log's list, and its size, only once it is gone from disk
+(``intake_release``: a read-only directory); a ``left`` note names the traces that left the
+buffer, so that a start after a crash judges none of them again (``intake_segments``).
 
 With workers (``routed``), the serving process writes the log and the shards hold the
 traces: it knows no trace's buffer, so it numbers its records (``Logged.seq``) and releases
@@ -60,21 +59,23 @@ import fcntl
 import logging
 import os
 import threading
-import time
 from pathlib import Path
 from typing import Iterable, Iterator, Protocol
 
 from .intake_found import FoundSegments
 from .intake_records import HEADER_BYTES, SEGMENT_MAGIC, Logged, encode, read_records
+from .intake_release import Releases
 from .intake_segments import (
     RELEASED,
     SUFFIX,
     Segment,
     left_note,
-    release_note,
+    read_checkpoint,
     room_for,
+    size_or,
     start_segment,
     sync_directory,
+    write_checkpoint,
     write_whole,
 )
 
@@ -86,7 +87,6 @@ DURABILITIES = ("none", "batch", "always")
 SEGMENT_BYTES = 8 * 1024 * 1024  # a segment is closed past this size; release works segment by segment
 _SUFFIX = SUFFIX
 CHECKPOINT = "checkpoint"
-RELEASE_RETRY_S = 1.0  # a deletion the directory refused is tried again after this
 
 
 class TraceLedger(Protocol):
@@ -127,8 +127,7 @@ class IntakeLog:
             self._lock_file.close()
             raise IntakeLogError(f"intake log {directory} is in use by another receiver") from None
         self.found = FoundSegments(directory, sorted(directory.glob("*" + _SUFFIX)))  # left by an earlier run
-        self._checkpoint = _read_checkpoint(directory / CHECKPOINT)
-        self._segments: list[Segment] = []  # oldest first; the last one is written to
+        self._checkpoint = read_checkpoint(directory / CHECKPOINT)
         self._by_trace: dict[int, list[Segment]] = {}  # traces in the buffer → their segments
         self._births: list[int] = []
         self._left: list[tuple[int, int]] = []  # traces that left the buffer, not noted yet; their last segment
@@ -142,12 +141,8 @@ class IntakeLog:
         self._fresh = True  # the next append starts a segment (none yet, or the last one faulted)
         self._needed = 0  # bytes the write that faulted the log needed: the probe asks room for them
         self._next_number = int(self.found.paths[-1].stem) + 1 if self.found.paths else 0
-        self._first_number = self._next_number  # of this run's segments (a release note names a range of them)
-        self._released_below = self._next_number  # this run's segments numbered below it are released
-        self._noted_below = -1  # ... and the release notes say so up to here
-        self._undeletable: str | None = None  # why a released segment could not be deleted
-        self._replayed = False  # the segments found at start may go (``drop_recovered``)
-        self._retry_at = 0.0
+        self._releases = Releases(directory, self.found, self._next_number, self._write_note)
+        self._segments = self._releases.segments  # oldest first; the last one is written to
         try:
             room_for(directory, 0)  # the directory takes files: the first segment is started by the first append
         except OSError as exc:
@@ -180,7 +175,7 @@ class IntakeLog:
         """End a fault once the directory takes a file of the bytes the failed write needed,
         and retry a refused deletion when it is due; returns ``ready``."""
         with self._lock:
-            self._delete_released()
+            self._releases.delete()
             self._note_left()
             if self.fault is not None:
                 try:
@@ -252,7 +247,7 @@ class IntakeLog:
                 os.ftruncate(self._fd, segment.size)  # a part of it may be on disk: cut it off
             except OSError:  # a torn tail, skipped by replay: counted as on disk
                 logger.warning("intake log %s: could not cut a partly written record off", segment.path)
-                segment.size = _size_or(self._fd, segment.size)
+                segment.size = size_or(self._fd, segment.size)
             self._faulted("write", exc, len(SEGMENT_MAGIC) + len(record))
             raise
         segment.size += len(record)
@@ -284,25 +279,25 @@ class IntakeLog:
     def releasable(self, seq: int) -> bool:
         """Whether ``release_before(seq)`` would release a segment, or retry a refused deletion."""
         segments = self._segments
-        first = self._first_unreleased()
-        return (first < len(segments) - 1 and segments[first].last_seq < seq) or self._retry_due()
+        first = self._releases.first_unreleased()
+        return (first < len(segments) - 1 and segments[first].last_seq < seq) or self._releases.retry_due()
 
     def release_before(self, seq: int) -> None:
         """A routed log: no shard holds a trace from a record numbered below ``seq`` any more;
         release the closed segments, oldest first, that hold only such records."""
         with self._lock:
             segments = self._segments
-            first = self._first_unreleased()
+            first = self._releases.first_unreleased()
             while first < len(segments) - 1 and segments[first].last_seq < seq:
                 first += 1
-            self._release_up_to(first)
+            self._releases.release_up_to(first)
 
     def live_records(self) -> Iterator[Logged]:
         """The records of this run's own segments, oldest first (a restarted shard's replay).
         The caller keeps appends out meanwhile; what was written is flushed first."""
         self.sync()
         for segment in list(self._segments):
-            if segment.number < self._released_below:  # released: no shard needs it
+            if self._releases.released(segment):  # no shard needs it
                 continue
             try:
                 data = segment.path.read_bytes()
@@ -337,22 +332,14 @@ class IntakeLog:
         ones — unless ``found.keep`` says they must stay until the next start."""
         self.sync()
         with self._lock:
-            self._replayed = True
-            self._drop_found()
-
-    def _drop_found(self) -> None:
-        if not self.found.keep:  # the replayed records are in this run's segments: a note covers the old ones too
-            self._first_number = 0
-        if self.found.paths and self.found.drop():
+            if not self._releases.drop_found():
+                return
             try:
                 (self.directory / CHECKPOINT).unlink(missing_ok=True)
                 sync_directory(self.directory)
             except OSError as exc:  # it names traces of the replayed segments only: harmless if left
                 logger.warning("intake log %s: cannot delete the checkpoint (%s)", self.directory, exc.strerror or exc)
             self._checkpoint = None
-        elif self.found.paths and not self.found.keep:
-            self._refused_deletion("a segment replayed at start")
-            self._note_released()
 
     # -- segments
 
@@ -388,73 +375,29 @@ class IntakeLog:
         self._needed = max(needed, len(SEGMENT_MAGIC))
         self._fresh = True
 
-    def _first_unreleased(self) -> int:
-        """The index in ``_segments`` of the oldest segment not released."""
-        index = 0
-        while index < len(self._segments) and self._segments[index].number < self._released_below:
-            index += 1
-        return index
-
     def _release(self) -> None:
         """Release closed segments from the oldest on, while they hold no buffered trace (a routed
         log knows no trace: its shards release by record number, ``release_before``)."""
         if self.routed:
-            self._delete_released()
+            self._releases.delete()
             return
         segments = self._segments
-        first = self._first_unreleased()
+        first = self._releases.first_unreleased()
         while first < len(segments) - 1 and not segments[first].open_traces:
             first += 1
-        self._release_up_to(first)
+        self._releases.release_up_to(first)
 
-    def _release_up_to(self, index: int) -> None:
-        """The segments before ``_segments[index]`` are released: delete them."""
-        if index < len(self._segments):
-            self._released_below = max(self._released_below, self._segments[index].number)
-        self._delete_released()
-
-    def _retry_due(self) -> bool:
-        return self._undeletable is not None and time.monotonic() >= self._retry_at
-
-    def _delete_released(self) -> None:
-        """Delete the released segments, oldest first; each leaves the list (and the size) only
-        once it is gone. A refused deletion is retried once ``RELEASE_RETRY_S`` has passed."""
-        if self._undeletable is not None and not self._retry_due():
-            return
-        if self._replayed and self.found.paths and not self.found.keep:  # old segments refused deletion before
-            self._drop_found()
-        segments = self._segments
-        while segments and segments[0].number < self._released_below:
-            try:
-                segments[0].path.unlink(missing_ok=True)
-            except OSError as exc:
-                self._refused_deletion(f"{segments[0].path.name} ({exc.strerror or exc})")
-                self._note_released()
-                return
-            segments.pop(0)
-        if self._undeletable is not None and not self.found.paths:
-            logger.info("intake log %s: released segments deleted again (refused before: %s)",
-                        self.directory, self._undeletable)
-            self._undeletable = None
-
-    def _refused_deletion(self, what: str) -> None:
-        if self._undeletable is None:
-            logger.error("intake log %s: cannot delete %s, released; it stays counted in the log's size, "
-                         "and is deleted once the directory takes it", self.directory, what)
-        self._undeletable = what
-        self._retry_at = time.monotonic() + RELEASE_RETRY_S
-
-    def _note_released(self) -> None:
-        """Say in the segment being written which released segments are still on disk, so that
-        a start does not replay them (flushed with the next request)."""
-        if self._noted_below >= self._released_below or self._fresh or not self._segments:
-            return
+    def _write_note(self, record: bytes) -> bool:
+        """Write a note into the segment being written; False when there is none, or it fails
+        (faulted: a start after a crash then replays what the note would have spared)."""
+        if self._fresh or not self._segments:
+            return False
         try:
-            self._write_whole(self._segments[-1], release_note(self._first_number, self._released_below))
-        except OSError as exc:  # faulted: the next start replays them, as after a crash before deleting
-            logger.warning("intake log %s: cannot note the released segments (%s)", self.directory, exc.strerror or exc)
-            return
-        self._noted_below = self._released_below
+            self._write_whole(self._segments[-1], record)
+        except OSError as exc:
+            logger.warning("intake log %s: cannot write a note (%s)", self.directory, exc.strerror or exc)
+            return False
+        return True
 
     def _note_left(self) -> None:
         """Name the traces that left the buffer whose records are still on disk (``intake_segments``)."""
@@ -464,10 +407,7 @@ class IntakeLog:
         left = [trace_id for trace_id, last in self._left if last >= oldest]
         self._left = []
         if left:
-            try:
-                self._write_whole(self._segments[-1], left_note(left))
-            except OSError as exc:  # faulted: a start after a crash judges them again, as before deleting
-                logger.warning("intake log %s: cannot note the traces that left (%s)", self.directory, exc.strerror or exc)
+            self._write_note(left_note(left))
 
     def close(self, unjudged: Iterable[int] | None = None) -> None:
         """A graceful stop: every buffered trace was judged except ``unjudged``; keep the
@@ -491,32 +431,9 @@ class IntakeLog:
 
     def _stop_with(self, unjudged: set[int]) -> None:
         if unjudged:
-            tmp = self.directory / (CHECKPOINT + ".tmp")
-            tmp.write_bytes(b"".join(t.to_bytes(16, "big") for t in sorted(unjudged)))
-            with open(tmp, "rb") as written:
-                os.fsync(written.fileno())
-            os.replace(tmp, self.directory / CHECKPOINT)
+            write_checkpoint(self.directory / CHECKPOINT, unjudged)
         else:
-            self._released_below = self._next_number
-            self._retry_at = 0.0
-            self._delete_released()
+            self._releases.release_all(self._next_number)
             if self._segments:  # refused: the last segment says all of them are released
-                self._note_released()
                 os.fsync(self._fd)
         sync_directory(self.directory)
-
-
-def _read_checkpoint(path: Path) -> frozenset[int] | None:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    return frozenset(int.from_bytes(data[i:i + 16], "big") for i in range(0, len(data) - 15, 16))
-
-
-def _size_or(fd: int, known: int) -> int:
-    """The size of the file open as ``fd`` (``known`` when even that cannot be read)."""
-    try:
-        return os.fstat(fd).st_size
-    except OSError:
-        return known

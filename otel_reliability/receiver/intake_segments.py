@@ -1,16 +1,14 @@
-"""The intake log's segment files: how one is started, whether the disk has room, and the
-notes that say which segments were released while they could not be deleted, and which
-traces left the buffer.
+"""The intake log's segment files: how one is started, whether the disk has room, the
+notes that say which segments were released while they could not be deleted and which
+traces left the buffer, and a graceful stop's checkpoint.
 
 A segment is created with its first record in the same write as its header, never empty:
 a disk with room for a header but not for the record that needs it leaves no file behind
 (the one tried is deleted), and the log stays faulted instead of flickering ready.
 
-**Released, not yet deleted.** A segment whose traces all left the buffer is released:
-deleted, oldest first. When the directory refuses (read-only), the segment stays on disk,
-in the log's list and in its size, and deletion is retried. Meanwhile a ``released`` record
-in the segment being written says which of this run's segments were released, so that a
-start that finds them does not replay traces already judged.
+**Released, not yet deleted** (``intake_release``: a read-only directory). A ``released``
+record in the segment being written names the segments released but still on disk, so that
+a start that finds them does not replay traces already judged.
 
 **Left.** The segment being written is never released, and holds traces that were judged
 and left the buffer. A ``left`` record names them (written on the judge thread's tick), so
@@ -116,3 +114,29 @@ def sync_directory(directory: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def size_or(fd: int, known: int) -> int:
+    """The size of the file open as ``fd`` (``known`` when even that cannot be read)."""
+    try:
+        return os.fstat(fd).st_size
+    except OSError:
+        return known
+
+
+def write_checkpoint(path: Path, unjudged: set[int]) -> None:
+    """Name the traces a graceful stop left unjudged, durably (the directory is synced by the caller)."""
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_bytes(b"".join(t.to_bytes(16, "big") for t in sorted(unjudged)))
+    with open(tmp, "rb") as written:
+        os.fsync(written.fileno())
+    os.replace(tmp, path)
+
+
+def read_checkpoint(path: Path) -> frozenset[int] | None:
+    """The traces a checkpoint names, or None when there is none (after a crash)."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    return frozenset(int.from_bytes(data[i:i + 16], "big") for i in range(0, len(data) - 15, 16))
