@@ -18,7 +18,8 @@ class IntakeLogMetrics:
         if log is not None:
             meter.create_observable_gauge(
                 "agent.reliability.intake_log.size", callbacks=[lambda _: [Observation(log.size)]], unit="By",
-                description="Bytes of acknowledged requests in the intake log, not yet released by a checkpoint",
+                description="Bytes of the intake log's segments on disk: acknowledged requests whose traces are "
+                "still needed, and released segments the directory has not let be deleted yet",
             )
             meter.create_observable_counter(
                 "agent.reliability.intake_log.written", callbacks=[lambda _: [Observation(log.written)]], unit="By",
