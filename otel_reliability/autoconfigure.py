@@ -37,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from . import ReliabilitySpanProcessor
 from .expectations import ExpectationError
+from .input_errors import validation_problems
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +55,7 @@ class ZeroCodeSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     expectations: list[str] = Field(default_factory=list)
+    conventions: list[str] = Field(default_factory=list)
     store: str | None = None
     # Types only: the processor checks the bounds (EngineSettings), naming the setting.
     max_traces: int | None = None
@@ -75,7 +77,7 @@ class ZeroCodeSettings(BaseModel):
         for name in cls.model_fields:
             raw = environ.get(ENV_PREFIX + name.upper())
             if raw is not None:
-                values[name] = [part.strip() for part in raw.split(",") if part.strip()] if name == "expectations" else raw
+                values[name] = [part.strip() for part in raw.split(",") if part.strip()] if name in ("expectations", "conventions") else raw
         return cls.model_validate(values)
 
     def keywords(self) -> dict[str, Any]:
@@ -109,7 +111,7 @@ def _reliability_processor() -> tuple[SynchronousMultiSpanProcessor, Reliability
         exporters = SynchronousMultiSpanProcessor()
         return exporters, ReliabilitySpanProcessor(exporters, **settings.keywords())
     except ValidationError as exc:
-        problems = "; ".join(f"{ENV_PREFIX}{'.'.join(map(str, e['loc'])).upper()}: {e['msg']}" for e in exc.errors())
+        problems = validation_problems(exc, rename=lambda place: ENV_PREFIX + place.upper())
         logger.error("otel-reliability is not judging this process: %s", problems)
     except (ExpectationError, ValueError, OSError, sqlite3.Error) as exc:
         logger.error("otel-reliability is not judging this process: %s", exc)

@@ -14,7 +14,6 @@ import argparse
 import re
 import sys
 import time
-from datetime import datetime, timezone
 from typing import Sequence
 
 from .adapters import to_record
@@ -28,13 +27,12 @@ from .sources.backend_http import (
     Pulled,
 )
 from .engine import Engine, judge_all_at_end
+from .moments import moment_ns
 from .results import RunResult
 from .sources.backends import names_a_scheme, pull
 from .sources.parallel import FileRecords
 
 DEFAULT_LOOKBACK = "24h"
-_AGO = re.compile(r"^(\d+)([smhdw])$")
-_UNIT_S = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
 
 
 def add_backend_arguments(parser: argparse.ArgumentParser) -> None:
@@ -100,31 +98,17 @@ def query_from(args: argparse.Namespace, now_ns: int | None = None) -> BackendQu
 
 
 def parse_when(text: str, option: str, now_ns: int) -> int:
-    """An RFC 3339 time (a date alone is its midnight UTC; no zone is UTC) or an age before
-    ``now_ns``, as Unix nanoseconds.
+    """``moments.moment_ns`` for an option: an error names the option.
 
-    >>> parse_when("2h", "--since", 10 * 3600 * 10**9) // 10**9
-    28800
-    >>> parse_when("2026-12-01T10:00:00Z", "--since", 0) == parse_when("2026-12-01T11:00:00+01:00", "--since", 0)
-    True
     >>> parse_when("yesterday", "--since", 0)
     Traceback (most recent call last):
     ...
     otel_reliability.sources.backend_http.BackendError: --since 'yesterday': expected an RFC 3339 time (2026-12-01T10:00:00Z), a date, or an age such as 90m, 24h, 7d
     """
-    age = _AGO.match(text.strip())
-    if age:
-        return now_ns - int(age.group(1)) * _UNIT_S[age.group(2)] * 1_000_000_000
     try:
-        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise BackendError(
-            f"{option} {text!r}: expected an RFC 3339 time (2026-12-01T10:00:00Z), a date, or an age such as 90m, 24h, 7d"
-        ) from None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    whole = moment.replace(microsecond=0)
-    return int(whole.timestamp()) * 1_000_000_000 + moment.microsecond * 1000
+        return moment_ns(text, now_ns)
+    except ValueError as exc:
+        raise BackendError(f"{option} {exc}") from None
 
 
 def pull_inputs(urls: Sequence[str], args: argparse.Namespace) -> list[tuple[Pulled, FileRecords]]:

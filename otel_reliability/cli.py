@@ -17,7 +17,11 @@ from typing import Mapping, Sequence
 
 from rich.console import Console
 
+from .adapters.conventions import ConventionError
+from .adapters.conventions import use as use_conventions
 from .backend_args import add_backend_arguments, pull_inputs, split_inputs
+from .conventions_cli import add_conventions_argument
+from .conventions_cli import register as register_conventions
 from .emitters.markdown import results_markdown
 from .emitters.table import render_results
 from .engine import Engine, Judgement, judge_all_at_end
@@ -40,7 +44,7 @@ from .sources import TraceInputError
 from .sources.files import DEFAULT_MAX_DECOMPRESSED
 from .sources.parallel import read_files
 from .stores.opening import ready_folder
-from .stores.spec import StoreSpecError, parse_store_spec
+from .stores.spec import StoreSpecError, default_store, parse_store_spec
 
 EXIT_PASSED, EXIT_FAILED, EXIT_BAD_INPUT, EXIT_NOT_EVALUATED, EXIT_NO_RUN = 0, 1, 2, 3, 4
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")
@@ -56,7 +60,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return args.run(args)
-    except (UsageError, TraceInputError, ExpectationError, OutputError, StoreSpecError) as exc:
+    except (UsageError, TraceInputError, ExpectationError, OutputError, StoreSpecError, ConventionError) as exc:
         print(f"otel-reliability: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
 
@@ -73,7 +77,8 @@ def _parser() -> argparse.ArgumentParser:
         "eval",
         help="evaluate trace files (exit 0 all passed, 1 a run failed, 2 bad input, 3 some not evaluable)",
         description="Evaluate every agent run in trace files: OTLP/JSON, JSON Lines of export "
-        "requests (the Collector's file exporter), or binary OTLP protobuf. OTLP/JSON log "
+        "requests (the Collector's file exporter), spans as the SDK's ConsoleSpanExporter prints them "
+        "(an app's stdout saved to a file), or binary OTLP protobuf. OTLP/JSON log "
         "exports (resourceLogs, e.g. <name>.logs.json beside <name>.json) are read too: GenAI "
         "event log records join their spans. A directory "
         f"stands for the trace files in it ({', '.join(TRACE_SUFFIXES)}); those that are not "
@@ -84,7 +89,9 @@ def _parser() -> argparse.ArgumentParser:
         "--expectations", action="append", default=[], metavar="FILE",
         help="expectation file (YAML, TOML or JSON); repeatable, the first matching rule wins",
     )
-    evaluate.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    add_conventions_argument(evaluate)
+    evaluate.add_argument("--format", choices=("table", "json", "markdown"), default="table",
+                          help="table for a terminal (default), json for scripts (the results contract), markdown for a pull request")
     evaluate.add_argument("--output", metavar="FILE", help="write the report here instead of standard output")
     evaluate.add_argument(
         "--max-decompressed-mib", type=int, default=DEFAULT_MAX_DECOMPRESSED >> 20, metavar="MIB",
@@ -109,10 +116,14 @@ def _parser() -> argparse.ArgumentParser:
     demo = commands.add_parser(
         "demo",
         help="run scripted agents through the span processor and show their verdicts (no API key, no network)",
+        description="Run four scripted pydantic-ai agents (no API key, no network) through ReliabilitySpanProcessor, "
+        "as an instrumented app would, print their verdicts and keep them, with the agents' standings, in the "
+        "store that report and reputation read by default. One agent fails on purpose.",
     )
     demo.add_argument(
-        "--store", default="otel-reliability-demo.db", metavar="PATH|URL",
-        help="store spec for the verdicts (a SQLite file by default; .jsonl, sqlite:///…, postgresql://…)",
+        "--store", default=default_store(), metavar="PATH|URL",
+        help="store for the verdicts and standings (default: $OTEL_RELIABILITY_STORE or %(default)s; "
+        ".jsonl keeps verdicts only; sqlite:///…, postgresql://…)",
     )
     demo.add_argument("--mkdir", action="store_true", help="create the store's missing folders")
     demo.add_argument(
@@ -127,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     register_report(commands)
     register_compare(commands)
     register_inspect(commands)
+    register_conventions(commands)
     return parser
 
 
@@ -170,12 +182,15 @@ def _trace_files(paths: Sequence[str]) -> tuple[list[Path], set[Path]]:
             found_in_directories.update(found)
         elif path.is_file():
             files.append(path)
+        elif path.exists():
+            raise UsageError(f"{path}: not a trace file: a device, pipe or socket (give a file, a directory or a backend URL)")
         else:
             raise UsageError(f"{path}: no such file or directory")
     return files, found_in_directories
 
 
 def _eval(args: argparse.Namespace) -> int:
+    use_conventions(args.conventions)
     engine = Engine(args.expectations)
     if args.max_decompressed_mib < 1:
         raise UsageError(f"--max-decompressed-mib must be at least 1, got {args.max_decompressed_mib}")

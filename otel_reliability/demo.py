@@ -3,7 +3,8 @@
 Each agent runs pydantic-ai's real agent loop and its own OpenTelemetry
 instrumentation; only the model is a script (``FunctionModel``), so no API key or
 network is needed. Spans go through ``ReliabilitySpanProcessor`` exactly as in an
-app, and the verdicts land in a SQLite file.
+app; the verdicts, and the agents' standings, land in the store every other command reads
+by default, so ``report`` and ``reputation`` work right after.
 
 ``degrade=True`` (``demo --degrade``) runs a worse version of the same agents, to try
 ``compare`` on: the calculator is given an ``add`` tool and calls it instead of
@@ -28,10 +29,12 @@ from rich.console import Console
 from .emitters.table import render_results
 from .expectations import Expectation, Match
 from .processor import ReliabilitySpanProcessor
+from .reputation import Reputation
 from .results import RunResult
 from .stores.spec import parse_store_spec
 
 STORE_KINDS = {"sqlite": "SQLite", "jsonl": "JSON Lines", "postgres": "PostgreSQL"}
+STANDINGS_KINDS = ("sqlite", "postgres")
 
 EXPECTATIONS = [
     Expectation(
@@ -160,20 +163,29 @@ def run_demo(store: str | Path, console: Console | None = None, *, degrade: bool
     console = console or Console()
     results: list[RunResult] = []
     provider = TracerProvider()
+    kind = parse_store_spec(store).kind
+    reputation = Reputation(str(store)) if kind in STANDINGS_KINDS else None  # JSON Lines keeps verdicts only
     processor = ReliabilitySpanProcessor(
         SimpleSpanProcessor(InMemorySpanExporter()),
         expectations=EXPECTATIONS,
         store=str(store),
         on_result=results.append,
+        reputation=reputation,
     )
     provider.add_span_processor(processor)
     for agent, prompt in _agents(InstrumentationSettings(tracer_provider=provider), degrade):
         agent.run_sync(prompt)
     processor.drain()
     render_results(results, console)
-    kind = STORE_KINDS[parse_store_spec(store).kind]
-    console.print(f"Verdicts stored in {store} ({kind}). The support agent fails on purpose: it refunded an order.")
+    kept = "verdicts and standings" if reputation is not None else "verdicts"
+    console.print(f"{kept.capitalize()} stored in {store} ({STORE_KINDS[kind]}). The support agent fails on purpose: it refunded an order.")
     if degrade:
         console.print("Degraded: the calculator added instead of multiplying; the divider divided by zero twice.")
     provider.shutdown()
+    if reputation is not None:
+        reputation.close()
+    console.print("Next: the verdicts as a report" + (", and each agent's standing and grade:" if reputation else ":"))
+    console.print(f"  otel-reliability report --store {store}", highlight=False, soft_wrap=True)
+    if reputation is not None:
+        console.print(f"  otel-reliability reputation --store {store}", highlight=False, soft_wrap=True)
     return 0

@@ -22,6 +22,8 @@ from typing import Any, Literal, Mapping, Sequence, Union
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from .input_errors import validation_problems, yaml_problem
+
 ArgumentMode = Literal["subset", "exact", "bfcl", "ignore"]
 FailOn = Literal["error", "refused", "pending"]
 Scope = Literal["run", "session"]
@@ -268,20 +270,16 @@ def _load_one(path: Path) -> list[Expectation]:
             data = json.loads(text)
         else:
             raise ExpectationError(f"{path}: unknown expectation file type {suffix!r} (use .yaml, .yml, .toml or .json)")
-    except (yaml.YAMLError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+    except yaml.YAMLError as exc:
+        raise ExpectationError(f"{path}: not valid YAML: {yaml_problem(exc)}") from exc
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         raise ExpectationError(f"{path}: not valid {suffix.lstrip('.').upper()}: {exc}") from exc
+    if data is None:
+        raise ExpectationError(f"{path}: the file is empty: expected a mapping with an 'expectations' list")
     try:
         return ExpectationFile.model_validate(data).expectations
     except ValidationError as exc:
-        raise ExpectationError(f"{path}: {_describe(exc)}") from exc
-
-
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for err in exc.errors():
-        where = ".".join(str(p) for p in err["loc"]) or "top level"
-        parts.append(f"at {where}: {err['msg']}")
-    return "; ".join(parts)
+        raise ExpectationError(f"{path}: {validation_problems(exc)}") from exc
 
 
 def json_schema() -> dict[str, Any]:

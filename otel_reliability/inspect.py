@@ -30,7 +30,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .adapters import adapter_for, to_event_record, to_record
+from .adapters import adapter_for, conventions, to_event_record, to_record
+from .adapters.conventions import use as use_conventions
+from .conventions_cli import add_conventions_argument
 from .backend_args import add_backend_arguments, pull_inputs, split_inputs
 from .assembly import as_read, assemble
 from .assembly.ownership import enclosing_run
@@ -125,7 +127,10 @@ class BackendView:
 
 
 def convention_of(span: SpanData) -> str:
-    """The convention whose adapter reads the span (the one ``to_record`` uses), or ``none``."""
+    """The convention that reads the span (as ``to_record`` chooses it: a convention file's
+    rule, else a built-in adapter), or ``none``."""
+    if (found := conventions.rule_for(span)) is not None:
+        return found[1]
     adapter = adapter_for(span.attributes)
     return NO_CONVENTION if adapter is None else type(adapter).__name__.removesuffix("Adapter")
 
@@ -275,12 +280,15 @@ def register(commands: argparse._SubParsersAction) -> None:
         "is missing for judging, with the setting that would fix it.",
     )
     inspect.add_argument("paths", nargs="+", metavar="PATH", help="trace file or directory, or a backend URL (below)")
-    inspect.add_argument("--format", choices=("table", "json"), default="table")
+    add_conventions_argument(inspect)
+    inspect.add_argument("--format", choices=("table", "json"), default="table",
+                         help="table for a terminal (default; narrower than 120 columns, ids are cut), json for every field")
     add_backend_arguments(inspect)
     inspect.set_defaults(run=_run)
 
 
 def _run(args: argparse.Namespace) -> int:
+    use_conventions(args.conventions)
     file_inputs, backend_urls = split_inputs(args.paths)
     telemetry = [read_telemetry(path) for path in _files(file_inputs)]
     pulled = [found for found, _ in pull_inputs(backend_urls, args)]
@@ -310,29 +318,33 @@ def _files(paths: Sequence[str]) -> list[Path]:
 
 
 def render(inspection: Inspection, console: Console) -> None:
-    """The inspection as three parts: spans, runs with their attempts, what is missing."""
-    spans = Table(title="Spans", header_style="bold magenta")
-    for column in ("Trace", "Span", "Parent", "Name", "Convention", "Read as", "Run"):
-        spans.add_column(column, overflow="fold")
+    """The inspection as three parts: spans, runs with their attempts, what is missing. Below
+    ``WIDE`` columns (an ordinary terminal) ids are cut to 8 hex digits and the columns that
+    repeat what another says (a span's parent, beside its run; an attempt's span and pairing,
+    which ``--format json`` keeps) are left out, so that no header breaks mid-word."""
+    narrow = console.width < WIDE
+    ids = (lambda value: value[:8]) if narrow else (lambda value: value)
+    span_columns = ("Trace", "Span", "Name", "Convention", "Read as", "Run") if narrow else SPAN_COLUMNS
+    spans = _table("Spans", "bold magenta", span_columns)
     for s in inspection.spans:
-        spans.add_row(
-            s.trace_id[:8], s.span_id, s.parent_id or "", Text(s.name), s.convention, Text(_reading(s)), s.run_span_id or "-"
-        )
+        row = {"Trace": s.trace_id[:8], "Span": ids(s.span_id), "Parent": ids(s.parent_id or ""), "Name": Text(s.name),
+               "Convention": s.convention, "Read as": Text(_reading(s)), "Run": ids(s.run_span_id or "-")}
+        spans.add_row(*(row[column] for column in span_columns))
     console.print(spans)
+    attempt_columns = tuple(c for c in ATTEMPT_COLUMNS if c not in ("Span", "Paired by")) if narrow else ATTEMPT_COLUMNS
     for run in inspection.runs:
         title = f"Run {run.agent} ({run.span_name}, span {run.span_id}, trace {run.trace_id[:8]})"
         if run.inferred:
             title += f", inferred: {run.inferred}"
         if run.members:
             title += f", members: {', '.join(run.members)}"
-        table = Table(title=title, header_style="bold cyan")
-        for column in ("Agent", "Tool", "Outcome", "Outcome from", "Call id", "Span", "Paired by", "Arguments"):
-            table.add_column(column, overflow="fold")
+        table = _table(title, "bold cyan", attempt_columns)
         for a in run.attempts:
             arguments = "not captured" if a.arguments is None else json.dumps(a.arguments, ensure_ascii=False, default=str)
-            table.add_row(Text(" > ".join(a.agent_path)), Text(a.tool), a.outcome, Text(a.outcome_from), Text(a.call_id or ""),
-                          " ".join(a.evidence) or a.span_id or "",
-                          a.paired_by, Text(arguments))
+            row = {"Agent": Text(" > ".join(a.agent_path)), "Tool": Text(a.tool), "Outcome": a.outcome,
+                   "Outcome from": Text(a.outcome_from), "Call id": Text(a.call_id or ""),
+                   "Span": " ".join(a.evidence) or a.span_id or "", "Paired by": a.paired_by, "Arguments": Text(arguments)}
+            table.add_row(*(row[column] for column in attempt_columns))
         console.print(table)
         for line in run.missing:
             console.print(Text(f"  missing: {line}"))
@@ -346,6 +358,19 @@ def render(inspection: Inspection, console: Console) -> None:
             console.print(Text(f"  note: {line}"))
     if not inspection.missing and not any(r.missing for r in inspection.runs):
         console.print("nothing missing for judging")
+
+
+WIDE = 120  # columns from which every column of both tables is shown, with whole ids
+SPAN_COLUMNS = ("Trace", "Span", "Parent", "Name", "Convention", "Read as", "Run")
+ATTEMPT_COLUMNS = ("Agent", "Tool", "Outcome", "Outcome from", "Call id", "Span", "Paired by", "Arguments")
+
+
+def _table(title: str, header_style: str, columns: Sequence[str]) -> Table:
+    """A table whose headers never break: each column is at least as wide as its header's longest word."""
+    table = Table(title=title, header_style=header_style)
+    for column in columns:
+        table.add_column(column, overflow="fold", min_width=max(map(len, column.split())))
+    return table
 
 
 def _reading(span: SpanView) -> str:

@@ -4,7 +4,8 @@ on free loopback ports in a folder of its own, and stopped with SIGTERM.
 - ``start_jaeger`` runs the Jaeger that ``.ci/setup`` builds from the Go module
   ``github.com/jaegertracing/jaeger`` (version in ``.ci/jaeger.version``) into
   ``.cache/jaeger/<version>/``: its OTLP/gRPC receiver, in-memory store and query API v3,
-  with a config written here (Jaeger's default ports would clash on a shared machine).
+  with the configuration docs/backends.md documents (deploy/jaeger/jaeger.yaml), on free ports
+  (Jaeger's default ports would clash on a shared machine).
 - ``start_phoenix`` runs ``phoenix serve`` from ``.venv-phoenix`` (``.ci/setup``), with its
   SQLite database in the folder, its HTTP (REST API and OTLP/HTTP) and OTLP/gRPC ports free.
 
@@ -25,6 +26,7 @@ from .receiver_harness import REPO, STOP_TIMEOUT_S, free_port, terminate, wait_u
 
 JAEGER_VERSION = (REPO / ".ci" / "jaeger.version").read_text(encoding="utf-8").strip()
 JAEGER_BINARY = REPO / ".cache" / "jaeger" / JAEGER_VERSION / "jaeger"
+JAEGER_CONFIG = REPO / "deploy" / "jaeger" / "jaeger.yaml"
 PHOENIX_BINARY = REPO / ".venv-phoenix" / "bin" / "phoenix"
 JAEGER_STARTUP_S = 60.0
 PHOENIX_STARTUP_S = 180.0  # its first start creates and migrates its database
@@ -114,28 +116,12 @@ def start_jaeger(workdir: Path) -> Backend:
 
     workdir.mkdir(parents=True, exist_ok=True)
     grpc_port, query_http, query_grpc, health_port = _ports(4)
-    config = {
-        "service": {
-            "extensions": ["jaeger_storage", "jaeger_query", "healthcheckv2"],
-            "pipelines": {"traces": {"receivers": ["otlp"], "processors": ["batch"], "exporters": ["jaeger_storage_exporter"]}},
-            "telemetry": {"metrics": {"level": "none"}, "logs": {"level": "warn"}},
-        },
-        "extensions": {
-            "jaeger_storage": {"backends": {"memory_store": {"memory": {"max_traces": 100_000}}}},
-            "jaeger_query": {
-                # no traces of its own: they would go to the default OTLP endpoint, and a stop waits
-                # for that exporter's retries (30 s and more with nothing listening there)
-                "enable_tracing": False,
-                "storage": {"traces": "memory_store"},
-                "http": {"endpoint": f"127.0.0.1:{query_http}"},
-                "grpc": {"endpoint": f"127.0.0.1:{query_grpc}"},
-            },
-            "healthcheckv2": {"use_v2": True, "http": {"endpoint": f"127.0.0.1:{health_port}"}},
-        },
-        "receivers": {"otlp": {"protocols": {"grpc": {"endpoint": f"127.0.0.1:{grpc_port}"}}}},
-        "processors": {"batch": {}},
-        "exporters": {"jaeger_storage_exporter": {"trace_storage": "memory_store"}},
-    }
+    # the documented configuration (docs/backends.md), on ports of this run's own
+    config = yaml.safe_load(JAEGER_CONFIG.read_text(encoding="utf-8"))
+    query = config["extensions"]["jaeger_query"]
+    query["http"]["endpoint"], query["grpc"]["endpoint"] = f"127.0.0.1:{query_http}", f"127.0.0.1:{query_grpc}"
+    config["extensions"]["healthcheckv2"]["http"]["endpoint"] = f"127.0.0.1:{health_port}"
+    config["receivers"]["otlp"]["protocols"] = {"grpc": {"endpoint": f"127.0.0.1:{grpc_port}"}}
     (workdir / "jaeger.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     log = workdir / "jaeger.log"
     with open(log, "wb") as out:

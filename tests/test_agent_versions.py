@@ -214,10 +214,13 @@ def test_compare_of_a_version_with_itself_exits_0(two_versions, capsys):
         (["--version-a", "1.7", "--version-b", "1.8"], "compare the verdicts of one --store; give --store"),
         (["{store}", "--store", "{store}", "--version-a", "1.7", "--version-b", "1.8"], "--store takes the place of BASELINE"),
         (["{store}"], "give BASELINE and CANDIDATE, or --store"),
-        (["--store", "{store}", "--version-a", "1.7", "--version-b", "9.9"], "--version-b {store}: holds no verdicts of agent version '9.9'"),
+        (["--store", "{store}", "--version-a", "1.7", "--version-b", "9.9"],
+         "--version-b 9.9: {store} holds no verdicts of that agent version; it holds '1.7', '1.8'"),
         (["--store", "jaeger://localhost:16686", "--version-a", "1.7", "--version-b", "1.8"], "a tracing backend holds no verdicts"),
+        (["--store", "{store}.missing", "--version-a", "1.7", "--version-b", "1.8"], "--store {store}.missing: no such file"),
     ],
-    ids=["one-version", "blank-version", "versions-without-store", "store-and-sides", "one-side", "unknown-version", "backend-store"],
+    ids=["one-version", "blank-version", "versions-without-store", "store-and-sides", "one-side", "unknown-version",
+         "backend-store", "missing-store"],
 )
 def test_bad_version_arguments_exit_2_with_one_line_naming_what_was_wrong(two_versions, capsys, args, message):
     code = main(["compare", *(a.format(store=two_versions) for a in args)])

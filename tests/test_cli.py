@@ -121,7 +121,7 @@ def test_bad_trace_input_exits_2_naming_the_file_and_place(name, content, place,
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        pytest.param("expectations: [{expected_tool_calls: [a]}]", "expectations.0.name", id="missing-name"),
+        pytest.param("expectations: [{expected_tool_calls: [a]}]", "expectations[0].name: required, but missing", id="missing-name"),
         pytest.param("expectations: [{name: a, expected_tool_calls: 3}]", "expected_tool_calls", id="wrong-type"),
         pytest.param("expectations: [{name: a, tool_calls: [x]}]", "tool_calls", id="unknown-field"),
         pytest.param("expectations: [{name: a, order: exact}]", "needs expected_chain", id="order-without-chain"),

@@ -317,10 +317,10 @@ def test_instrumentations_are_suppressed_while_the_worker_publishes():
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"max_traces": 0}, "max_traces: Input should be greater than or equal to 1"),
-        ({"trace_ttl": -1}, "trace_ttl: Input should be greater than 0"),
-        ({"max_spans_per_trace": "many"}, "max_spans_per_trace: Input should be a valid integer"),
-        ({"max_buffered_bytes": 1000}, "max_buffered_bytes: Input should be greater than or equal to 1048576"),
+        ({"max_traces": 0}, "max_traces: must be at least 1, got 0"),
+        ({"trace_ttl": -1}, "trace_ttl: must be more than 0, got -1"),
+        ({"max_spans_per_trace": "many"}, "max_spans_per_trace: expected a whole number, got 'many'"),
+        ({"max_buffered_bytes": 1000}, "max_buffered_bytes: must be at least 1048576, got 1000"),
     ],
 )
 def test_bad_engine_settings_are_refused_at_construction_naming_the_setting(settings, message):

@@ -165,9 +165,9 @@ def test_paused_runs_outlast_open_traces_and_beyond_the_budget_alone_the_oldest_
 @pytest.mark.parametrize(
     ("settings", "message"),
     [
-        ({"max_buffered_bytes": 1024}, "max_buffered_bytes: Input should be greater than or equal to 1048576"),
-        ({"soft_limit_ratio": 0}, "soft_limit_ratio: Input should be greater than 0"),
-        ({"soft_limit_ratio": 1.5}, "soft_limit_ratio: Input should be less than or equal to 1"),
+        ({"max_buffered_bytes": 1024}, "max_buffered_bytes: must be at least 1048576, got 1024"),
+        ({"soft_limit_ratio": 0}, "soft_limit_ratio: must be more than 0, got 0"),
+        ({"soft_limit_ratio": 1.5}, "soft_limit_ratio: must be at most 1, got 1.5"),
     ],
 )
 def test_bad_byte_budgets_are_refused_naming_the_setting(settings, message):

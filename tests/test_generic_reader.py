@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from otel_reliability.adapters import profiles
+from otel_reliability.adapters import conventions, profiles
 from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.expectations import Expectation
 from otel_reliability.model import NOT_EVALUATED
@@ -20,7 +20,10 @@ from .corpus import CORPUS
 
 PACKAGE = Path(__file__).resolve().parents[1] / "otel_reliability"
 GENERIC_MODULES = [
-    "adapters/declared.py",
+    "adapters/conventions/__init__.py",
+    "adapters/conventions/model.py",
+    "adapters/conventions/reading.py",
+    "adapters/decoders.py",
     "adapters/mcp.py",
     "adapters/profiles/__init__.py",
     "assembly/inferred.py",
@@ -83,9 +86,7 @@ _HEAD = "name: x\ndescription: d\nselect: {any_attribute: [a]}\n"
         ("name: x\ndescription: d\nselect: {any_attribute: [a]}\npseudo_tool: [finish]\n", "pseudo_tool"),
         ("name: X Y\ndescription: d\nselect: {any_attribute: [a]}\n", "name"),
         ("name: x\ndescription: d\nselect: {any_attribute: [a]}\npseudo_tools: ['  ']\n", "must not be blank"),
-        (f"{_HEAD}spans: [{{span_name: t, role: tool, tool_name: n, agent_name: a}}]\n", "a tool span reads no agent_name"),
-        (f"{_HEAD}spans: [{{span_name: t, role: tool}}]\n", "a tool span needs tool_name"),
-        (f"{_HEAD}spans: [{{span_name: t, role: planner}}]\n", "role"),
+        (f"{_HEAD}spans: [{{span_name: t, role: agent_run}}]\n", "spans: not a field this file takes"),
         (f"{_HEAD}refused_call_when_error_matches: ['no tool group']\n", "no (?P<tool>...) group"),
         (f"{_HEAD}refused_call_when_error_matches: ['(?P<tool>']\n", "is no regular expression"),
     ],
@@ -97,30 +98,23 @@ def test_a_wrong_profile_fails_loading_naming_its_file_and_what_is_wrong(tmp_pat
     assert complaint in str(raised.value)
 
 
-def test_two_profiles_that_read_the_same_span_name_fail_loading(tmp_path):
-    for name in ("one", "two"):
-        (tmp_path / f"{name}.yaml").write_text(f"name: {name}\ndescription: d\nselect: {{any_span_name: [r]}}\nspans: [{{span_name: r, role: agent_run}}]\n")
-    with pytest.raises(ValueError, match="profiles read the same span names: \\['r'\\]"):
-        profiles.load(tmp_path)
-
-
 @pytest.mark.parametrize(
-    "scenario, agent, chain",
+    "scenario, agent, chain, without",
     [
-        # a framework's own tracer, read as its profile declares span by span (no convention marks a run)
-        ("haystack_native/unknown_tool.json", "haystack.agent.run", [("haystack.agent.run", "format_disk", "refused"), ("haystack.agent.run", "multiply", "ok")]),
-        ("haystack_native/tool_error.json", "haystack.agent.run", [("haystack.agent.run", "divide", "error"), ("haystack.agent.run", "divide", "ok")]),
+        # a framework's own tracer, read as its convention file declares span by span
+        ("haystack_native/unknown_tool.json", "haystack.agent.run", [("haystack.agent.run", "format_disk", "refused"), ("haystack.agent.run", "multiply", "ok")], conventions.removed),
+        ("haystack_native/tool_error.json", "haystack.agent.run", [("haystack.agent.run", "divide", "error"), ("haystack.agent.run", "divide", "ok")], conventions.removed),
         # the pipeline's component names the agent it wraps; a sub-agent is named after the tool it runs inside
-        ("haystack_native/pipeline_agent.json", "calculator", [("calculator", "multiply", "ok")]),
-        ("haystack_native/delegation.json", "haystack.agent.run", [("haystack.agent.run", "researcher", "ok"), ("researcher", "lookup", "ok")]),
-        # a reply naming a tool ReAct has not: only the adapter's parse error records the refused call
-        ("dspy/unknown_tool.json", "ReAct", [("ReAct", "format_disk", "refused"), ("ReAct", "multiply", "ok")]),
+        ("haystack_native/pipeline_agent.json", "calculator", [("calculator", "multiply", "ok")], conventions.removed),
+        ("haystack_native/delegation.json", "haystack.agent.run", [("haystack.agent.run", "researcher", "ok"), ("researcher", "lookup", "ok")], conventions.removed),
+        # a reply naming a tool ReAct has not: only the adapter's parse error records the refused call (a profile says so)
+        ("dspy/unknown_tool.json", "ReAct", [("ReAct", "format_disk", "refused"), ("ReAct", "multiply", "ok")], profiles.removed),
     ],
 )
-def test_a_profile_reads_what_no_convention_marks(scenario, agent, chain):
+def test_a_convention_file_or_a_profile_reads_what_no_built_in_convention_marks(scenario, agent, chain, without):
     [result] = judged(scenario)
     assert (result.agent, [(a.agent, a.tool, a.outcome) for a in result.verdict.chain]) == (agent, chain)
-    with profiles.removed():
+    with without():
         assert [(a.agent, a.tool, a.outcome) for r in judged(scenario) for a in r.verdict.chain] != chain
 
 

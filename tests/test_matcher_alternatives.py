@@ -97,7 +97,7 @@ def test_plain_chains_keep_their_sentences():
 @pytest.mark.parametrize(
     ("chain", "message"),
     [
-        pytest.param([{"one_of": []}], "at least 1 item", id="empty-one-of"),
+        pytest.param([{"one_of": []}], r"expected_chain\[0\]\.one_of: must not be empty$", id="empty-one-of"),
         pytest.param([{"one_of": ["a", []]}], "step 1 is or holds an empty group", id="empty-group-in-one-of"),
         pytest.param([["a", []]], "expected_chain", id="group-in-a-group"),
         pytest.param([{"one_of": ["a"], "extra": 1}], "extra", id="unknown-key"),

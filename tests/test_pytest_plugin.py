@@ -250,7 +250,7 @@ def test_expectation_files_are_repeatable_and_the_first_matching_rule_judges(pyt
     ("content", "message"),
     [
         (None, "cannot read expectation file"),
-        ("expectations: [{name: x, expected_tool_calls: 3}]", "at expectations.0.expected_tool_calls"),
+        ("expectations: [{name: x, expected_tool_calls: 3}]", "expectations[[]0].expected_tool_calls: expected a list, got 3"),
     ],
     ids=["missing file", "invalid rule"],
 )

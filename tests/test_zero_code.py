@@ -102,8 +102,8 @@ def test_verdicts_land_in_the_store_and_on_the_spans_the_app_exporter_gets(tmp_p
     ("reliability_env", "logged"),
     [
         ({"expectations": "missing.yaml"}, "missing.yaml: cannot read expectation file"),
-        ({"max_traces": "many"}, "OTEL_RELIABILITY_MAX_TRACES: Input should be a valid integer"),
-        ({"max_traces": "0"}, "max_traces: Input should be greater than or equal to 1"),
+        ({"max_traces": "many"}, "OTEL_RELIABILITY_MAX_TRACES: expected a whole number, got 'many'"),
+        ({"max_traces": "0"}, "max_traces: must be at least 1, got 0"),
     ],
     ids=["missing expectation file", "not a number", "out of bounds"],
 )

@@ -1,12 +1,12 @@
 """Convention adapters: one span in, one normalised ``SpanRecord`` out.
 
-Each module reads one span convention, detected by attributes (never by framework
-name). Each adapter names the attributes that mark its convention (``markers``); the
-first adapter in ``ADAPTERS`` order whose marker a span carries reads it. A span that
-carries none is read as a profile declares spans of its name (``declared``: a framework's own
-tracer), else still becomes a plain record, because its ids and times are needed to walk
-parent chains. A new convention is one new module that implements ``Adapter`` and one
-line in ``ADAPTERS``.
+A span a convention file speaks of (``conventions``: by its name or an attribute) is read
+as the file's first matching rule says. Otherwise each module here reads one span
+convention, detected by attributes (never by framework name): each adapter names the
+attributes that mark its convention (``markers``), and the first adapter in ``ADAPTERS``
+order whose marker a span carries reads it. A span that none reads still becomes a plain
+record, because its ids and times are needed to walk parent chains. A new convention is a
+new file in ``conventions/`` (or a user's, ``conventions.use``).
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ from typing import Any, Mapping, Protocol
 from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord, ToolRequest
 from . import genai, openinference, traceloop, vercel_ai
 from .autogen_runtime import AutogenRuntimeAdapter
-from .declared import read_declared
+from . import conventions
+from .conventions.reading import read_by_rule
 from .common import SESSION_KEYS, object_of, session_of, str_or_none
 from . import profiles
 from .profiles import has_selectors, profile_of
@@ -102,15 +103,19 @@ def to_record(span: SpanData) -> SpanRecord:
     """
     attributes = span.attributes
     record = None
-    for key, adapter in _BY_MARKER:  # adapter_for, inlined: this runs for every span
-        if key in attributes:
-            try:
-                record = adapter.adapt(span)
-            except Exception:  # a producer's odd shape must not stop the trace from being judged
-                logger.warning("could not read span %r with %s", span.name, type(adapter).__name__, exc_info=True)
-            break
-    if record is None and (reading := profiles.reading_of(span.name)) is not None:
-        record = read_declared(span, reading)
+    if (found := conventions.rule_for(span)) is not None:  # a convention file's rule, before the built-in adapters
+        try:
+            record = read_by_rule(span, found[0], found[2])
+        except Exception:
+            logger.warning("could not read span %r with convention %s", span.name, found[1], exc_info=True)
+    else:
+        for key, adapter in _BY_MARKER:  # adapter_for, inlined: this runs for every span
+            if key in attributes:
+                try:
+                    record = adapter.adapt(span)
+                except Exception:  # a producer's odd shape must not stop the trace from being judged
+                    logger.warning("could not read span %r with %s", span.name, type(adapter).__name__, exc_info=True)
+                break
     if record is None:
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
     if span.events:

@@ -65,7 +65,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         "--data", metavar="DIR",
         help="dataset directory (default: the data of the installed bfcl-eval package)",
     )
-    score_parser.add_argument("--compat", choices=COMPAT_MODES, default="official")
+    score_parser.add_argument("--compat", choices=COMPAT_MODES, default="official",
+                              help="how each case is judged, as for 'bfcl judge' (default %(default)s)")
     score_parser.add_argument(
         "--underscore-to-dot", action="store_true",
         help="the model wrote dotted function names with underscores (as BFCL expects of e.g. OpenAI models)",

@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from ..input_errors import validation_problems
+
 MIB = 1024 * 1024
 
 
@@ -28,7 +30,7 @@ class EngineSettings(BaseModel):
     >>> EngineSettings.checked({"max_traces": 0})
     Traceback (most recent call last):
     ...
-    otel_reliability.engine.settings.SettingsError: max_traces: Input should be greater than or equal to 1
+    otel_reliability.engine.settings.SettingsError: max_traces: must be at least 1, got 0
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -74,6 +76,4 @@ class EngineSettings(BaseModel):
         try:
             return cls.model_validate(values)
         except ValidationError as exc:
-            raise SettingsError(
-                "; ".join(f"{'.'.join(map(str, e['loc'])) or 'settings'}: {e['msg']}" for e in exc.errors())
-            ) from None
+            raise SettingsError(validation_problems(exc, top="settings")) from None

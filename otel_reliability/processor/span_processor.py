@@ -36,7 +36,6 @@ which does what it does after its own shutdown (``BatchSpanProcessor`` drops and
 from __future__ import annotations
 
 import logging
-import os
 import threading
 import time
 from pathlib import Path
@@ -45,6 +44,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 from opentelemetry.context import Context
 from opentelemetry.sdk.trace import ReadableSpan, Span, SpanProcessor
 
+from ..adapters.conventions import use as use_conventions
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, PrintSink, StoreSink
 from ..engine import CallbackSink, Engine, EngineSettings, Pipeline, Sink
@@ -54,6 +54,7 @@ from ..model import LogData
 from ..results import RunResult
 from ..session_results import SessionResult
 from ..stores import ResultStore, open_store, parse_store_spec
+from ..stores.spec import default_store
 from ..engine.reload import REFUSED, RELOADED, Reloaded, reload_expectations
 from .forking import register_fork_hooks
 from .inline import active_check, register_processor
@@ -68,7 +69,6 @@ __all__ = ["ProcessorStats", "ReliabilitySpanProcessor"]
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_STORE = "otel-reliability.db"
 STORE_FROM_ENVIRONMENT = "$OTEL_RELIABILITY_STORE"  # read when the processor is made, not at import
 # Results stores a forked child must neither use nor close (the parent's connections): kept
 # referenced here so that no garbage collection closes them in the child either.
@@ -92,6 +92,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
         *,
         expectations: Sequence[Expectation | str | Path] = (),
         default_expectation: Expectation = DEFAULT_EXPECTATION,
+        conventions: Sequence[str | Path] = (),
         store: str | Path | ResultStore | None = STORE_FROM_ENVIRONMENT,
         meter_provider: Any = None,
         on_result: Callable[[RunResult], None] | None = None,
@@ -118,6 +119,8 @@ class ReliabilitySpanProcessor(SpanProcessor):
              "session_idle": session_idle, "max_sessions": max_sessions, "max_runs_per_session": max_runs_per_session,
              "max_held_verdicts": max_held_verdicts, "max_held_bytes": max_held_bytes}
         )
+        if conventions:  # the process reads with them from now on (docs/conventions.md)
+            use_conventions(conventions)
         if reputation is not None:
             from ..reputation.processor import wire_reputation
 
@@ -126,7 +129,7 @@ class ReliabilitySpanProcessor(SpanProcessor):
             if store == STORE_FROM_ENVIRONMENT and standings is not None and parse_store_spec(standings).kind == "sqlite":
                 store = standings  # one file for verdicts and standings
         if store == STORE_FROM_ENVIRONMENT:
-            store = os.environ.get("OTEL_RELIABILITY_STORE", DEFAULT_STORE)
+            store = default_store()
         engine = Engine(expectations, default_expectation)  # a bad expectation file fails before the store is opened
         self._next = span_processor
         self._store_spec = store if isinstance(store, (str, Path)) else None  # opened again in a forked child

@@ -36,13 +36,16 @@ def register(commands: argparse._SubParsersAction) -> None:
         help="run the OTLP receiver: judge every agent run in the traces it receives",
         description="Receive OTLP traces over gRPC and HTTP, judge each agent run once its trace is "
         "complete, keep the verdicts and serve them. Settings: defaults < --config file < "
-        "OTEL_RELIABILITY_<SETTING> environment variables < flags.",
+        "OTEL_RELIABILITY_<SETTING> environment variables < flags. The expectation files are read "
+        "again, without a restart, on SIGHUP or POST /api/v1/reload (validated first: a bad file "
+        "leaves the set in force and is answered 400).",
     )
     serve.add_argument("--config", metavar="FILE", help="YAML file of settings (any of the flags below, by name)")
     serve.add_argument("--grpc-endpoint", metavar="HOST:PORT", help=_about(fields, "grpc_endpoint") + " (default 127.0.0.1:4317; 0.0.0.0:4317 for every interface)")
     serve.add_argument("--http-endpoint", metavar="HOST:PORT", help=_about(fields, "http_endpoint") + " (default 127.0.0.1:4318; 0.0.0.0:4318 for every interface)")
     serve.add_argument("--store", metavar="PATH|URL", help=_about(fields, "store") + " (default otel-reliability.db)")
     serve.add_argument("--expectations", action="append", metavar="FILE", help=_about(fields, "expectations") + "; repeatable")
+    serve.add_argument("--conventions", action="append", metavar="FILE", help=_about(fields, "conventions") + "; repeatable")
     serve.add_argument("--decision-wait", type=float, metavar="SECONDS", help=_about(fields, "decision_wait") + " (default 2)")
     serve.add_argument("--workers", type=int, metavar="N", help=_about(fields, "workers") + " (default 1)")
     serve.add_argument("--durability", choices=("none", "batch", "always"), help=_about(fields, "durability") + " (default batch)")
@@ -78,6 +81,7 @@ def _serve(args: argparse.Namespace) -> int:
         "http_endpoint": args.http_endpoint,
         "store": args.store,
         "expectations": args.expectations,
+        "conventions": args.conventions,
         "decision_wait": args.decision_wait,
         "workers": args.workers,
         "durability": args.durability,

@@ -20,6 +20,7 @@ import yaml
 from pydantic import ConfigDict, Field, ValidationError, field_validator
 
 from ..engine import EngineSettings
+from ..input_errors import validation_problems, yaml_problem
 from ..stores.spec import StoreSpecError, parse_store_spec
 
 
@@ -45,6 +46,10 @@ class ReceiverConfig(EngineSettings):
         "that several receivers share (with the paused runs they judged)",
     )
     expectations: list[str] = Field(default_factory=list, description="expectation files (YAML, TOML, JSON)")
+    conventions: list[str] = Field(
+        default_factory=list, description="convention files of your own tracing SDK (YAML; docs/conventions.md), "
+        "tried before the shipped ones",
+    )
     decision_wait: float = Field(2.0, gt=0, description="seconds a trace must be quiet before it is judged")
     max_buffered_spans: int = Field(
         1_000_000, ge=1, description="spans buffered in all; beyond it requests get RESOURCE_EXHAUSTED / HTTP 503"
@@ -192,7 +197,7 @@ def load_config(path: str | Path | None, overrides: Mapping[str, Any], environ: 
         except OSError as exc:
             raise ConfigError(f"{path}: cannot read config file: {exc.strerror or exc}") from exc
         except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: not valid YAML: {exc}") from exc
+            raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from exc
         if not isinstance(loaded, dict):
             raise ConfigError(f"{path}: expected a mapping of settings at the top level")
         values.update(loaded)
@@ -205,5 +210,4 @@ def load_config(path: str | Path | None, overrides: Mapping[str, Any], environ: 
         return ReceiverConfig.model_validate(values)
     except ValidationError as exc:
         where = f" (from {path}, the environment or flags)" if path else " (from the environment or flags)"
-        details = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'config'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(details + where) from exc
+        raise ConfigError(validation_problems(exc, top="config") + where) from exc

@@ -22,7 +22,6 @@ import ssl
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from datetime import datetime
 from typing import Any
 
 from aiohttp import web
@@ -34,6 +33,7 @@ from opentelemetry.proto.collector.trace.v1 import trace_service_pb2
 from ..expectations import ExpectationError
 from ..reputation import standings_document
 from ..model import STATUSES
+from ..moments import FORMS, moment_ns
 from ..session_results import SessionResult, results_document_with_sessions
 from .auth import BearerToken
 from .config import ReceiverConfig
@@ -198,15 +198,16 @@ def _results_query(params: Any) -> dict[str, Any]:
 
 
 def _instant(text: str) -> float:
-    """Unix seconds, or an ISO 8601 time (``2026-11-30T12:00:00Z``)."""
+    """Unix seconds, or any moment the CLI's ``--since`` takes (``moments``): an RFC 3339 time,
+    a date, or an age such as ``24h``."""
     try:
         return float(text)
     except ValueError:
         pass
     try:
-        return datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp()
+        return moment_ns(text, time.time_ns()) / 1e9
     except ValueError:
-        raise ValueError(f"since must be unix seconds or an ISO 8601 time, got {text!r}") from None
+        raise ValueError(f"since must be unix seconds, {FORMS}; got {text!r}") from None
 
 
 async def _reload(request: web.Request) -> web.Response:

@@ -26,7 +26,7 @@ from opentelemetry.sdk.metrics.export import MetricReader
 from opentelemetry.sdk.resources import Resource
 from prometheus_client import CollectorRegistry, generate_latest
 
-from ..adapters import to_event_record, to_record
+from ..adapters import conventions, to_event_record, to_record
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.sinks import MetricsSink, StoreSink
 from ..engine import CallbackSink, Engine, Judged, Pipeline, Sink, Turn
@@ -75,7 +75,8 @@ class ReceiverService:
         self.config = config
         self.shard = shard
         self._max_buffered_spans = max(1, config.max_buffered_spans // shard.count)
-        # Expectations first: a file that cannot be read must fail before anything is created on disk.
+        # Conventions and expectations first: a file that cannot be read must fail before anything is created on disk.
+        conventions.use(config.conventions)
         engine = Engine(config.expectations)
         self.store = open_store(config.store, create_parents=config.mkdir)
         settings = config.engine_settings()

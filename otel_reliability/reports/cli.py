@@ -29,6 +29,7 @@ from otel_reliability.reports import format_for, render, verdict_report
 from otel_reliability.reports.compare import compare
 from otel_reliability.reports.inputs import LoadedResult, load_pulled, load_result_set, source_label
 from otel_reliability.sources.backends import is_backend_url
+from otel_reliability.stores.spec import default_store
 from otel_reliability.results import RunResult
 
 __all__ = ["register", "load_results"]
@@ -44,9 +45,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
         epilog="exit codes: 0 every run passed; 1 a run failed or was not evaluated (the report is "
         "written all the same, and one line on standard error says how many); 2 bad input",
     )
-    report.add_argument("sources", nargs="+", metavar="SOURCE",
+    report.add_argument("sources", nargs="*", metavar="SOURCE",
                         help="results store (SQLite, .jsonl or postgresql:// URL) or JSON from 'eval --format json' / GET /api/v1/results, "
-                        "or a tracing backend (jaeger://, phoenix://) whose traces are judged with --expectations")
+                        "or a tracing backend (jaeger://, phoenix://) whose traces are judged with --expectations "
+                        "(none given, nor --store: $OTEL_RELIABILITY_STORE or otel-reliability.db)")
+    report.add_argument("--store", action="append", default=[], metavar="PATH|URL",
+                        help="a results store to report on, as the other commands take it; repeatable, beside any SOURCE")
     report.add_argument("--output", metavar="FILE", help="write here (.html/.htm for HTML) instead of standard output")
     report.add_argument("--format", choices=("markdown", "html"), help="default: from --output's name, else markdown")
     report.add_argument("--expectations", action="append", default=[], metavar="FILE",
@@ -79,6 +83,7 @@ def _result_set(source: str, args: argparse.Namespace) -> list[LoadedResult]:
 
 
 def _report(args: argparse.Namespace) -> int:
+    args.sources = [*args.sources, *args.store] or [default_store()]
     fmt = args.format or (format_for(args.output) if args.output else "markdown")
     steps = len(args.sources) + 1  # each source read, then the report built
     baseline: list[LoadedResult] = []

@@ -54,7 +54,8 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
                          "are the two sides, instead of BASELINE and CANDIDATE")
     command.add_argument("--version-a", metavar="VERSION", help="the baseline: the agent version (agent_version) of --store's verdicts")
     command.add_argument("--version-b", metavar="VERSION", help="the candidate: the agent version of --store's verdicts")
-    command.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    command.add_argument("--format", choices=("table", "json", "markdown"), default="table",
+                         help="table for a terminal (default), json for scripts, markdown for a pull request")
     command.add_argument(
         "--max-drop", type=float, default=0.0, metavar="RATE",
         help="largest pass-rate fall tolerated, overall and per expectation, as a fraction "
@@ -101,10 +102,11 @@ def _compare(args: argparse.Namespace) -> int:
             else:
                 loaded = load_result_set(source, version)
         except ResultSourceError as exc:
-            return _bad(f"{role} {exc}")
+            return _bad(f"{role} {exc}" if version is None else f"--store {exc}")  # a missing store is --store's fault
+        if not loaded and version is None:
+            return _bad(f"{role} {source_label(source)}: holds no verdicts; nothing to compare")
         if not loaded:
-            held = "holds no verdicts" if version is None else f"holds no verdicts of agent version {version!r}"
-            return _bad(f"{role} {source_label(source)}: {held}; nothing to compare")
+            return _bad(f"{role} {version}: {source_label(source)} holds no verdicts of that agent version; {_versions_held(source)}")
         sides.append(loaded)
     comparison = compare(sides[0], sides[1], max_drop=args.max_drop, baseline_source=chosen[0][3], candidate_source=chosen[1][3])
     text: str | None
@@ -142,6 +144,14 @@ def _fall(comparison: Comparison) -> str:
         f"pass rate fell by more than --max-drop {comparison.max_drop:g}: {'; '.join(parts)} "
         f"({len(comparison.newly_failing)} run(s) newly failing)"
     )
+
+
+def _versions_held(source: str) -> str:
+    """Which agent versions a store's verdicts carry, for the user who named one it lacks."""
+    versions = sorted({version for item in load_result_set(source) if (version := item.result.agent_version) is not None})
+    if not versions:
+        return "it records no agent version (service.version or gen_ai.agent.version on the spans names one)"
+    return f"it holds {', '.join(map(repr, versions))}"
 
 
 def _bad(message: str) -> int:

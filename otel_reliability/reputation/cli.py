@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import sys
 from typing import Any
 
@@ -22,8 +21,7 @@ from otel_reliability.reputation.evidence import DIMENSIONS
 from otel_reliability.reputation.report import standing_markdown, standings_document, standings_markdown
 from otel_reliability.reputation.standing import Standing
 from otel_reliability.reputation.stores import open_standings
-from otel_reliability.reputation.tracker import DEFAULT_STORE
-from otel_reliability.stores.spec import StoreSpecError, parse_store_spec
+from otel_reliability.stores.spec import StoreSpecError, default_store, parse_store_spec
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
@@ -39,11 +37,12 @@ def register(subparsers: Any) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--store",
-        default=os.environ.get("OTEL_RELIABILITY_STORE", DEFAULT_STORE),
+        default=default_store(),
         metavar="PATH|URL",
         help="SQLite file or postgresql:// URL holding the standings (default: $OTEL_RELIABILITY_STORE or %(default)s)",
     )
-    parser.add_argument("--format", choices=("table", "json", "markdown"), default="table")
+    parser.add_argument("--format", choices=("table", "json", "markdown"), default="table",
+                        help="table for a terminal (default), json for scripts, markdown for a pull request or wiki")
     parser.add_argument("--agent", action="append", default=[], metavar="NAME", help="only this agent; repeatable")
     parser.add_argument("--config", metavar="FILE", help="reputation config (weights, window, missing_dimension)")
     parser.add_argument("--evidence", type=int, default=20, metavar="N", help="evidence lines per agent in Markdown (default 20)")

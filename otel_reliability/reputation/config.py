@@ -21,6 +21,7 @@ from typing import Any, Literal, cast
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from otel_reliability.input_errors import validation_problems, yaml_problem
 from otel_reliability.reputation.evidence import DIMENSIONS
 from otel_reliability.reputation.scoring import DEFAULT_WEIGHTS
 
@@ -94,7 +95,9 @@ def read_document(path: str | Path) -> Any:
             return tomllib.loads(text)
         if suffix == ".json":
             return json.loads(text)
-    except (yaml.YAMLError, tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path}: not valid YAML: {yaml_problem(exc)}") from exc
+    except (tomllib.TOMLDecodeError, json.JSONDecodeError) as exc:
         raise ConfigError(f"{path}: not valid {suffix.lstrip('.').upper()}: {exc}") from exc
     raise ConfigError(f"{path}: unknown file type {suffix!r} (use .yaml, .yml, .toml or .json)")
 
@@ -105,8 +108,7 @@ def validate_file(model: type[BaseModel], path: str | Path) -> Any:
     try:
         return model.model_validate(data or {})
     except ValidationError as exc:
-        where = "; ".join(f"at {'.'.join(map(str, e['loc'])) or 'top level'}: {e['msg']}" for e in exc.errors())
-        raise ConfigError(f"{path}: {where}") from exc
+        raise ConfigError(f"{path}: {validation_problems(exc)}") from exc
 
 
 def load_config(source: ReputationConfig | str | Path | None) -> ReputationConfig:

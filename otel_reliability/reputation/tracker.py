@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import functools
 import inspect
-import os
 import threading
 import time
 import weakref
@@ -42,9 +41,9 @@ from otel_reliability.reputation.policy import AccessPolicy, Decision, Permissio
 from otel_reliability.reputation.report import standing_markdown
 from otel_reliability.reputation.standing import Entry, Standing, WindowEntry
 from otel_reliability.reputation.stores import StandingStore, open_standings
+from otel_reliability.stores.spec import default_store
 from otel_reliability.results import RunResult
 
-DEFAULT_STORE = "otel-reliability.db"
 
 
 @dataclass(slots=True)
@@ -96,7 +95,7 @@ class Reputation:
         self._by_name: dict[str, Expectation] = {}
         self.learn(expectations)
         if store is None:
-            store = os.environ.get("OTEL_RELIABILITY_STORE", DEFAULT_STORE)
+            store = default_store()
         self._store: StandingStore = open_standings(store, self.config) if isinstance(store, (str, Path)) else store
         self.store_spec = store if isinstance(store, (str, Path)) else None
         self._closed = False

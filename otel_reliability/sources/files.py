@@ -42,6 +42,10 @@ _PROTO_SUFFIXES = {".pb", ".binpb", ".protobuf", ".bin", ".proto", ".otlp"}
 _JSON_SUFFIXES = {".json", ".jsonl", ".ndjson", ".otlpjson"}
 _JSON_LINES_SUFFIXES = {".jsonl", ".ndjson"}
 _NON_WS = re.compile(r"[^ \t\r\n]")
+_READ_FORMATS = (
+    "a trace file is OTLP/JSON (an object with resourceSpans), JSON Lines of those (the Collector's file "
+    "exporter), spans as ConsoleSpanExporter prints them, or binary OTLP protobuf"
+)
 _ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 _LOGS_KEYS = ("resourceLogs", "resource_logs")
 _OTHER_SIGNALS = {
@@ -189,6 +193,9 @@ def _decode_json_text(text: str, name: str, suffix: str) -> Decoded:
             if pos >= end:
                 break
     except json.JSONDecodeError as exc:
+        if exc.pos == pos:  # a line that starts no JSON value at all: text, not what it was taken for
+            found = text[exc.pos:].split("\n", 1)[0].strip()[:40]
+            raise TraceInputError(f"{name}: line {exc.lineno}: {found!r} is not JSON: {_READ_FORMATS}") from None
         raise TraceInputError(f"{name}: line {exc.lineno} column {exc.colno}: invalid JSON: {exc.msg}") from None
     except RecursionError:
         raise TraceInputError(f"{name}: line {line}: invalid JSON: nested too deeply") from None

@@ -12,17 +12,19 @@ hold:
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-__all__ = ["MEMORY", "StoreSpec", "StoreSpecError", "parse_store_spec"]
+__all__ = ["DEFAULT_STORE", "MEMORY", "StoreSpec", "StoreSpecError", "default_store", "parse_store_spec"]
 
 StoreKind = Literal["sqlite", "jsonl", "postgres"]
 Purpose = Literal["results", "standings"]
 
 MEMORY = ":memory:"
+DEFAULT_STORE = "otel-reliability.db"  # where every command and both front doors keep verdicts unless told
 POSTGRES_SCHEMES = ("postgresql", "postgres")
 _SCHEME = re.compile(r"^([A-Za-z][A-Za-z0-9+.-]*)://")
 
@@ -107,3 +109,8 @@ def _sqlite_path(spec: str, rest: str, purpose: Purpose) -> Path:
 def _choices(purpose: Purpose) -> str:
     files = "a file path (SQLite; .jsonl for JSON Lines)" if purpose == "results" else "a SQLite file path"
     return f"{files}, sqlite:///PATH or a postgresql:// URL"
+
+
+def default_store() -> str:
+    """The store a command uses when none is named: ``$OTEL_RELIABILITY_STORE``, else ``DEFAULT_STORE``."""
+    return os.environ.get("OTEL_RELIABILITY_STORE") or DEFAULT_STORE

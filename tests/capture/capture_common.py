@@ -44,10 +44,13 @@ REFUSAL_KINDS = ("unknown_tool", "invalid_arguments", "limit", "policy_guard", "
 # -- tracing ------------------------------------------------------------------------
 
 
-def tracing(service: str) -> tuple[TracerProvider, InMemorySpanExporter]:
-    """A tracer provider that keeps every ended span in memory, synchronously."""
+def tracing(service: str, *before_export: Any) -> tuple[TracerProvider, InMemorySpanExporter]:
+    """A tracer provider that keeps every ended span in memory, synchronously. ``before_export``:
+    span processors that see each span first (an instrumentation that rewrites spans as they end)."""
     exporter = InMemorySpanExporter()
     provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    for processor in before_export:
+        provider.add_span_processor(processor)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider, exporter
 

@@ -32,12 +32,6 @@ never by a framework's name, and says:
   (the instrumentation records a result for every call that returns) recorded a call held for
   a decision, read as the request as above.
 
-* ``spans`` — for an instrumentation of no known convention (a framework's own tracer), how
-  to read its spans by name (``SpanReading``): which span is a run, a tool execution or a
-  model call, and which attributes (or items of an attribute's JSON) hold the agent, the
-  tool, its arguments, result and call id, the failure, and the calls a model asked for and
-  the answers its input hands back. ``adapters.declared`` reads a span so named.
-
 A span that carries a profile's selector is tagged with it (``SpanRecord.profile``); what a
 profile says applies to the trace its tagged spans are in. ``removed()`` judges without any
 profile: the generic reader alone, as a new framework's cold score is measured.
@@ -48,10 +42,12 @@ from __future__ import annotations
 import re
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Literal, Mapping
+from typing import Any, Iterable, Iterator, Mapping
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ...input_errors import validation_problems, yaml_problem
 
 FOLDER = Path(__file__).parent
 
@@ -69,59 +65,6 @@ class Selector(BaseModel):
     def _selects_something(self) -> Selector:
         if not self.any_attribute and not self.any_span_name:
             raise ValueError("select needs any_attribute or any_span_name")
-        return self
-
-
-class Items(BaseModel):
-    """Items in one attribute's JSON: ``path`` is dotted keys, ``*`` for every element of a list
-    (``replies.*.content.*.tool_call``); the other fields are dotted keys inside each item."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    attribute: str
-    path: str
-    call_id: str
-    name: str | None = None
-    arguments: str | None = None
-    content: str | None = None
-    error: str | None = None
-
-
-class SpanReading(BaseModel):
-    """How to read the spans of one name: as an agent run, a tool execution, a model call, or a
-    span that names the agent of a run it wraps (a pipeline's component).
-
-    >>> SpanReading(span_name="x.tool", role="tool", tool_name="x.tool.name").role
-    'tool'
-    """
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    span_name: str = Field(min_length=1)
-    role: Literal["agent_run", "tool", "model", "names_agent"]
-    agent_name: str | None = None  # runs, and spans that name the agent of a run they wrap: the attribute
-    output: str | None = None  # runs: the attribute that holds the run's answer
-    tool_name: str | None = None  # tools: attributes
-    arguments: str | None = None
-    result: str | None = None
-    call_id: str | None = None
-    failed_when: str | None = None  # tools: an attribute whose true value says the call failed (its text: the result)
-    requests: Items | None = None  # models: the calls it asked for, in its output
-    responses: Items | None = None  # models: the answers to earlier calls its input hands back
-
-    @model_validator(mode="after")
-    def _fields_of_its_role(self) -> SpanReading:
-        allowed = {
-            "agent_run": {"agent_name", "output"},
-            "tool": {"tool_name", "arguments", "result", "call_id", "failed_when"},
-            "model": {"requests", "responses"},
-            "names_agent": {"agent_name"},
-        }[self.role]
-        stray = sorted(name for name in self.model_fields_set - {"span_name", "role"} if name not in allowed)
-        if stray:
-            raise ValueError(f"a {self.role} span reads no {', '.join(stray)}")
-        if self.role == "tool" and self.tool_name is None:
-            raise ValueError("a tool span needs tool_name")
-        if self.role == "names_agent" and self.agent_name is None:
-            raise ValueError("a span that names an agent needs agent_name")
         return self
 
 
@@ -147,7 +90,6 @@ class Profile(BaseModel):
     held_when_no_result: bool = False
     arguments_in: str | None = None
     arguments_beside: tuple[str, ...] = ()
-    spans: tuple[SpanReading, ...] = ()
 
     @field_validator("refused_call_when_error_matches")
     @classmethod
@@ -178,14 +120,13 @@ def load(folder: Path = FOLDER) -> tuple[Profile, ...]:
     for path in sorted(folder.glob("*.yaml")):
         try:
             found.append(Profile.model_validate(yaml.safe_load(path.read_text(encoding="utf-8"))))
-        except Exception as exc:
-            raise ValueError(f"profile {path.name}: {exc}") from exc
+        except yaml.YAMLError as exc:
+            raise ValueError(f"profile {path.name}: not valid YAML: {yaml_problem(exc)}") from None
+        except ValidationError as exc:
+            raise ValueError(f"profile {path.name}: {validation_problems(exc)}") from None
     names = [p.name for p in found]
     if len(set(names)) != len(names):
         raise ValueError(f"profiles share a name: {sorted(n for n in names if names.count(n) > 1)}")
-    read = [r.span_name for p in found for r in p.spans]
-    if len(set(read)) != len(read):
-        raise ValueError(f"profiles read the same span names: {sorted({n for n in read if read.count(n) > 1})}")
     return tuple(found)
 
 
@@ -197,7 +138,6 @@ class _Active:
         self.selectors = tuple((key, p.name) for p in self.by_name.values() for key in p.select.any_attribute)
         self.span_names = {name: p.name for p in self.by_name.values() for name in p.select.any_span_name}
         self.reads_results = any(p.refused_when_output_contains or p.failed_when_output_contains for p in self.by_name.values())
-        self.readings = {r.span_name: r for p in self.by_name.values() for r in p.spans}
         self.refused_calls = tuple(re.compile(x) for p in self.by_name.values() for x in p.refused_call_when_error_matches)
         # What every span is asked, as sets: one C-level test against the span's attributes
         # instead of a Python loop over every profile's keys (this runs for every span).
@@ -221,11 +161,6 @@ def profile_of(attributes: Mapping[str, Any], span_name: str) -> str | None:
             if key in attributes:
                 return name
     return active.span_names.get(span_name)
-
-
-def reading_of(span_name: str) -> SpanReading | None:
-    """How a profile reads spans of this name (``Profile.spans``), None when none does."""
-    return _active.readings.get(span_name) if _active.readings else None
 
 
 def refused_call_patterns() -> tuple[re.Pattern[str], ...]:

@@ -22,6 +22,10 @@ arguments (unique within a scenario). The agent-as-tool call and the handoff too
 bodies are the framework's, are recorded by a function middleware on the calling agent,
 which the framework hands the real call id.
 
+``--openinference`` keeps the default mode and adds openinference-instrumentation-agent-framework's
+span processor, which rewrites those spans into OpenInference attributes as they end
+(``agent_framework_openinference/``; venv and pins: ``tests/capture/agent_framework_openinference/``).
+
 Run:  /tmp/capture-agent_framework/bin/python tests/capture/agent_framework/capture.py [--baseline-semconv] [scenario ...]
 """
 
@@ -38,6 +42,7 @@ from pathlib import Path
 from typing import Any, Awaitable, Callable, Iterator
 
 BASELINE = "--baseline-semconv" in sys.argv
+OPENINFERENCE = "--openinference" in sys.argv
 # before agent_framework is imported: its settings read the environment once
 os.environ["OTEL_SEMCONV_STABILITY_OPT_IN"] = "gen_ai_baseline" if BASELINE else "gen_ai_latest_experimental"
 for _name in ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL", "ENABLE_INSTRUMENTATION", "ENABLE_SENSITIVE_DATA"):
@@ -50,8 +55,16 @@ from opentelemetry import trace  # noqa: E402
 from opentelemetry._logs import set_logger_provider  # noqa: E402
 from opentelemetry.sdk._logs import LoggingHandler  # noqa: E402
 
-FRAMEWORK = "agent_framework_baseline_semconv" if BASELINE else "agent_framework"
-provider, exporter = cc.tracing(f"corpus-{FRAMEWORK.replace('_', '-')}")
+FRAMEWORK = ("agent_framework_openinference" if OPENINFERENCE
+             else "agent_framework_baseline_semconv" if BASELINE else "agent_framework")
+rewriters: list[Any] = []
+if OPENINFERENCE:
+    # openinference-instrumentation-agent-framework is a span processor that rewrites the framework's
+    # own spans into OpenInference attributes when they end: it runs before the exporting one.
+    from openinference.instrumentation.agent_framework import AgentFrameworkToOpenInferenceProcessor  # noqa: E402
+
+    rewriters.append(AgentFrameworkToOpenInferenceProcessor())
+provider, exporter = cc.tracing(f"corpus-{FRAMEWORK.replace('_', '-')}", *rewriters)
 log_provider, log_exporter = cc.logging_provider(f"corpus-{FRAMEWORK.replace('_', '-')}")
 trace.set_tracer_provider(provider)
 set_logger_provider(log_provider)
@@ -67,7 +80,7 @@ logging.getLogger("agent_framework").addHandler(LoggingHandler(logger_provider=l
 
 # (tool name, canonical arguments) -> the id the script gave that call
 _scripted_ids: dict[tuple[str, str], str] = {}
-_ID_PREFIX = "mafb" if BASELINE else "maf"
+_ID_PREFIX = "mafoi" if OPENINFERENCE else "mafb" if BASELINE else "maf"
 _scenario_tag = ""  # set per scenario by run()
 
 

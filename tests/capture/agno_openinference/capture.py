@@ -11,7 +11,10 @@ tool schema): ``fc.call_id`` is the id the scripted model gave the call and
 ``contextvars.Context``: the instrumentation leaks the context of a non-streaming ``Team.run``,
 which would otherwise parent the next scenario under an ended team span.
 
-Run:  /tmp/capture-agno_openinference/bin/python tests/capture/agno_openinference/capture.py [scenario ...]
+``--traceloop`` traces the same scenarios with OpenLLMetry's opentelemetry-instrumentation-agno and
+-openai instead (``agno_traceloop/``; venv and pins: ``tests/capture/agno_traceloop/``).
+
+Run:  /tmp/capture-agno_openinference/bin/python tests/capture/agno_openinference/capture.py [--traceloop] [scenario ...]
 """
 
 from __future__ import annotations
@@ -29,14 +32,24 @@ os.environ.setdefault("AGNO_TELEMETRY", "false")  # agno's usage telemetry (a ne
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import capture_common as cc  # noqa: E402
 
-from openinference.instrumentation import TraceConfig  # noqa: E402
-from openinference.instrumentation.agno import AgnoInstrumentor  # noqa: E402
+TRACELOOP = "--traceloop" in sys.argv
+FRAMEWORK = "agno_traceloop" if TRACELOOP else "agno_openinference"
+provider, exporter = cc.tracing(f"corpus-{FRAMEWORK.replace('_', '-')}")
+logs_provider, logs_exporter = cc.logging_provider(f"corpus-{FRAMEWORK.replace('_', '-')}")
+if TRACELOOP:  # OpenLLMetry: its agno and OpenAI instrumentations, as Traceloop.init() sets both up
+    from opentelemetry.instrumentation.agno import AgnoInstrumentor  # noqa: E402
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor  # noqa: E402
 
-FRAMEWORK = "agno_openinference"
-provider, exporter = cc.tracing("corpus-agno-openinference")
-# TraceConfig() is the default: inputs, outputs, messages and tool schemas are all recorded
-# (no OPENINFERENCE_HIDE_* variable is set). Passed explicitly to say so.
-AgnoInstrumentor().instrument(tracer_provider=provider, config=TraceConfig())
+    AgnoInstrumentor().instrument(tracer_provider=provider)
+    OpenAIInstrumentor().instrument(tracer_provider=provider, logger_provider=logs_provider)
+else:
+    from openinference.instrumentation import TraceConfig  # noqa: E402
+    from openinference.instrumentation.agno import AgnoInstrumentor  # noqa: E402
+
+    # TraceConfig() is the default: inputs, outputs, messages and tool schemas are all recorded
+    # (no OPENINFERENCE_HIDE_* variable is set). Passed explicitly to say so.
+    AgnoInstrumentor().instrument(tracer_provider=provider, config=TraceConfig())
+_ID_PREFIX = "agnotl" if TRACELOOP else "agnooi"
 
 from agno.agent import Agent  # noqa: E402
 from agno.db.in_memory import InMemoryDb  # noqa: E402
@@ -55,7 +68,7 @@ _scripted_ids: dict[tuple[str, str], str] = {}
 
 def cid(tool_name: str, n: int = 1) -> str:
     """``call_agnooi_<scenario>_<tool>_<n>``: unique in the whole corpus (the engine joins traces by id)."""
-    return f"call_agnooi_{_scenario_tag}_{tool_name}_{n}"
+    return f"call_{_ID_PREFIX}_{_scenario_tag}_{tool_name}_{n}"
 
 
 def _key(name: str, arguments: dict[str, Any]) -> tuple[str, str]:
@@ -412,9 +425,9 @@ def multi_turn() -> None:
             cc.reply("50 + 7 = 57"),
         )
         calculator = agent("Calculator Agent", server, [multiply, add], db=InMemoryDb(), add_history_to_context=True)
-        keep(calculator.run("What is 10 times 5?", session_id="agnooi-multi-turn-session"))
+        keep(calculator.run("What is 10 times 5?", session_id=f"{_ID_PREFIX}-multi-turn-session"))
         first = len(cc.truth_snapshot())
-        keep(calculator.run("Now add 7 to that", session_id="agnooi-multi-turn-session"))
+        keep(calculator.run("Now add 7 to that", session_id=f"{_ID_PREFIX}-multi-turn-session"))
     _number_runs(first)
 
 
@@ -646,6 +659,7 @@ def _resolve_ids(node: Any) -> Any:
 def run(scenario: str, description: str, body: Callable[[], None], delegation: dict[str, Any], notes: str) -> None:
     global _scenario_tag
     exporter.clear()
+    logs_exporter.clear()
     cc.reset_truth()
     _runoutputs.clear()
     _extra_runoutput.clear()
@@ -658,6 +672,7 @@ def run(scenario: str, description: str, body: Callable[[], None], delegation: d
         outcome, error = "error", f"{type(exc).__name__}: {exc}"
         traceback.print_exc()
     provider.force_flush()
+    logs_provider.force_flush()
     statuses = [str(getattr(o, "status", "")) for o in _runoutputs]
     if outcome == "ok" and any("error" in s.lower() for s in statuses):
         outcome, error = "error", f"agno run status {statuses}"
@@ -668,12 +683,12 @@ def run(scenario: str, description: str, body: Callable[[], None], delegation: d
         "run_outcome": outcome,
         "run_error": error,
         "notes": notes,
-    })
+    }, list(logs_exporter.get_finished_logs()))
     _write_runoutputs(scenario)
 
 
 if __name__ == "__main__":
-    chosen = set(sys.argv[1:])
+    chosen = {name for name in sys.argv[1:] if not name.startswith("--")}
     for entry in SCENARIOS:
         if not chosen or entry[0] in chosen:
             run(*entry)

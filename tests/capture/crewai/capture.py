@@ -6,6 +6,8 @@ CrewAI's own telemetry and tracing are switched off before it is imported.
 
 The instrumentation has two modes: its default wrappers (``crewai/``), and an event
 listener that also makes LLM spans (``--event-listener``, written to ``crewai_event_listener/``).
+``--traceloop`` traces the same scenarios with OpenLLMetry's opentelemetry-instrumentation-crewai
+and -openai instead (``crewai_traceloop/``; its venv and pins are ``tests/capture/crewai_traceloop/``).
 
 CrewAI hands a tool neither its call id nor its agent: ids come from the script, found by the
 call's name and arguments (unique within a scenario); each tool is built for one agent
@@ -31,12 +33,21 @@ os.environ.update(CREWAI_DISABLE_TELEMETRY="true", CREWAI_DISABLE_TRACKING="true
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import capture_common as cc  # noqa: E402
 
-from openinference.instrumentation.crewai import CrewAIInstrumentor  # noqa: E402
-
 EVENT_LISTENER = "--event-listener" in sys.argv
-FRAMEWORK = "crewai_event_listener" if EVENT_LISTENER else "crewai"
+TRACELOOP = "--traceloop" in sys.argv
+FRAMEWORK = "crewai_traceloop" if TRACELOOP else "crewai_event_listener" if EVENT_LISTENER else "crewai"
 provider, exporter = cc.tracing(f"corpus-{FRAMEWORK.replace('_', '-')}")
-CrewAIInstrumentor().instrument(tracer_provider=provider, use_event_listener=EVENT_LISTENER)
+logs_provider, logs_exporter = cc.logging_provider(f"corpus-{FRAMEWORK.replace('_', '-')}")
+if TRACELOOP:  # OpenLLMetry: its CrewAI and OpenAI instrumentations, as Traceloop.init() sets both up
+    from opentelemetry.instrumentation.crewai import CrewAIInstrumentor  # noqa: E402
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor  # noqa: E402
+
+    CrewAIInstrumentor().instrument(tracer_provider=provider)
+    OpenAIInstrumentor().instrument(tracer_provider=provider, logger_provider=logs_provider)
+else:
+    from openinference.instrumentation.crewai import CrewAIInstrumentor  # noqa: E402
+
+    CrewAIInstrumentor().instrument(tracer_provider=provider, use_event_listener=EVENT_LISTENER)
 
 from crewai import LLM, Agent, Crew, Process, Task  # noqa: E402
 from crewai.hooks import register_before_tool_call_hook, unregister_before_tool_call_hook  # noqa: E402
@@ -49,7 +60,7 @@ def _key(name: str, arguments: dict[str, Any]) -> tuple[str, str]:
     return name, json.dumps(arguments, sort_keys=True)
 
 
-_ID_PREFIX = "crewel" if EVENT_LISTENER else "crew"
+_ID_PREFIX = "crewtl" if TRACELOOP else "crewel" if EVENT_LISTENER else "crew"
 _scenario_tag = ""  # set per scenario by run()
 
 
@@ -364,6 +375,7 @@ def run(scenario: str, description: str, body: Callable[[], None], delegation_tr
         notes: str) -> None:
     global _scenario_tag
     exporter.clear()
+    logs_exporter.clear()
     cc.reset_truth()
     _scripted_ids.clear()
     _scenario_tag = scenario
@@ -374,6 +386,7 @@ def run(scenario: str, description: str, body: Callable[[], None], delegation_tr
         outcome, error = "error", f"{type(exc).__name__}: {exc}"
         traceback.print_exc()
     provider.force_flush()
+    logs_provider.force_flush()
     cc.save_scenario(FRAMEWORK, scenario, list(exporter.get_finished_spans()), {
         "description": description,
         "tool_executions": cc.truth_snapshot(),
@@ -381,7 +394,7 @@ def run(scenario: str, description: str, body: Callable[[], None], delegation_tr
         "run_outcome": outcome,
         "run_error": error,
         "notes": notes,
-    })
+    }, list(logs_exporter.get_finished_logs()))
 
 
 

@@ -9,7 +9,10 @@ script, found by the call's name and arguments (unique within a scenario), and e
 is built for one agent (``owned_by``). The built-in ``handoff`` tool is recorded from the
 ``ToolCallResult`` event the workflow streams when it has run it.
 
-Run:  /tmp/capture-llama_index/bin/python tests/capture/llama_index/capture.py [scenario ...]
+``--traceloop`` traces the same scenarios with OpenLLMetry's opentelemetry-instrumentation-llamaindex
+and -openai instead (``llama_index_traceloop/``; venv and pins: ``tests/capture/llama_index_traceloop/``).
+
+Run:  /tmp/capture-llama_index/bin/python tests/capture/llama_index/capture.py [--traceloop] [scenario ...]
 """
 
 # No "from __future__ import annotations": FunctionTool reads the tools' annotations as classes.
@@ -25,11 +28,20 @@ from typing import Any, Awaitable, Callable
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import capture_common as cc  # noqa: E402
 
-from openinference.instrumentation.llama_index import LlamaIndexInstrumentor  # noqa: E402
+TRACELOOP = "--traceloop" in sys.argv
+FRAMEWORK = "llama_index_traceloop" if TRACELOOP else "llama_index"
+provider, exporter = cc.tracing(f"corpus-{FRAMEWORK.replace('_', '-')}")
+logs_provider, logs_exporter = cc.logging_provider(f"corpus-{FRAMEWORK.replace('_', '-')}")
+if TRACELOOP:  # OpenLLMetry: its LlamaIndex and OpenAI instrumentations, as Traceloop.init() sets both up
+    from opentelemetry.instrumentation.llamaindex import LlamaIndexInstrumentor  # noqa: E402
+    from opentelemetry.instrumentation.openai import OpenAIInstrumentor  # noqa: E402
 
-FRAMEWORK = "llama_index"
-provider, exporter = cc.tracing("corpus-llama-index")
-LlamaIndexInstrumentor().instrument(tracer_provider=provider)
+    LlamaIndexInstrumentor().instrument(tracer_provider=provider)
+    OpenAIInstrumentor().instrument(tracer_provider=provider, logger_provider=logs_provider)
+else:
+    from openinference.instrumentation.llama_index import LlamaIndexInstrumentor  # noqa: E402
+
+    LlamaIndexInstrumentor().instrument(tracer_provider=provider)
 
 from llama_index.core.agent.workflow import AgentWorkflow, FunctionAgent, ToolCallResult  # noqa: E402
 from llama_index.core.memory import ChatMemoryBuffer  # noqa: E402
@@ -44,7 +56,7 @@ def _key(name: str, arguments: dict[str, Any]) -> tuple[str, str]:
     return name, json.dumps(arguments, sort_keys=True)
 
 
-_ID_PREFIX = "llama"
+_ID_PREFIX = "llamatl" if TRACELOOP else "llama"
 _scenario_tag = ""  # set per scenario by run()
 
 
@@ -386,6 +398,7 @@ def run(scenario: str, description: str, body: Callable[[], Awaitable[None]], de
         notes: str) -> None:
     global _scenario_tag
     exporter.clear()
+    logs_exporter.clear()
     cc.reset_truth()
     _scripted_ids.clear()
     _scenario_tag = scenario
@@ -396,6 +409,7 @@ def run(scenario: str, description: str, body: Callable[[], Awaitable[None]], de
         outcome, error = "error", f"{type(exc).__name__}: {exc}"
         traceback.print_exc()
     provider.force_flush()
+    logs_provider.force_flush()
     cc.save_scenario(FRAMEWORK, scenario, list(exporter.get_finished_spans()), {
         "description": description,
         "tool_executions": cc.truth_snapshot(),
@@ -403,7 +417,7 @@ def run(scenario: str, description: str, body: Callable[[], Awaitable[None]], de
         "run_outcome": outcome,
         "run_error": error,
         "notes": notes,
-    })
+    }, list(logs_exporter.get_finished_logs()))
 
 
 
@@ -415,7 +429,7 @@ def _with_scripted_ids(delegation: dict[str, Any]) -> dict[str, Any]:
 
 
 if __name__ == "__main__":
-    chosen = set(sys.argv[1:])
+    chosen = {name for name in sys.argv[1:] if not name.startswith("--")}
     for entry in SCENARIOS:
         if not chosen or entry[0] in chosen:
             run(*entry)

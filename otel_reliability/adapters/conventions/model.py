@@ -1,0 +1,184 @@
+"""What a convention file says, validated at load (pydantic); ``conventions`` compiles it.
+
+A convention file describes one tracing convention: per kind of span (found by its name or
+by an attribute, with optional conditions), what the span is (an agent run, a tool
+execution, a model call, or a span that names the agent of a run it wraps) and where its
+fields are — an attribute, an attribute of one of its events, the span's name or a group of a
+pattern on it — with the decoder each value is written in (``decoders``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+Scalar = str | bool | int | float
+
+
+class When(BaseModel):
+    """Which spans a rule reads: all that is given must hold. ``span_name`` (exact) or
+    ``attribute`` (present; with ``equals``, its value — or the value its JSON text holds, as
+    MLflow writes ``"TOOL"`` — is one of them) is required: it is how the rule is found
+    without testing every span; ``span_name_matches`` (a regular expression the whole name
+    matches, whose named groups fields may read) narrows it further.
+
+    >>> When(attribute="sdk.kind", equals=["tool"]).equals
+    ('tool',)
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    span_name: str | None = Field(None, min_length=1)
+    span_name_matches: str | None = None
+    attribute: str | None = Field(None, min_length=1)
+    equals: tuple[Scalar, ...] = ()
+
+    @model_validator(mode="after")
+    def _found_by_name_or_attribute(self) -> When:
+        if self.span_name is None and self.attribute is None:
+            raise ValueError("needs span_name or attribute (span_name_matches alone would be tried on every span)")
+        if self.equals and self.attribute is None:
+            raise ValueError("equals compares an attribute's value: give attribute")
+        if self.span_name_matches is not None:
+            try:
+                re.compile(self.span_name_matches)
+            except re.error as exc:
+                raise ValueError(f"span_name_matches {self.span_name_matches!r} is no regular expression: {exc}") from None
+        return self
+
+
+class Source(BaseModel):
+    """Where one field's value is: an ``attribute`` (of the span, or of its first ``event`` of
+    that name), the ``span_name``, or a named group of the rule's ``span_name_matches``
+    (``span_name_group``); ``path`` picks inside the decoded value (dotted keys, ``*``, list
+    positions); ``decode`` names its decoder. A plain string is an attribute's name.
+
+    >>> Source.model_validate("sdk.tool.name").attribute
+    'sdk.tool.name'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    attribute: str | None = Field(None, min_length=1)
+    event: str | None = Field(None, min_length=1)
+    span_name: bool = False
+    span_name_group: str | None = Field(None, min_length=1)
+    path: str | None = Field(None, min_length=1)
+    decode: Literal["json", "text", "kwargs", "python", "raw"] = "json"
+
+    @model_validator(mode="before")
+    @classmethod
+    def _attribute_shorthand(cls, data: Any) -> Any:
+        return {"attribute": data} if isinstance(data, str) else data
+
+    @model_validator(mode="after")
+    def _one_place(self) -> Source:
+        places = [self.attribute is not None, self.span_name, self.span_name_group is not None]
+        if sum(places) != 1:
+            raise ValueError("give exactly one of attribute, span_name or span_name_group")
+        if self.event is not None and self.attribute is None:
+            raise ValueError("event names where an attribute is: give attribute")
+        return self
+
+
+class Messages(BaseModel):
+    """A model span's calls (``requests``, in its output) or answers (``responses``, in its
+    input): the ``attribute`` (of the span or of its first ``event`` of that name) in a message
+    ``format``. ``items``: the items at ``path`` in its JSON, with the dotted keys of each
+    item's ``call_id``, ``name``, ``arguments``, ``content`` and ``error`` flag;
+    ``chat_completions``: chat-completions messages (``tool_calls``; ``role: tool`` answers)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    attribute: str = Field(min_length=1)
+    event: str | None = Field(None, min_length=1)
+    format: Literal["items", "chat_completions"] = "items"
+    path: str | None = None
+    call_id: str | None = None
+    name: str | None = None
+    arguments: str | None = None
+    content: str | None = None
+    error: str | None = None
+
+    @model_validator(mode="after")
+    def _items_say_where(self) -> Messages:
+        if self.format == "items" and (self.path is None or self.call_id is None):
+            raise ValueError("format items needs path and call_id")
+        if self.format != "items" and any(v is not None for v in (self.path, self.call_id, self.name, self.arguments, self.content, self.error)):
+            raise ValueError(f"format {self.format} reads its own fields: give only attribute and event")
+        return self
+
+
+class SpanRule(BaseModel):
+    """How to read the spans ``when`` finds: as an agent run, a tool execution, a model call, a
+    span that names the agent of a run it wraps, or a handoff (a transfer to the ``target``
+    agent, carried out for the model's request whose tool name ends with the target's name).
+
+    >>> SpanRule(when={"span_name": "x.tool"}, role="tool", tool_name="x.tool.name").role
+    'tool'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    when: When
+    role: Literal["agent_run", "tool", "model", "names_agent", "handoff"]
+    agent_name: Source | None = None  # runs, and spans that name the agent of a run they wrap
+    target: Source | None = None  # handoffs: the agent handed to (the model's request it carried out ends with that name)
+    output: Source | None = None  # runs: the run's answer
+    tool_name: Source | None = None  # tools
+    arguments: Source | None = None
+    result: Source | None = None
+    call_id: Source | None = None
+    error: Source | None = None  # tools: the failure's text, where the span status does not carry it
+    failed_when: When | None = None  # tools: a condition on the span that says the call failed
+    requests: Messages | None = None  # models
+    responses: Messages | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flag_shorthand(cls, data: Any) -> Any:
+        # ``failed_when: sdk.tool.error`` — a flag attribute whose true value says the call failed
+        if isinstance(data, dict) and isinstance(data.get("failed_when"), str):
+            return {**data, "failed_when": {"attribute": data["failed_when"], "equals": [True, "true", "True", 1]}}
+        return data
+
+    @model_validator(mode="after")
+    def _fields_of_its_role(self) -> SpanRule:
+        allowed = {
+            "agent_run": {"agent_name", "output"},
+            "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when"},
+            "model": {"requests", "responses"},
+            "names_agent": {"agent_name"},
+            "handoff": {"target"},
+        }[self.role]
+        stray = sorted(name for name in self.model_fields_set - {"when", "role"} if name not in allowed)
+        if stray:
+            raise ValueError(f"a {self.role} span reads no {', '.join(stray)}")
+        if self.role == "names_agent" and self.agent_name is None:
+            raise ValueError("a span that names an agent needs agent_name")
+        if self.role == "handoff" and self.target is None:
+            raise ValueError("a handoff needs target")
+        groups = re.compile(self.when.span_name_matches).groupindex if self.when.span_name_matches else {}
+        for name in ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error"):
+            source = getattr(self, name)
+            if source is not None and source.span_name_group is not None and source.span_name_group not in groups:
+                raise ValueError(f"{name}: span_name_group {source.span_name_group!r} is no named group of when.span_name_matches")
+        return self
+
+
+class Convention(BaseModel):
+    """One convention file.
+
+    >>> Convention(name="acme", description="d", spans=[{"when": {"span_name": "acme.run"}, "role": "agent_run"}]).name
+    'acme'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    name: str = Field(pattern=r"^[a-z0-9_.-]+$")
+    description: str = Field(min_length=1)
+    spans: tuple[SpanRule, ...]
+
+    @field_validator("spans")
+    @classmethod
+    def _reads_something(cls, spans: tuple[SpanRule, ...]) -> tuple[SpanRule, ...]:
+        if not spans:  # checked after the rules, not by Field(min_length): a rule's own error says enough
+            raise ValueError("give at least one rule")
+        return spans

@@ -1,0 +1,145 @@
+"""Value decoders: how a convention file says a field's value is written, each named once.
+
+A tracing SDK writes arguments, results and messages as JSON text, as a Python ``repr``, or
+wrapped (``{"args": [], "kwargs": {…}}``); a convention file names the decoder beside the
+attribute (``decode: kwargs``) and never code of its own. Message formats read the calls a
+model asked for (``requests``) and the answers its input hands back (``responses``) from a
+model span's messages.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, Callable, Iterator
+
+from ..model import ToolRequest, ToolResponse
+from ..jsontext import decode_json
+from .common import loads, str_or_none, text_of
+
+_PYTHON_LITERAL_LIMIT = 100_000  # characters: literal_eval of a huge repr costs more than it tells
+
+
+def as_json(value: Any) -> Any:
+    """JSON text decoded (``null`` is None: nothing recorded); a value that is not JSON text is
+    kept as it is (a raw string stays one).
+
+    >>> as_json('{"a": 1}'), as_json("null"), as_json("plain words")
+    ({'a': 1}, None, 'plain words')
+    """
+    if not isinstance(value, str):
+        return value
+    try:
+        return decode_json(value)
+    except ValueError:
+        return value
+
+
+def as_text(value: Any) -> str | None:
+    """Plain text: a string as it is, anything else rendered (JSON decoded first)."""
+    if value is None:
+        return None
+    return text_of(as_json(value))
+
+
+def as_kwargs(value: Any) -> Any:
+    """A call's arguments wrapped as ``{"args": [...], "kwargs": {...}}`` (a decorator that
+    records a Python call): the keyword arguments when no positional one was given; the whole
+    wrapper otherwise, since positional ones cannot be named without the tool's signature.
+
+    >>> as_kwargs('{"args": [], "kwargs": {"a": 10, "b": 5}}')
+    {'a': 10, 'b': 5}
+    """
+    decoded = as_json(value)
+    if isinstance(decoded, dict) and set(decoded) <= {"args", "kwargs"} and isinstance(decoded.get("kwargs"), dict):
+        return decoded["kwargs"] if not decoded.get("args") else decoded
+    return decoded
+
+
+def as_python(value: Any) -> Any:
+    """A Python literal's ``repr`` (``{'a': 1}``) decoded; JSON is tried first, and anything
+    neither reads is kept as it is.
+
+    >>> as_python("{'a': 1, 'ok': True}")
+    {'a': 1, 'ok': True}
+    """
+    decoded = loads(value)
+    if decoded is not None or not isinstance(value, str) or len(value) > _PYTHON_LITERAL_LIMIT:
+        return value if decoded is None else decoded
+    try:
+        return ast.literal_eval(value)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return value
+
+
+VALUE_DECODERS: dict[str, Callable[[Any], Any]] = {
+    "json": as_json, "text": as_text, "kwargs": as_kwargs, "python": as_python, "raw": lambda value: value,
+}
+
+
+def at_path(value: Any, path: str | None) -> Iterator[Any]:
+    """The values at a dotted ``path`` in ``value``: ``*`` steps into every element of a list,
+    a number into that element (``choices.0.message``), a key into a mapping.
+
+    >>> list(at_path({"replies": [{"calls": [1, 2]}, {"calls": [3]}]}, "replies.*.calls.*"))
+    [1, 2, 3]
+    """
+    found = [value]
+    for key in path.split(".") if path else ():
+        if key == "*":
+            found = [element for item in found if isinstance(item, list) for element in item]
+        elif key.isdigit():
+            found = [item[int(key)] for item in found if isinstance(item, list) and int(key) < len(item)]
+        else:
+            found = [item[key] for item in found if isinstance(item, dict) and key in item]
+    return iter(found)
+
+
+def first_at(value: Any, path: str | None) -> Any:
+    """The first value at ``path`` (``at_path``), None when there is none."""
+    return next(at_path(value, path), None)
+
+
+# ------------------------------------------------------------------ message formats
+
+
+def chat_completions_requests(value: Any) -> tuple[ToolRequest, ...]:
+    """The calls a chat-completions output asks for: an assistant message, a list of messages
+    (the last assistant one), or a completion (``choices[0].message``), with ``tool_calls``
+    ``[{id, function: {name, arguments}}]``."""
+    message = _assistant_message(as_json(value))
+    calls = message.get("tool_calls") if message else None
+    requests = []
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict) and (name := str_or_none(function.get("name"))):
+            requests.append(ToolRequest(name, function.get("arguments"), str_or_none(call.get("id"))))
+    return tuple(requests)
+
+
+def chat_completions_responses(value: Any) -> tuple[ToolResponse, ...]:
+    """The answers a chat-completions input hands back: the ``role: tool`` messages after its
+    last assistant message (earlier ones were the newest of an earlier model call)."""
+    messages = as_json(value)
+    if isinstance(messages, dict):
+        messages = messages.get("messages")
+    if not isinstance(messages, list):
+        return ()
+    last_assistant = max((i for i, m in enumerate(messages) if isinstance(m, dict) and m.get("role") == "assistant"), default=-1)
+    responses = []
+    for message in messages[last_assistant + 1:]:
+        if isinstance(message, dict) and message.get("role") == "tool" and message.get("tool_call_id") is not None:
+            responses.append(ToolResponse(str(message["tool_call_id"]), text_of(message.get("content"))))
+    return tuple(responses)
+
+
+def _assistant_message(value: Any) -> dict[str, Any] | None:
+    if isinstance(value, dict) and isinstance(value.get("choices"), list) and value["choices"]:
+        value = value["choices"][0].get("message") if isinstance(value["choices"][0], dict) else None
+    if isinstance(value, list):
+        assistants = [m for m in value if isinstance(m, dict) and m.get("role") == "assistant"]
+        value = assistants[-1] if assistants else None
+    return value if isinstance(value, dict) else None
+
+
+REQUEST_FORMATS: dict[str, Callable[[Any], tuple[ToolRequest, ...]]] = {"chat_completions": chat_completions_requests}
+RESPONSE_FORMATS: dict[str, Callable[[Any], tuple[ToolResponse, ...]]] = {"chat_completions": chat_completions_responses}

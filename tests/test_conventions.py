@@ -1,0 +1,209 @@
+"""Convention files (issue 32, items 1 and 4): a tracing convention is a data file; a user adds
+their own SDK's with ``--conventions`` (``eval``, ``inspect``, ``serve``, ``conventions``), the
+span processor's ``conventions=`` or ``OTEL_RELIABILITY_CONVENTIONS``; a wrong file is one line
+naming the file and the field.
+
+The made-up SDK is the one ``docs/conventions.md`` walks through: its convention file is taken
+from that page, so the page and these tests cannot drift apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+
+from otel_reliability import OTLPJsonFileSpanExporter
+from otel_reliability.adapters import conventions
+from otel_reliability.adapters.decoders import (
+    as_kwargs, as_python, chat_completions_requests, chat_completions_responses,
+)
+from otel_reliability.cli import EXIT_FAILED, main
+
+from .receiver_harness import start_receiver
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGE = (ROOT / "docs" / "conventions.md").read_text(encoding="utf-8")
+ACME = re.search(r"```yaml\n(# acme\.yaml\n.*?)^```$", PAGE, re.MULTILINE | re.DOTALL).group(1)
+CLI = [sys.executable, "-m", "otel_reliability.cli"]
+
+
+@pytest.fixture(autouse=True)
+def shipped_conventions_only():
+    """Each test starts, and leaves the process, with the shipped conventions alone."""
+    conventions.use([])
+    yield
+    conventions.use([])
+
+
+@pytest.fixture
+def acme(tmp_path) -> Path:
+    path = tmp_path / "acme.yaml"
+    path.write_text(ACME, encoding="utf-8")
+    return path
+
+
+def acme_trace(path: Path, *, refund_fails: bool = True) -> Path:
+    """A run of an agent traced by the made-up Acme SDK, written as OTLP/JSON lines."""
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(OTLPJsonFileSpanExporter(path)))
+    tracer = provider.get_tracer("acme-trace")
+
+    def reply(name: str, call_id: str) -> str:
+        call = {"id": call_id, "type": "function", "function": {"name": name, "arguments": '{"order_id": "A-17"}'}}
+        return json.dumps({"role": "assistant", "content": None, "tool_calls": [call]})
+
+    def tool(name: str, call_id: str, failed: bool) -> None:
+        attributes = {"acme.type": "tool", "acme.tool.name": name, "acme.tool.call_id": call_id,
+                      "acme.tool.input": '{"args": [], "kwargs": {"order_id": "A-17"}}', "acme.tool.failed": failed}
+        if not failed:
+            attributes["acme.tool.output"] = "done"
+        tracer.start_span(f"tool {name}", attributes=attributes).end()
+
+    with tracer.start_as_current_span("support run", attributes={"acme.type": "agent", "acme.agent.name": "support"}):
+        tracer.start_span("llm", attributes={"acme.type": "llm", "acme.llm.response": reply("lookup_order", "c1")}).end()
+        tool("lookup_order", "c1", failed=False)
+        tracer.start_span("llm", attributes={"acme.type": "llm", "acme.llm.response": reply("refund_order", "c2")}).end()
+        tool("refund_order", "c2", failed=refund_fails)
+    provider.shutdown()
+    return path
+
+
+def chain_of(document: dict) -> list[tuple[str, str, str]]:
+    [result] = document["results"]
+    return [(step["agent"], step["tool"], step["outcome"]) for step in result["chain"]]
+
+
+def eval_json(capsys, *args: str) -> tuple[int, dict]:
+    code = main(["eval", *args, "--format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_a_users_convention_file_reads_an_sdk_the_reader_does_not_know(acme, tmp_path, capsys):
+    trace = acme_trace(tmp_path / "trace.jsonl")
+    assert main(["eval", str(trace)]) == 4  # spans, but no run a built-in convention knows
+    assert "no agent runs found" in capsys.readouterr().err
+    code, document = eval_json(capsys, "--conventions", str(acme), str(trace))
+    assert chain_of(document) == [("support", "lookup_order", "ok"), ("support", "refund_order", "error")]
+    assert (code, document["results"][0]["errored_tool_calls"]) == (EXIT_FAILED, ["refund_order"])
+
+
+def test_the_environment_names_convention_files_for_eval_as_the_flag_does(acme, tmp_path):
+    trace = acme_trace(tmp_path / "trace.jsonl", refund_fails=False)
+    env = {**os.environ, "OTEL_RELIABILITY_CONVENTIONS": str(acme)}
+    done = subprocess.run([*CLI, "eval", str(trace), "--format", "json"], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert chain_of(json.loads(done.stdout)) == [("support", "lookup_order", "ok"), ("support", "refund_order", "ok")]
+
+
+def test_inspect_names_the_convention_that_read_each_span(acme, tmp_path, capsys):
+    trace = acme_trace(tmp_path / "trace.jsonl")
+    assert main(["inspect", "--conventions", str(acme), str(trace), "--format", "json"]) == 0
+    spans = json.loads(capsys.readouterr().out)["spans"]
+    assert {span["convention"] for span in spans} == {"acme"}
+    assert sorted(span["read_as"] for span in spans) == ["model", "model", "run", "tool", "tool"]
+
+
+def test_conventions_lists_each_in_force_with_what_finds_it_and_where_it_came_from(acme, capsys):
+    assert main(["conventions", "--conventions", str(acme), "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["conventions"]
+    assert rows[0] == {"name": "acme", "kind": "convention file", "found by": ["attribute acme.type"], "source": str(acme)}
+    sources = {(row["name"], row["kind"]): row["source"] for row in rows}
+    assert sources[("haystack-native", "convention file")] == "shipped"
+    assert sources[("GenAI", "built-in adapter")] == "built in"
+    assert sources[("openinference-dspy", "profile")] == "shipped"
+    assert [row["kind"] for row in rows] == sorted((row["kind"] for row in rows), key=["convention file", "built-in adapter", "profile"].index)
+
+
+def test_the_receiver_reads_with_the_convention_files_it_is_given(acme, tmp_path):
+    trace = acme_trace(tmp_path / "trace.jsonl")
+    receiver = start_receiver(tmp_path / "receiver", extra_args=["--conventions", str(acme)])
+    try:
+        for line in trace.read_bytes().splitlines():
+            assert receiver.post_traces(line, content_type="application/json").status == 200
+        trace_id = json.loads(trace.read_bytes().splitlines()[0])["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["traceId"]
+        [result] = receiver.wait_results([trace_id], runs=1)
+    finally:
+        receiver.stop()
+    assert result["agent"] == "support"
+    assert [(step["tool"], step["outcome"]) for step in result["chain"]] == [("lookup_order", "ok"), ("refund_order", "error")]
+
+
+_GOOD_RULE = "  - when: {attribute: a.kind, equals: [tool]}\n    role: tool\n"
+
+# (what is wrong, the file's text, what the one line says after "convention file PATH: ")
+BAD_FILES = [
+    ("empty", "", "the file is empty: expected name, description and spans"),
+    ("not YAML", "name: [x\n", "not valid YAML: line 2, column 1:"),
+    ("no spans", "name: x\ndescription: d\n", "spans: required, but missing"),
+    ("a rule found by nothing", "name: x\ndescription: d\nspans:\n  - when: {span_name_matches: 'tool .*'}\n    role: tool\n",
+     "spans[0].when: needs span_name or attribute"),
+    ("a field of another role", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    agent_name: a.agent\n",
+     "spans[0]: a tool span reads no agent_name"),
+    ("an unknown role", "name: x\ndescription: d\nspans:\n  - when: {span_name: t}\n    role: planner\n",
+     "spans[0].role: expected 'agent_run', 'tool', 'model', 'names_agent' or 'handoff', got 'planner'"),
+    ("no rules", "name: x\ndescription: d\nspans: []\n", "spans: give at least one rule"),
+    ("an unknown decoder", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, decode: yaml}}\n",
+     "spans[0].arguments.decode: expected 'json', 'text', 'kwargs', 'python' or 'raw', got 'yaml'"),
+    ("a group the pattern lacks",
+     "name: x\ndescription: d\nspans:\n  - when: {span_name: t, span_name_matches: 'tool (.*)'}\n    role: tool\n"
+     "    tool_name: {span_name_group: name}\n",
+     "spans[0]: tool_name: span_name_group 'name' is no named group of when.span_name_matches"),
+    ("a misspelt field", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    tool_nmae: a.name\n",
+     "spans[0].tool_nmae: not a field this file takes (a typo?)"),
+    ("items without a path", f"name: x\ndescription: d\nspans:\n  - when: {{attribute: m}}\n    role: model\n    requests: {{attribute: out}}\n",
+     "spans[0].requests: format items needs path and call_id"),
+    ("not UTF-8", b"name: caf\xe9\n", "not UTF-8 at byte 9"),
+]
+
+
+@pytest.mark.parametrize(("what", "text", "says"), BAD_FILES, ids=[b[0] for b in BAD_FILES])
+def test_a_wrong_convention_file_is_one_line_naming_the_file_and_the_field_and_exits_2(what, text, says, tmp_path, capsys):
+    path = tmp_path / "mine.yaml"
+    path.write_bytes(text if isinstance(text, bytes) else text.encode())
+    assert main(["eval", "--conventions", str(path), str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"otel-reliability: convention file {path}: {says}"), err
+    assert len(err.strip().splitlines()) == 1
+    with pytest.raises(conventions.ConventionError):
+        conventions.use([path])
+
+
+def test_a_wrong_convention_file_leaves_the_conventions_in_force(acme, tmp_path):
+    conventions.use([acme])
+    (tmp_path / "broken.yaml").write_text("name: broken\n")
+    with pytest.raises(conventions.ConventionError):
+        conventions.use([acme, tmp_path / "broken.yaml"])
+    assert [origin.convention.name for origin in conventions.in_force()][0] == "acme"
+
+
+@pytest.mark.parametrize(("decoder", "value", "decoded"), [
+    (as_kwargs, '{"args": [], "kwargs": {"a": 1}}', {"a": 1}),
+    (as_kwargs, '{"args": [2], "kwargs": {"a": 1}}', {"args": [2], "kwargs": {"a": 1}}),  # positional: unnamed, kept whole
+    (as_kwargs, '{"a": 1}', {"a": 1}),
+    (as_python, "{'a': 1, 'b': None}", {"a": 1, "b": None}),
+    (as_python, "not a literal", "not a literal"),
+    (as_python, '{"a": true}', {"a": True}),  # JSON first
+])
+def test_value_decoders(decoder, value, decoded):
+    assert decoder(value) == decoded
+
+
+def test_chat_completions_messages_give_the_newest_requests_and_answers():
+    reply = {"choices": [{"message": {"role": "assistant", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "add", "arguments": '{"a": 1}'}}]}}]}
+    [request] = chat_completions_requests(json.dumps(reply))
+    assert (request.name, request.call_id, request.arguments) == ("add", "c1", '{"a": 1}')
+    messages = [
+        {"role": "tool", "tool_call_id": "old", "content": "replayed"},
+        {"role": "assistant", "tool_calls": []},
+        {"role": "tool", "tool_call_id": "c1", "content": "2"},
+    ]
+    assert [(r.call_id, r.content) for r in chat_completions_responses(json.dumps(messages))] == [("c1", "2")]
