@@ -29,7 +29,7 @@ from ..sources import Shard
 from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
 from .intake import Body, IntakeError
-from .outcomes import VERDICTS_HELD
+from .outcomes import SOFT_BYTE_LIMIT, VERDICTS_HELD
 from .service import ReceiverService
 from .tuning import tune_garbage_collection, tune_malloc
 
@@ -42,14 +42,15 @@ READ_BEFORE_REPORT = 64  # requests a shard reads at most before it reports its 
 class Report:
     """What a shard says of itself: it read every record up to ``seq``, has room for
     ``spans`` and ``nbytes`` more (or refuses everything, ``refusal``), holds no trace from
-    a record before ``low_water``, and saw ``births`` (trace id, record number) since its last report."""
+    a record before ``low_water``, saw ``births`` (trace id, record number) since its last report,
+    and would tell a client refused at its byte limit to retry after ``retry_after`` seconds."""
 
-    __slots__ = ("seq", "spans", "nbytes", "refusal", "low_water", "births")
+    __slots__ = ("seq", "spans", "nbytes", "refusal", "low_water", "births", "retry_after")
 
     def __init__(self, seq: int, spans: int, nbytes: int, refusal: str | None, low_water: int,
-                 births: list[tuple[int, int]]) -> None:
+                 births: list[tuple[int, int]], retry_after: int) -> None:
         self.seq, self.spans, self.nbytes, self.refusal = seq, spans, nbytes, refusal
-        self.low_water, self.births = low_water, births
+        self.low_water, self.births, self.retry_after = low_water, births, retry_after
 
 
 class ShardWorker:
@@ -249,7 +250,7 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     def report() -> None:
         refusal = VERDICTS_HELD if service.pipeline.held.at_bound else None
         send(("credits", None, ledger.read, service.room(), service.byte_room(), refusal, ledger.low_water(),
-              ledger.births()))
+              ledger.births(), service.retry_after(SOFT_BYTE_LIMIT)))
 
     tune_garbage_collection()
     suppress_instrumentation_in_this_thread()
