@@ -2,7 +2,8 @@
 
 Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input (and, with
 ``--strict-expectations``, an expectation that matched no run), 3 no run failed but some
-could not be evaluated (the spans lack what a check needs), 4 no agent run in the input.
+could not be evaluated (the spans lack what a check needs), 4 no agent run came out of the
+input, whatever the reason (``--allow-empty``: 0).
 """
 
 from __future__ import annotations
@@ -121,8 +122,8 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.epilog = (
         "exit codes: 0 every run passed; 1 a run (or session) failed; 2 bad input (a file that "
         "cannot be read, in a directory too unless --skip-bad; with --strict-expectations: an "
-        "expectation matched no run); 3 none failed but some were not evaluated; 4 the input "
-        "yielded no agent run: no spans, an empty pull, or spans of no recognised run (--allow-empty: 0)"
+        "expectation matched no run); 3 none failed but some were not evaluated; 4 no agent "
+        "run came out of the input, whatever the reason (--allow-empty: 0): no spans, an empty pull, or spans of no recognised run"
     )
     evaluate.set_defaults(run=_eval)
 
