@@ -246,10 +246,14 @@ def _eval(args: argparse.Namespace) -> int:
         _say_unsessioned(judgements, sessions)
     if judgements and _unmatched_said(engine, judgements, strict=args.strict_expectations):
         return EXIT_BAD_INPUT
-    _write_report(results, args.format, args.output, sessions, {e.name: e for e in engine.expectations})
+    skipped = {
+        "damaged": [str(file.path) for file in files if file.damaged],
+        "not_traces": [str(file.path) for file in files if file.skipped is not None and not file.damaged],
+    }
+    _write_report(results, args.format, args.output, sessions, {e.name: e for e in engine.expectations}, skipped)
     # A session judged FAILED fails the input as a failed run does.
     verdicts: list[RunResult | SessionResult] = [*results, *sessions]
-    damaged = [str(file.path) for file in files if file.damaged]
+    damaged = skipped["damaged"]
     if damaged and not args.skip_bad:
         print(
             f"otel-reliability: {len(damaged)} damaged trace file(s) skipped, the rest judged "
@@ -299,9 +303,13 @@ def _say_unsessioned(judgements: Sequence[Judgement], sessions: Sequence[Session
 def _write_report(
     results: list[RunResult], fmt: str, output: str | None, sessions: Sequence[SessionResult] = (),
     expectations: Mapping[str, Expectation] | None = None,
+    skipped_files: Mapping[str, list[str]] | None = None,
 ) -> None:
     if fmt == "json":
-        text = encode_document(results_document_with_sessions(results, sessions)) + "\n"
+        document = results_document_with_sessions(results, sessions)
+        if skipped_files and any(skipped_files.values()):  # only then: a clean read's summary is as it always was
+            document["summary"]["skipped_files"] = dict(skipped_files)
+        text = encode_document(document) + "\n"
     elif fmt == "markdown":
         text = results_markdown(results)
     else:

@@ -197,8 +197,10 @@ def test_a_damaged_trace_file_in_a_directory_exits_2_naming_it_after_judging_the
 
     out, err = capsys.readouterr()
     damaged = folder / name
+    summary = json.loads(out)["summary"]
     assert code == 2
-    assert json.loads(out)["summary"] == alone["summary"], "the rest are judged"
+    assert summary.pop("skipped_files") == {"damaged": [str(damaged)], "not_traces": [str(folder / "package.json")]}
+    assert summary == alone["summary"], "the rest are judged"
     assert said in _said_of(damaged, err), err
     assert f"otel-reliability: skipped, not a trace file: {folder / 'package.json'}" in err
     assert err.splitlines()[-1] == (
@@ -208,8 +210,10 @@ def test_a_damaged_trace_file_in_a_directory_exits_2_naming_it_after_judging_the
     code = main(["eval", str(folder), "--format", "json", "--skip-bad"])
 
     out, err = capsys.readouterr()
+    summary = json.loads(out)["summary"]
     assert code == main(["eval", str(folder / "good-1.json"), str(folder / "good-2.json")]) != 2
-    assert json.loads(out)["summary"] == alone["summary"]
+    assert summary.pop("skipped_files")["damaged"] == [str(damaged)], "listed under --skip-bad too"
+    assert summary == alone["summary"]
     assert said in _said_of(damaged, err), err
 
 
