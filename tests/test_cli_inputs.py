@@ -217,6 +217,23 @@ def test_a_damaged_trace_file_in_a_directory_exits_2_naming_it_after_judging_the
     assert said in _said_of(damaged, err), err
 
 
+@pytest.mark.parametrize(("name", "content", "said"), DAMAGED.values(), ids=DAMAGED.keys())
+def test_inspect_of_a_directory_shows_the_rest_then_names_the_damaged_file_and_exits_2(tmp_path, capsys, name, content, said):
+    folder = _folder_with(tmp_path, name, content())
+    main(["inspect", str(folder / "good-1.json"), str(folder / "good-2.json"), "--format", "json"])
+    alone = json.loads(capsys.readouterr().out)
+
+    code = main(["inspect", str(folder), "--format", "json"])
+
+    out, err = capsys.readouterr()
+    damaged = folder / name
+    assert code == 2
+    assert json.loads(out) == alone, "the rest are shown"
+    assert said in _said_of(damaged, err), err
+    assert f"otel-reliability: skipped, not a trace file: {folder / 'package.json'}" in err
+    assert err.splitlines()[-1] == f"otel-reliability: 1 damaged trace file(s) skipped, the rest shown (exit 2): {damaged}"
+
+
 def _said_of(damaged, err: str) -> str:
     """The one warning line on ``damaged`` (what follows its name)."""
     prefix = f"otel-reliability: skipped, a damaged trace file: {damaged}: "
