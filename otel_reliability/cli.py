@@ -2,7 +2,8 @@
 
 Exit codes (SPEC §10): 0 every run passed, 1 a run failed, 2 bad input (and, with
 ``--strict-expectations``, an expectation that matched no run), 3 no run failed but some
-could not be evaluated (the spans lack what a check needs), 4 no agent run in the input.
+could not be evaluated (the spans lack what a check needs), 4 no agent run came out of the
+input, whatever the reason (``--allow-empty``: 0).
 """
 
 from __future__ import annotations
@@ -121,8 +122,8 @@ def _parser() -> argparse.ArgumentParser:
     evaluate.epilog = (
         "exit codes: 0 every run passed; 1 a run (or session) failed; 2 bad input (a file that "
         "cannot be read, in a directory too unless --skip-bad; with --strict-expectations: an "
-        "expectation matched no run); 3 none failed but some were not evaluated; 4 the input "
-        "yielded no agent run: no spans, an empty pull, or spans of no recognised run (--allow-empty: 0)"
+        "expectation matched no run); 3 none failed but some were not evaluated; 4 no agent "
+        "run came out of the input, whatever the reason (--allow-empty: 0): no spans, an empty pull, or spans of no recognised run"
     )
     evaluate.set_defaults(run=_eval)
 
@@ -245,10 +246,14 @@ def _eval(args: argparse.Namespace) -> int:
         _say_unsessioned(judgements, sessions)
     if judgements and _unmatched_said(engine, judgements, strict=args.strict_expectations):
         return EXIT_BAD_INPUT
-    _write_report(results, args.format, args.output, sessions, {e.name: e for e in engine.expectations})
+    skipped = {
+        "damaged": [str(file.path) for file in files if file.damaged],
+        "not_traces": [str(file.path) for file in files if file.skipped is not None and not file.damaged],
+    }
+    _write_report(results, args.format, args.output, sessions, {e.name: e for e in engine.expectations}, skipped)
     # A session judged FAILED fails the input as a failed run does.
     verdicts: list[RunResult | SessionResult] = [*results, *sessions]
-    damaged = [str(file.path) for file in files if file.damaged]
+    damaged = skipped["damaged"]
     if damaged and not args.skip_bad:
         print(
             f"otel-reliability: {len(damaged)} damaged trace file(s) skipped, the rest judged "
@@ -298,9 +303,13 @@ def _say_unsessioned(judgements: Sequence[Judgement], sessions: Sequence[Session
 def _write_report(
     results: list[RunResult], fmt: str, output: str | None, sessions: Sequence[SessionResult] = (),
     expectations: Mapping[str, Expectation] | None = None,
+    skipped_files: Mapping[str, list[str]] | None = None,
 ) -> None:
     if fmt == "json":
-        text = encode_document(results_document_with_sessions(results, sessions)) + "\n"
+        document = results_document_with_sessions(results, sessions)
+        if skipped_files and any(skipped_files.values()):  # only then: a clean read's summary is as it always was
+            document["summary"]["skipped_files"] = dict(skipped_files)
+        text = encode_document(document) + "\n"
     elif fmt == "markdown":
         text = results_markdown(results)
     else:

@@ -42,6 +42,7 @@ from .engine.buffer import TraceBuffer
 from .model import ERROR, Attempt, LogData, Role, Run, SpanData, SpanRecord, Witnesses
 from .results import span_hex, trace_hex
 from .sources import TraceInputError, read_telemetry
+from .sources.decoded import Decoded, NotATrace
 
 TRACE_SUFFIXES = (".json", ".jsonl", ".pb", ".binpb", ".gz")  # as ``eval`` reads a directory
 NO_CONVENTION = "none"
@@ -316,7 +317,7 @@ def register(commands: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     use_conventions(args.conventions)
     file_inputs, backend_urls = split_inputs(args.paths)
-    telemetry = [read_telemetry(path) for path in _files(file_inputs)]
+    telemetry, damaged = _read_all(*_files(file_inputs))
     pulled = [found for found, _ in pull_inputs(backend_urls, args)]
     inspection = inspect_spans(
         [s for t in telemetry for s in t.spans] + [s for found in pulled for s in found.spans],
@@ -327,20 +328,44 @@ def _run(args: argparse.Namespace) -> int:
         sys.stdout.write(encode_document(inspection.to_json()) + "\n")
     else:
         render(inspection, Console())
+    if damaged:  # as eval: the rest shown, then the damaged files named, bad input
+        print(f"otel-reliability: {len(damaged)} damaged trace file(s) skipped, the rest shown (exit 2): "
+              f"{', '.join(map(str, damaged))}", file=sys.stderr)
+        return 2
     return 0
 
 
-def _files(paths: Sequence[str]) -> list[Path]:
+def _read_all(files: list[Path], in_directories: set[Path]) -> tuple[list[Decoded], list[Path]]:
+    """Each file read, and the damaged ones of a directory; a file of a directory that holds no
+    trace is skipped with a warning, a file named on its own that cannot be read is an error."""
+    telemetry, damaged = [], []
+    for path in files:
+        try:
+            telemetry.append(read_telemetry(path))
+        except TraceInputError as exc:
+            if path not in in_directories:
+                raise
+            what = "not a trace file" if isinstance(exc, NotATrace) else "a damaged trace file"
+            print(f"otel-reliability: skipped, {what}: {exc}", file=sys.stderr)
+            damaged += [] if isinstance(exc, NotATrace) else [path]
+    return telemetry, damaged
+
+
+def _files(paths: Sequence[str]) -> tuple[list[Path], set[Path]]:
+    """The files to read, and those of them found in directories."""
     files: list[Path] = []
+    in_directories: set[Path] = set()
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files.extend(sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES)))
+            found = sorted(p for p in path.rglob("*") if p.is_file() and p.name.endswith(TRACE_SUFFIXES))
+            files.extend(found)
+            in_directories.update(found)
         elif path.is_file():
             files.append(path)
         else:
             raise TraceInputError(f"{path}: no such file or directory")
-    return files
+    return files, in_directories
 
 
 def render(inspection: Inspection, console: Console) -> None:

@@ -16,7 +16,7 @@ from otel_reliability.expectations import load_expectations
 from otel_reliability.model import OK
 from otel_reliability.sources.parallel import read_files
 
-from .corpus import CORPUS
+from .corpus import CORPUS, INVARIANT_BROKEN, scenario_id
 
 FOLDERS = sorted(path.name for path in CORPUS.iterdir() if path.is_dir())  # every corpus folder, adapted or still lifting
 NO_RUN = ("otel-reliability: no agent run found in the sources, nothing to write from: see how their spans were read "
@@ -80,9 +80,13 @@ def mutable_call(folder: str, argument: bool):
     """A trace file of the folder whose one run made a clean call (whose spans record it ran,
     and with ``argument``, with a plain string argument they captured), the call and that value;
     None when the folder has no such run. Runs that called two tools or more come first:
-    without its only tool, a run that no span marks (found from its tool spans) is no run at all."""
+    without its only tool, a run that no span marks (found from its tool spans) is no run at all.
+    A trace whose reading holds a call's request beside its execution (``INVARIANT_BROKEN``) is
+    left out: without the execution, that request stays an open outcome, honestly NOT_EVALUATED."""
     candidates = []
     for trace in trace_files(CORPUS / folder):
+        if scenario_id(trace) in INVARIANT_BROKEN:
+            continue
         results = judged(scenario_files(trace))
         if len(results) == 1:
             tools = {a.tool for a in results[0].verdict.chain if a.outcome == OK}

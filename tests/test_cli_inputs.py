@@ -35,6 +35,33 @@ def _offset(data: bytes) -> tuple[int, int]:
     return offset, data.count(b"\n", 0, offset) + 1
 
 
+def _store_line(agent: str, run_span_id: int = 2) -> bytes:
+    from otel_reliability.model import Verdict
+    from otel_reliability.results import RunResult
+
+    return json.dumps(RunResult(1, run_span_id, agent, "calc", Verdict("PASSED", "calc"), 1.0).to_record()).encode() + b"\n"
+
+
+def _store_with_a_latin1_line() -> bytes:
+    """A JSON Lines results store whose 400th line holds a Latin-1 byte (past any read-ahead buffer)."""
+    good = _store_line("calc")
+    return good * 399 + good.replace(b'"calc"', b'"' + LATIN1 + b'"', 1) + good
+
+
+def test_a_json_lines_store_keeps_the_lines_around_one_that_is_not_utf8(tmp_path):
+    from otel_reliability.stores.jsonl import JsonLinesStore
+
+    path = tmp_path / "results.jsonl"
+    bad = _store_line("cafe", 3).replace(b"cafe", LATIN1)
+    path.write_bytes(_store_line("before", 2) + bad + _store_line("after", 4))
+    store = JsonLinesStore(path)
+    try:
+        found = store.query(limit=None)
+    finally:
+        store.close()
+    assert sorted(r.agent for r in found) == ["after", "before"], "the bad line skipped, never raised"
+
+
 # Each input kind: the file's name, its bytes, and the command that reads it ({} is the file).
 NOT_UTF8 = {
     "eval --expectations (YAML)": ("e.yaml", b"expectations:\n  - name: " + LATIN1 + b"\n", ["eval", str(SINGLE_TOOL), "--expectations", "{}"]),
@@ -45,6 +72,9 @@ NOT_UTF8 = {
     "eval of a JSON Lines trace file": ("trace.jsonl", b'{"resourceSpans": []}\n{"name": "' + LATIN1 + b'"}\n', ["eval", "{}"]),
     "eval of a gzip trace file": ("trace.json.gz", _trace_with_a_latin1_byte(), ["eval", "{}"]),
     "inspect of a trace file": ("trace.json", _trace_with_a_latin1_byte(), ["inspect", "{}"]),
+    "report of an eval JSON document": ("eval.json", b'{"results": [{"agent": "' + LATIN1 + b'"}]}', ["report", "{}"]),
+    "report of a JSON Lines store, the bad byte far in": ("results.jsonl", _store_with_a_latin1_line(), ["report", "{}"]),
+    "compare of a JSON Lines store": ("results.jsonl", _store_with_a_latin1_line(), ["compare", "{}", "{}"]),
     "serve --config": ("serve.yaml", b"# " + LATIN1 + b"\nport: 4318\n", ["serve", "--config", "{}"]),
     "reputation --config": ("reputation.yaml", b"window: 10\n# " + LATIN1 + b"\n", ["reputation", "--config", "{}"]),
     "bfcl judge FILE": ("cases.jsonl", b'{"id": "' + LATIN1 + b'"}\n', ["bfcl", "judge", "{}"]),
@@ -167,8 +197,10 @@ def test_a_damaged_trace_file_in_a_directory_exits_2_naming_it_after_judging_the
 
     out, err = capsys.readouterr()
     damaged = folder / name
+    summary = json.loads(out)["summary"]
     assert code == 2
-    assert json.loads(out)["summary"] == alone["summary"], "the rest are judged"
+    assert summary.pop("skipped_files") == {"damaged": [str(damaged)], "not_traces": [str(folder / "package.json")]}
+    assert summary == alone["summary"], "the rest are judged"
     assert said in _said_of(damaged, err), err
     assert f"otel-reliability: skipped, not a trace file: {folder / 'package.json'}" in err
     assert err.splitlines()[-1] == (
@@ -178,9 +210,28 @@ def test_a_damaged_trace_file_in_a_directory_exits_2_naming_it_after_judging_the
     code = main(["eval", str(folder), "--format", "json", "--skip-bad"])
 
     out, err = capsys.readouterr()
+    summary = json.loads(out)["summary"]
     assert code == main(["eval", str(folder / "good-1.json"), str(folder / "good-2.json")]) != 2
-    assert json.loads(out)["summary"] == alone["summary"]
+    assert summary.pop("skipped_files")["damaged"] == [str(damaged)], "listed under --skip-bad too"
+    assert summary == alone["summary"]
     assert said in _said_of(damaged, err), err
+
+
+@pytest.mark.parametrize(("name", "content", "said"), DAMAGED.values(), ids=DAMAGED.keys())
+def test_inspect_of_a_directory_shows_the_rest_then_names_the_damaged_file_and_exits_2(tmp_path, capsys, name, content, said):
+    folder = _folder_with(tmp_path, name, content())
+    main(["inspect", str(folder / "good-1.json"), str(folder / "good-2.json"), "--format", "json"])
+    alone = json.loads(capsys.readouterr().out)
+
+    code = main(["inspect", str(folder), "--format", "json"])
+
+    out, err = capsys.readouterr()
+    damaged = folder / name
+    assert code == 2
+    assert json.loads(out) == alone, "the rest are shown"
+    assert said in _said_of(damaged, err), err
+    assert f"otel-reliability: skipped, not a trace file: {folder / 'package.json'}" in err
+    assert err.splitlines()[-1] == f"otel-reliability: 1 damaged trace file(s) skipped, the rest shown (exit 2): {damaged}"
 
 
 def _said_of(damaged, err: str) -> str:

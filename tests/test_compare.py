@@ -284,7 +284,7 @@ def empty_store(tmp_path) -> Path:
         (lambda d: _write(d / "runs.json", '{"runs": 1}'), [], "runs.json: expected {\"results\": [...]}"),
         (lambda d: _write(d / "bad.json", '{"results": [{"trace_id": "zz"}]}'), [], "results[0] is not a verdict"),
         (lambda d: _write(d / "notes.txt", "just some notes"), [], "notes.txt: not JSON"),
-        (lambda d: _write_bytes(d / "blob.bin", b"\xff\xfe\x00binary"), [], "neither text nor SQLite"),
+        (lambda d: _write_bytes(d / "blob.bin", b"\xff\xfe\x00binary"), [], "blob.bin: not UTF-8: byte 0xff at offset 0 (line 1)"),
         (lambda d: "s3://bucket/results", [], "scheme 's3' is not supported"),
         ("empty_store", [], "empty.db: holds no verdicts; nothing to compare"),
         (lambda d: d / "good.json", ["--max-drop", "1.5"], "--max-drop is a pass-rate fall between 0 and 1"),

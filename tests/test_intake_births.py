@@ -87,11 +87,11 @@ CREDITS = {
 
 @pytest.mark.parametrize(("history", "share", "refusal"), list(CREDITS.values()), ids=list(CREDITS))
 def test_a_shard_is_admitted_on_the_credits_it_reported(history, share, refusal):
-    credits = Credits(spans=10, nbytes=1000)
+    credits = Credits(spans=10, nbytes=1000, retry_after=5)
     for step in history:
         if step[0] == "report":
             _, seq, spans, nbytes, *why = step
-            credits.report(seq, spans, nbytes, why[0] if why else None)
+            credits.report(seq, spans, nbytes, why[0] if why else None, retry_after=5)
         else:
             credits.charge(*step)
     assert credits.refusal(*share) == refusal

@@ -2,7 +2,11 @@
 that never end, against its default settings (``max_buffered_bytes`` 512 MiB, soft limit
 80 %): its memory stays under the budget plus the overhead the README documents, what it
 refuses is refused the way exporters retry (RESOURCE_EXHAUSTED with a retry delay, HTTP 503
-with Retry-After), and its counters add up to what was sent."""
+with Retry-After), and its counters add up to what was sent.
+
+The delay is when room will be made: at the soft byte limit, judged traces leave at the end of
+their late window (30 s), so a client is told to wait until then — the real OTLP exporter
+retries only 5 times, and spent them within 25 s when told 5 s each time."""
 
 from __future__ import annotations
 
@@ -30,7 +34,8 @@ OVERHEAD = 192 * MIB
 BLOB = 200 * 1024  # each big attribute value
 SENT_BYTES = 1024 * MIB  # of big attribute values in all
 TRACES_PER_REQUEST = 10  # every other one never ends; each carries two blobs
-RETRY_AFTER = 5  # ReceiverConfig's default
+RETRY_AFTER = 5  # ReceiverConfig's default: the least delay a refusal gives
+LATE_WINDOW = 30  # EngineSettings' default: the longest a judged trace holds its bytes
 SENDERS = 4  # requests in flight at once: each is decoded before the limit is checked
 
 
@@ -59,6 +64,13 @@ def big_request() -> tuple[bytes, int, int]:
             twin.span_id = (int.from_bytes(tool.span_id, "big") + 100).to_bytes(8, "big")
             spans += [tool, twin]
     return export_request(spans).SerializeToString(), len(spans), TRACES_PER_REQUEST
+
+
+def retryable(refusal: tuple[grpc.StatusCode, float]) -> bool:
+    """RESOURCE_EXHAUSTED, with a delay of at least ``RETRY_AFTER`` and no longer than a judged
+    trace can hold its bytes (and the judge thread's tick to let it go)."""
+    code, delay = refusal
+    return code == grpc.StatusCode.RESOURCE_EXHAUSTED and RETRY_AFTER <= delay <= LATE_WINDOW + 1
 
 
 def retry_delay(error: grpc.RpcError) -> float:
@@ -131,13 +143,13 @@ def test_a_gigabyte_of_big_spans_and_endless_traces_stays_within_the_budget(rece
     )
 
     assert refusals, "the soft limit was never reached"
-    assert set(refusals) == {(grpc.StatusCode.RESOURCE_EXHAUSTED, RETRY_AFTER)}
-    assert (over_http.status, over_http.headers.get("retry-after")) == (503, str(RETRY_AFTER)), over_http
+    assert all(map(retryable, refusals)), sorted(set(refusals))
+    assert over_http.status == 503 and RETRY_AFTER <= int(over_http.headers["retry-after"]) <= LATE_WINDOW + 1, over_http
     assert peak <= BUDGET + OVERHEAD, f"peak RSS {peak / MIB:.0f} MiB"
     assert buffered <= BUDGET
 
-    # The real exporter, refused, waits the delay and retries until judged traces leave
-    # (their late window ends) and make room.
+    # The real exporter, refused, waits the delay — until judged traces leave (their late
+    # window ends) and make room — and gets in within its retries, whenever the sending ended.
     from opentelemetry.exporter.otlp.proto.grpc.trace_exporter import OTLPSpanExporter
     from opentelemetry.sdk.trace.export import SpanExportResult
 
@@ -181,7 +193,7 @@ def test_with_workers_a_request_refused_at_one_worker_s_byte_limit_is_refused_by
             receiver.grpc_export(body)
             accepted_spans += spans
         except grpc.RpcError as error:
-            assert (error.code(), retry_delay(error)) == (grpc.StatusCode.RESOURCE_EXHAUSTED, RETRY_AFTER)
+            assert retryable((error.code(), retry_delay(error)))
             refused += 1
     assert refused
     # No worker kept a part of a refused request; each refusal counted once, its spans once.
@@ -223,6 +235,6 @@ def test_at_a_small_budget_the_peak_rss_stays_within_one_and_a_half_budgets_and_
     print(f"\npeak RSS {peak / MIB:.0f} MiB for a {SMALL_BUDGET / MIB:.0f} MiB budget; {len(refusals)} refused")
 
     assert peak <= 1.5 * SMALL_BUDGET + SMALL_BUDGET_CONSTANT, f"peak RSS {peak / MIB:.0f} MiB"
-    assert set(refusals) == {(grpc.StatusCode.RESOURCE_EXHAUSTED, RETRY_AFTER)}
+    assert all(map(retryable, refusals)), sorted(set(refusals))
     assert receiver.metric("agent_reliability_refusals_total", reason="inflight_bytes") > 0
     assert receiver.metric("agent_reliability_refusals_total") == len(refusals)

@@ -303,6 +303,17 @@ class TraceBuffer:
                     unjudged.append(DueTrace(trace_id, trace.joined(), False))
         return unjudged
 
+    def seconds_until_below(self, limit: int, now: float) -> float | None:
+        """When, at the soft limit, the buffer will hold fewer than ``limit`` bytes by judged
+        traces leaving at the end of their late windows, oldest first (how long a refused
+        client should wait); None when those are not enough."""
+        freed = 0
+        for trace in self._judged.values():
+            freed += trace.bytes
+            if self.buffered_bytes - freed < limit:
+                return max(0.0, trace.last_arrival + self.late_window - now)
+        return None
+
     def drain(self) -> list[DueTrace]:
         """Every trace with a run span and spans not yet judged, quiet or not (the end of the
         input, or shutdown): due now, as it stands."""

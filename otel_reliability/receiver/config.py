@@ -101,7 +101,10 @@ class ReceiverConfig(EngineSettings):
     )
     tls_cert: str | None = Field(None, description="PEM certificate file: serve gRPC and HTTP over TLS")
     tls_key: str | None = Field(None, description="PEM private key file for tls_cert")
-    retry_after: int = Field(5, ge=1, description="seconds clients are told to wait when the receiver is full")
+    retry_after: int = Field(
+        5, ge=1, description="seconds clients are told to wait when the receiver is full (at the soft byte limit: "
+        "until judged traces leaving make room, if that is longer)",
+    )
     reputation: bool = Field(True, description="keep each agent's reputation standing (served at /api/v1/reputation)")
     reputation_store: str | None = Field(
         None, description="where standings live: the results store by default, or a postgresql:// URL to share them"

@@ -13,10 +13,10 @@ Bytes are charged as the request's share of its body: the shard measures what it
 the retained size of its records, so a request may take it somewhat past the soft limit,
 as before; the hard limit evicts.
 
->>> credits = Credits(spans=10, nbytes=1000)
+>>> credits = Credits(spans=10, nbytes=1000, retry_after=5)
 >>> credits.refusal(8, 100), credits.charge(0, 8, 100), credits.refusal(5, 100)
 (None, None, 'overloaded')
->>> credits.report(0, spans=2, nbytes=900, refusal=None); credits.refusal(2, 100)
+>>> credits.report(0, spans=2, nbytes=900, refusal=None, retry_after=5); credits.refusal(2, 100)
 """
 
 from __future__ import annotations
@@ -29,7 +29,8 @@ from .outcomes import OVERLOADED, SOFT_BYTE_LIMIT
 class Credits:
     """One shard's credit as the serving process sees it."""
 
-    def __init__(self, spans: int, nbytes: int) -> None:
+    def __init__(self, spans: int, nbytes: int, retry_after: int) -> None:
+        self.retry_after = retry_after  # what the shard says a client refused at its byte limit should wait
         self._room_spans = spans
         self._room_bytes = nbytes
         self._refusal: str | None = None
@@ -52,8 +53,9 @@ class Credits:
         self._sent_spans += spans
         self._sent_bytes += nbytes
 
-    def report(self, seq: int, spans: int, nbytes: int, refusal: str | None) -> None:
+    def report(self, seq: int, spans: int, nbytes: int, refusal: str | None, retry_after: int) -> None:
         """The shard read every record up to ``seq``, and has this room left."""
+        self.retry_after = retry_after
         sent = self._sent
         while sent and sent[0][0] <= seq:
             _, spans_sent, bytes_sent = sent.popleft()

@@ -16,10 +16,13 @@ damaged segment is first copied aside (``intake_found``).
 **Whole records or none.** A record is written whole: a short write is continued, and a
 write that fails leaves the segment cut back to the end of its last whole record (or, when
 even that fails, no longer written to). After any failure — a write, a flush, a rotation
-to the next segment — the log is *faulted*: ``ready`` is False and says why, and the next
-``append`` (or ``probe``) first starts a fresh segment; when that works the log is ready
-again, whatever went wrong before. A file descriptor is closed only once its successor is
-open, so no write can land in a file the log does not own.
+to the next segment — the log is *faulted*: ``ready`` is False and says why, for the whole
+episode. ``probe`` ends it only once the disk has room for the record that failed (the
+space is reserved in a probe file, ``intake_segments.room_for``), and the next ``append``
+starts a fresh segment, created with that record in the same write as its header: a disk
+with room for a header only leaves no segment behind and does not flicker ready. A file
+descriptor is closed only once its successor is open, so no write can land in a file the
+log does not own.
 
 **Checkpoint.** The log knows which traces each segment holds that are still in the
 engine's buffer (``trace_entered``/``trace_left``, told by the buffer). Segments are
@@ -29,6 +32,9 @@ start before that suffix has left the buffer (judged and stored, or expired or e
 counted by the engine). Each record lists the traces that entered the buffer with it
 (``births``), so a replay takes a trace's spans only from its first record in the suffix
 on — never the tail of a trace already judged, which would be judged again on a part of it.
+A segment leaves the log's list, and its size, only once it is gone from disk
+(``intake_release``: a read-only directory); a ``left`` note names the traces that left the
+buffer, so that a start after a crash judges none of them again (``intake_segments``).
 
 With workers (``routed``), the serving process writes the log and the shards hold the
 traces: it knows no trace's buffer, so it numbers its records (``Logged.seq``) and releases
@@ -49,17 +55,29 @@ A graceful stop judges what it can and writes ``checkpoint``: the traces still u
 
 from __future__ import annotations
 
-import errno
 import fcntl
 import logging
 import os
 import threading
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Protocol
 
 from .intake_found import FoundSegments
 from .intake_records import HEADER_BYTES, SEGMENT_MAGIC, Logged, encode, read_records
+from .intake_release import Releases
+from .intake_segments import (
+    RELEASED,
+    SUFFIX,
+    Segment,
+    left_note,
+    read_checkpoint,
+    room_for,
+    size_or,
+    start_segment,
+    sync_directory,
+    write_checkpoint,
+    write_whole,
+)
 
 __all__ = ["IntakeLog", "IntakeLogError", "Logged", "TraceLedger"]
 
@@ -67,7 +85,7 @@ logger = logging.getLogger(__name__)
 
 DURABILITIES = ("none", "batch", "always")
 SEGMENT_BYTES = 8 * 1024 * 1024  # a segment is closed past this size; release works segment by segment
-_SUFFIX = ".seg"
+_SUFFIX = SUFFIX
 CHECKPOINT = "checkpoint"
 
 
@@ -82,15 +100,6 @@ class TraceLedger(Protocol):
 
 class IntakeLogError(OSError):
     """The log's directory cannot be used (another receiver holds it, or it is not writable)."""
-
-
-@dataclass(slots=True)
-class _Segment:
-    number: int
-    path: Path
-    size: int = 0
-    open_traces: set[int] = field(default_factory=set)
-    last_seq: int = -1  # of the requests it holds (a routed log's release goes by it)
 
 
 class IntakeLog:
@@ -118,10 +127,10 @@ class IntakeLog:
             self._lock_file.close()
             raise IntakeLogError(f"intake log {directory} is in use by another receiver") from None
         self.found = FoundSegments(directory, sorted(directory.glob("*" + _SUFFIX)))  # left by an earlier run
-        self._checkpoint = _read_checkpoint(directory / CHECKPOINT)
-        self._segments: list[_Segment] = []  # oldest first; the last one is written to
-        self._by_trace: dict[int, list[_Segment]] = {}  # traces in the buffer → their segments
+        self._checkpoint = read_checkpoint(directory / CHECKPOINT)
+        self._by_trace: dict[int, list[Segment]] = {}  # traces in the buffer → their segments
         self._births: list[int] = []
+        self._left: list[tuple[int, int]] = []  # traces that left the buffer, not noted yet; their last segment
         self._lock = threading.Lock()
         self._flushed = threading.Condition(self._lock)
         self._written = 0  # bytes appended since start, and flushed to disk
@@ -129,9 +138,13 @@ class IntakeLog:
         self._syncing = False
         self._fd = -1
         self.fault: str | None = None  # why the last write, flush or rotation failed; None while ready
+        self._fresh = True  # the next append starts a segment (none yet, or the last one faulted)
+        self._needed = 0  # bytes the write that faulted the log needed: the probe asks room for them
         self._next_number = int(self.found.paths[-1].stem) + 1 if self.found.paths else 0
+        self._releases = Releases(directory, self.found, self._next_number, self._write_note)
+        self._segments = self._releases.segments  # oldest first; the last one is written to
         try:
-            self._use(*self._new_segment())
+            room_for(directory, 0)  # the directory takes files: the first segment is started by the first append
         except OSError as exc:
             self._lock_file.close()
             raise IntakeLogError(f"intake log {directory}: {exc.strerror or exc}") from exc
@@ -140,7 +153,8 @@ class IntakeLog:
 
     @property
     def size(self) -> int:
-        """Bytes on disk: segments not yet released (those being replayed included)."""
+        """Bytes on disk: segments not yet deleted (those being replayed, and those released
+        but refused deletion, included)."""
         return self.found.bytes + sum(s.size for s in self._segments)
 
     @property
@@ -154,18 +168,23 @@ class IntakeLog:
     @property
     def ready(self) -> bool:
         """Whether the log can be written: False from a failed write, flush or rotation until
-        a fresh segment could be started (``probe``, or the next ``append``)."""
+        the disk has room for what failed (``probe``)."""
         return self.fault is None
 
     def probe(self) -> bool:
-        """Try to leave a fault behind (start a fresh segment); returns ``ready``."""
+        """End a fault once the directory takes a file of the bytes the failed write needed,
+        and retry a refused deletion when it is due; returns ``ready``."""
         with self._lock:
+            self._releases.delete()
+            self._note_left()
             if self.fault is not None:
                 try:
-                    self._recover_from_fault()
+                    room_for(self.directory, self._needed)
                 except OSError:
-                    pass
-            return self.fault is None
+                    return False
+                logger.info("intake log %s: writable again (%s before)", self.directory, self.fault)
+                self.fault = None
+            return True
 
     # -- what the buffer holds
 
@@ -182,6 +201,7 @@ class IntakeLog:
             if segments:
                 for segment in segments:
                     segment.open_traces.discard(trace_id)
+                self._left.append((trace_id, segments[-1].number))
                 self._release()
 
     # -- writing
@@ -190,20 +210,17 @@ class IntakeLog:
         """Write one accepted request, holding ``trace_ids`` (those buffered); returns the
         ticket ``wait_durable`` waits for. Births come from ``trace_entered`` since the last append."""
         with self._lock:
-            if self.fault is not None:
-                self._recover_from_fault()
             births, self._births = self._births, []
             record = encode(Logged(logged.signal, logged.media_type, logged.data, tuple(births) + logged.births, logged.seq))
             try:
-                segment = self._segments[-1]
-                if segment.size > len(SEGMENT_MAGIC) and segment.size + len(record) > self.segment_bytes:
-                    segment = self._rotate()
-                self._write_whole(segment, record)
+                if self._fresh or self._segments[-1].size + len(record) > self.segment_bytes:
+                    segment = self._start(record)
+                else:
+                    segment = self._segments[-1]
+                    self._write_whole(segment, record)
             except OSError:
                 self._births = births + self._births  # still unlogged: the next record names them
                 raise
-            segment.size += len(record)
-            self._written += len(record)
             if logged.signal != "births":
                 segment.last_seq = max(segment.last_seq, logged.seq)
             for trace_id in trace_ids:
@@ -215,29 +232,26 @@ class IntakeLog:
                 try:
                     os.fsync(self._fd)
                 except OSError as exc:
-                    self._faulted("flush", exc)
+                    self._faulted("flush", exc, 0)
                     raise
                 self._synced = self._written
             return self._written
 
-    def _write_whole(self, segment: _Segment, record: bytes) -> None:
+    def _write_whole(self, segment: Segment, record: bytes) -> None:
         """Write all of ``record`` at the end of ``segment``, or none of it (the segment is
         cut back to where the record began); a failure faults the log."""
-        view = memoryview(record)
         try:
-            while view:
-                written = os.write(self._fd, view)
-                if written == 0:
-                    raise OSError(errno.EIO, "the disk took no byte of the record")
-                view = view[written:]
+            write_whole(self._fd, record)
         except OSError as exc:
-            if len(view) < len(record):  # a part of it is on disk: cut it off
-                try:
-                    os.ftruncate(self._fd, segment.size)
-                except OSError:  # the recovery's fresh segment leaves it a torn tail, skipped by replay
-                    logger.warning("intake log %s: could not cut a partly written record off", segment.path)
-            self._faulted("write", exc)
+            try:
+                os.ftruncate(self._fd, segment.size)  # a part of it may be on disk: cut it off
+            except OSError:  # a torn tail, skipped by replay: counted as on disk
+                logger.warning("intake log %s: could not cut a partly written record off", segment.path)
+                segment.size = size_or(self._fd, segment.size)
+            self._faulted("write", exc, len(SEGMENT_MAGIC) + len(record))
             raise
+        segment.size += len(record)
+        self._written += len(record)
 
     def wait_durable(self, ticket: int) -> None:
         """Return once everything up to ``ticket`` is on disk, flushing it when no one else is."""
@@ -253,7 +267,7 @@ class IntakeLog:
                     os.fsync(fd)
                 except OSError as exc:
                     with self._lock:
-                        self._faulted("flush", exc)  # what it held is not on disk: write on in a new segment
+                        self._faulted("flush", exc, 0)  # what it held is not on disk: write on in a new segment
                     raise
                 finally:
                     os.close(fd)
@@ -263,29 +277,34 @@ class IntakeLog:
                 self._synced = max(self._synced, target)  # not reached when fsync failed: the caller sees why
 
     def releasable(self, seq: int) -> bool:
-        """Whether ``release_before(seq)`` would delete a segment."""
+        """Whether ``release_before(seq)`` would release a segment, or retry a refused deletion."""
         segments = self._segments
-        return len(segments) > 1 and segments[0].last_seq < seq
+        first = self._releases.first_unreleased()
+        return (first < len(segments) - 1 and segments[first].last_seq < seq) or self._releases.retry_due()
 
     def release_before(self, seq: int) -> None:
         """A routed log: no shard holds a trace from a record numbered below ``seq`` any more;
-        delete the closed segments, oldest first, that hold only such records."""
+        release the closed segments, oldest first, that hold only such records."""
         with self._lock:
             segments = self._segments
-            while len(segments) > 1 and segments[0].last_seq < seq:
-                segments.pop(0).path.unlink(missing_ok=True)
+            first = self._releases.first_unreleased()
+            while first < len(segments) - 1 and segments[first].last_seq < seq:
+                first += 1
+            self._releases.release_up_to(first)
 
     def live_records(self) -> Iterator[Logged]:
         """The records of this run's own segments, oldest first (a restarted shard's replay).
         The caller keeps appends out meanwhile; what was written is flushed first."""
         self.sync()
         for segment in list(self._segments):
+            if self._releases.released(segment):  # no shard needs it
+                continue
             try:
                 data = segment.path.read_bytes()
             except FileNotFoundError:  # released meanwhile: no shard needs it
                 continue
             for item in read_records(data):
-                if isinstance(item, Logged):
+                if isinstance(item, Logged) and item.signal != RELEASED:
                     yield item
 
     def durable(self, ticket: int) -> bool:
@@ -312,113 +331,109 @@ class IntakeLog:
         """The replayed records are in this log's own segments now (and flushed): delete the old
         ones — unless ``found.keep`` says they must stay until the next start."""
         self.sync()
-        if self.found.drop():
-            (self.directory / CHECKPOINT).unlink(missing_ok=True)
+        with self._lock:
+            if not self._releases.drop_found():
+                return
+            try:
+                (self.directory / CHECKPOINT).unlink(missing_ok=True)
+                sync_directory(self.directory)
+            except OSError as exc:  # it names traces of the replayed segments only: harmless if left
+                logger.warning("intake log %s: cannot delete the checkpoint (%s)", self.directory, exc.strerror or exc)
             self._checkpoint = None
-            _sync_directory(self.directory)
 
     # -- segments
 
-    def _new_segment(self) -> tuple[_Segment, int]:
-        """Create the next segment file, its header on disk; nothing is changed when it fails."""
-        path = self.directory / f"{self._next_number:016d}{_SUFFIX}"
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_TRUNC, 0o600)
+    def _start(self, record: bytes) -> Segment:
+        """Start the next segment with ``record`` in it: after a fault, or the last one being
+        full (flushed first: the next flush covers only the new one). Nothing changes when it
+        fails, but the fault."""
         try:
-            if os.write(fd, SEGMENT_MAGIC) != len(SEGMENT_MAGIC):
-                raise OSError(errno.ENOSPC, "no room for a segment's header")
-            _sync_directory(self.directory)
-        except OSError:
-            os.close(fd)
-            path.unlink(missing_ok=True)
+            if not self._fresh:
+                os.fsync(self._fd)
+                self._synced = self._written
+            segment, fd = start_segment(self.directory, self._next_number, record)
+        except OSError as exc:
+            self._faulted("rotation" if not self._fresh else "starting a segment", exc, len(SEGMENT_MAGIC) + len(record))
             raise
         self._next_number += 1
-        return _Segment(self._next_number - 1, path, size=len(SEGMENT_MAGIC)), fd
-
-    def _use(self, segment: _Segment, fd: int) -> None:
-        """Write to ``segment`` from now on; the previous descriptor is closed only now."""
         old, self._fd = self._fd, fd
-        self._segments.append(segment)
-        self._written += segment.size
         if old >= 0:
             os.close(old)
-
-    def _rotate(self) -> _Segment:
-        """Close the segment written to (flushed first: the next flush covers only the new one)."""
-        try:
-            os.fsync(self._fd)
-            self._synced = self._written
-            self._use(*self._new_segment())
-        except OSError as exc:
-            self._faulted("rotation", exc)
-            raise
+        self._segments.append(segment)
+        self._written += segment.size
+        self._fresh = False
         self._release()
-        return self._segments[-1]
+        return segment
 
-    def _faulted(self, what: str, exc: OSError) -> None:
+    def _faulted(self, what: str, exc: OSError, needed: int) -> None:
+        """A write, flush or rotation failed: not ready until ``probe`` finds room for ``needed``
+        bytes, and the next append starts a fresh segment."""
         if self.fault is None:
-            logger.error("intake log %s: %s failed (%s); not ready until a fresh segment can be started",
+            logger.error("intake log %s: %s failed (%s); not ready until the disk has room again",
                          self.directory, what, exc.strerror or exc)
         self.fault = f"{what} failed: {exc.strerror or exc}"
-
-    def _recover_from_fault(self) -> None:
-        """Start a fresh segment after a failure (its records, never acknowledged, need no flush);
-        raises while that fails too."""
-        try:
-            self._use(*self._new_segment())
-        except OSError as exc:
-            self.fault = f"cannot start a segment: {exc.strerror or exc}"
-            raise
-        logger.info("intake log %s: writable again (%s before)", self.directory, self.fault)
-        self.fault = None
-        self._release()
+        self._needed = max(needed, len(SEGMENT_MAGIC))
+        self._fresh = True
 
     def _release(self) -> None:
-        """Delete closed segments from the oldest on, while they hold no buffered trace (a routed
+        """Release closed segments from the oldest on, while they hold no buffered trace (a routed
         log knows no trace: its shards release by record number, ``release_before``)."""
         if self.routed:
+            self._releases.delete()
             return
         segments = self._segments
-        while len(segments) > 1 and not segments[0].open_traces:
-            segments.pop(0).path.unlink(missing_ok=True)
+        first = self._releases.first_unreleased()
+        while first < len(segments) - 1 and not segments[first].open_traces:
+            first += 1
+        self._releases.release_up_to(first)
+
+    def _write_note(self, record: bytes) -> bool:
+        """Write a note into the segment being written; False when there is none, or it fails
+        (faulted: a start after a crash then replays what the note would have spared)."""
+        if self._fresh or not self._segments:
+            return False
+        try:
+            self._write_whole(self._segments[-1], record)
+        except OSError as exc:
+            logger.warning("intake log %s: cannot write a note (%s)", self.directory, exc.strerror or exc)
+            return False
+        return True
+
+    def _note_left(self) -> None:
+        """Name the traces that left the buffer whose records are still on disk (``intake_segments``)."""
+        if not self._left or self._fresh:
+            return
+        oldest = self._segments[0].number
+        left = [trace_id for trace_id, last in self._left if last >= oldest]
+        self._left = []
+        if left:
+            self._write_note(left_note(left))
 
     def close(self, unjudged: Iterable[int] | None = None) -> None:
         """A graceful stop: every buffered trace was judged except ``unjudged``; keep the
-        segments only if some are, with a checkpoint naming them. ``None``: keep everything."""
+        segments only if some are, with a checkpoint naming them. ``None``: keep everything.
+        A directory that refuses leaves the segments as after a crash (a failed checkpoint), or
+        noted as released (they could not be deleted)."""
         with self._lock:
-            if self._fd >= 0:
-                try:
+            try:
+                if self._fd >= 0 and not self._fresh:
                     os.fsync(self._fd)
-                finally:
+                if unjudged is not None:
+                    self._stop_with(set(unjudged) if self.routed else set(unjudged) & self._by_trace.keys())
+            except OSError as exc:
+                logger.error("intake log %s: could not close cleanly (%s); the next start replays it as after "
+                             "a crash", self.directory, exc.strerror or exc)
+            finally:
+                if self._fd >= 0:
                     os.close(self._fd)
                     self._fd = -1
-            if unjudged is not None:
-                still = set(unjudged) if self.routed else set(unjudged) & self._by_trace.keys()
-                if still:
-                    tmp = self.directory / (CHECKPOINT + ".tmp")
-                    tmp.write_bytes(b"".join(t.to_bytes(16, "big") for t in sorted(still)))
-                    with open(tmp, "rb") as written:
-                        os.fsync(written.fileno())
-                    os.replace(tmp, self.directory / CHECKPOINT)
-                else:
-                    for segment in self._segments:
-                        segment.path.unlink(missing_ok=True)
-                    self._segments.clear()
-                _sync_directory(self.directory)
-            self._lock_file.close()
+                self._lock_file.close()
 
-
-def _read_checkpoint(path: Path) -> frozenset[int] | None:
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    return frozenset(int.from_bytes(data[i:i + 16], "big") for i in range(0, len(data) - 15, 16))
-
-
-def _sync_directory(directory: Path) -> None:
-    """Make a created or deleted file's name durable (its directory entry)."""
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    def _stop_with(self, unjudged: set[int]) -> None:
+        if unjudged:
+            write_checkpoint(self.directory / CHECKPOINT, unjudged)
+        else:
+            self._releases.release_all(self._next_number)
+            if self._segments:  # refused: the last segment says all of them are released
+                os.fsync(self._fd)
+        sync_directory(self.directory)

@@ -18,7 +18,8 @@ class IntakeLogMetrics:
         if log is not None:
             meter.create_observable_gauge(
                 "agent.reliability.intake_log.size", callbacks=[lambda _: [Observation(log.size)]], unit="By",
-                description="Bytes of acknowledged requests in the intake log, not yet released by a checkpoint",
+                description="Bytes of the intake log's segments on disk: acknowledged requests whose traces are "
+                "still needed, and released segments the directory has not let be deleted yet",
             )
             meter.create_observable_counter(
                 "agent.reliability.intake_log.written", callbacks=[lambda _: [Observation(log.written)]], unit="By",
@@ -31,13 +32,13 @@ class IntakeLogMetrics:
         )
         self._torn = meter.create_counter(
             "agent.reliability.intake_log.torn_records", unit="{record}",
-            description="Records found torn (cut short by a crash mid-write) at the end of an intake log segment "
-            "at start, and skipped: never acknowledged",
+            description="Records found torn at start and skipped: the last record of a segment cut short by a "
+            "crash while it was written, so never acknowledged",
         )
         self._corrupt = meter.create_counter(
             "agent.reliability.intake_log.corrupt_records", unit="{region}",
-            description="Damaged stretches found inside intake log segments at start and skipped; "
-            "the intact records after each were replayed",
+            description="Damaged stretches found in intake log segments at start and skipped: records written "
+            "whole, so acknowledged, and damaged on disk since (lost); the intact records around each were replayed",
         )
         self._skipped = meter.create_counter(
             "agent.reliability.intake_log.skipped", unit="By",
@@ -47,7 +48,7 @@ class IntakeLogMetrics:
     def replayed(self, log: IntakeLog, replayed: int, shard: str) -> None:
         """Count what ``replay`` did with ``log`` (``shard``: how the log line names this worker)."""
         found = log.found
-        for counter, count in ((self._torn, found.torn_records), (self._corrupt, found.corrupt_records),
+        for counter, count in ((self._torn, found.torn_records), (self._corrupt, found.damaged_records),
                                (self._skipped, found.skipped_bytes)):
             if count:
                 counter.add(count)
@@ -55,5 +56,5 @@ class IntakeLogMetrics:
             self._replayed.add(replayed)
             logger.info(
                 "otel-reliability receiver%s replayed %d acknowledged request(s) from %s (%d torn and %d damaged "
-                "record(s) skipped)", shard, replayed, log.directory, found.torn_records, found.corrupt_records,
+                "record(s) skipped)", shard, replayed, log.directory, found.torn_records, found.damaged_records,
             )

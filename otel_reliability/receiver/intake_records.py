@@ -16,9 +16,12 @@ the same way (PostgreSQL's WAL records carry their length and a CRC of the whole
 Reading is **resynchronising**: at a record that is short or whose CRC does not match,
 the reader looks for the next marker after it whose record is whole and checks out, and
 goes on from there. What lay between is skipped and reported (``Damage``): the records
-after a damaged one are replayed, never discarded with it. Damage that runs to the end of
-the segment is a torn tail (a crash in the middle of writing the last record, which was
-never acknowledged: its flush had not completed). A marker also appears by chance inside
+after a damaged one are replayed, never discarded with it. Damage is **torn** when it is
+what a crash in the middle of writing the last record leaves: at the end of the segment, a
+record cut short (its header, or part of it, and fewer bytes than its length says) or
+zeros. That record was never acknowledged: its flush had not completed. Anything else —
+a whole record whose CRC does not match, in the middle or at the end — was written whole,
+so acknowledged, and damaged afterwards. A marker also appears by chance inside
 request bodies; one whose CRC does not match is passed over (a false match costs a 2⁻³²
 chance).
 
@@ -41,7 +44,9 @@ _LENGTH = struct.Struct("<I")
 _OLD_HEADER = struct.Struct("<II")  # before the framing: payload length, crc32 of the payload
 _META = struct.Struct("<BBIQ")  # signal, media type, number of births, sequence number
 _V1_META = struct.Struct("<BBI")
-SIGNALS = ("traces", "logs", "births")  # births: a shard's note of where traces entered its buffer
+# births: a shard's note of where traces entered its buffer; released and left: segments
+# released but not deleted yet, traces that left the buffer (``intake_segments``)
+SIGNALS = ("traces", "logs", "births", "released", "left")
 MEDIA = ("application/x-protobuf", "application/json")
 HEADER_BYTES = _HEADER.size + _META.size  # what a record adds to the body it holds, births aside
 MAX_PAYLOAD = 1 << 31  # a length beyond this is damage, not a record
@@ -61,12 +66,13 @@ class Logged:
 
 @dataclass(frozen=True, slots=True)
 class Damage:
-    """Bytes of a segment that held no readable record, from ``start`` to ``end``; ``tail``
-    when they run to the end of the segment (a torn last record)."""
+    """Bytes of a segment that held no readable record, from ``start`` to ``end``; ``torn``
+    when they are a last record cut short by a crash (never acknowledged), else damage done
+    to records written whole."""
 
     start: int
     end: int
-    tail: bool
+    torn: bool
 
     @property
     def size(self) -> int:
@@ -94,8 +100,11 @@ def read_records(data: bytes) -> Iterator[Logged | Damage]:
     held none (see the module's docstring).
 
     >>> good = encode(Logged("logs", "application/x-protobuf", b"x"))
-    >>> [type(r).__name__ for r in read_records(SEGMENT_MAGIC + good + b"garbage!" + good + good[:9])]
-    ['Logged', 'Damage', 'Logged', 'Damage']
+    >>> flipped = good[:-1] + b"y"
+    >>> [getattr(r, "torn", "ok") for r in read_records(SEGMENT_MAGIC + good + b"garbage!" + good + good[:9])]
+    ['ok', False, 'ok', True]
+    >>> [getattr(r, "torn", "ok") for r in read_records(SEGMENT_MAGIC + good + flipped)]
+    ['ok', False]
     """
     if data.startswith(SEGMENT_MAGIC):
         meta = _META
@@ -112,8 +121,21 @@ def read_records(data: bytes) -> Iterator[Logged | Damage]:
             yield logged
             continue
         resumed = _next_record(data, offset + 1, meta)
-        yield Damage(offset, resumed, tail=resumed == len(data))
+        yield Damage(offset, resumed, torn=resumed == len(data) and _cut_short(data, offset))
         offset = resumed
+
+
+def _cut_short(data: bytes, offset: int) -> bool:
+    """Whether the bytes from ``offset`` to the end are a record cut short by a crash: zeros
+    (a file extended past its last write), part of a header, or a header whose length runs
+    past the end."""
+    rest = data[offset:]
+    if not rest.strip(b"\0"):
+        return True
+    if len(rest) < _HEADER.size:
+        return RECORD_MARKER.startswith(rest[:len(RECORD_MARKER)])
+    marker, length, _crc = _HEADER.unpack_from(rest)
+    return marker == RECORD_MARKER and _HEADER.size + length > len(rest)
 
 
 def _next_record(data: bytes, start: int, meta: struct.Struct) -> int:
@@ -152,7 +174,7 @@ def _read_unframed(data: bytes) -> Iterator[Logged | Damage]:
             if len(payload) == length and zlib.crc32(payload) == crc:
                 logged = _payload(payload, _V1_META)
         if logged is None:  # no marker to resynchronise on: the rest is lost to replay
-            yield Damage(offset, len(data), tail=True)
+            yield Damage(offset, len(data), torn=end > len(data) or len(payload) < length)
             return
         yield logged
         offset = end + length

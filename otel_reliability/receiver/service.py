@@ -14,6 +14,7 @@ before it takes requests: what was acknowledged and not yet judged is judged aft
 from __future__ import annotations
 
 import logging
+import math
 import threading
 import time
 import zlib
@@ -288,7 +289,19 @@ class ReceiverService:
         if refusal is not None:
             dropped(count, refusal)
             self.metrics.refused(refusal)
-            raise Overloaded(self.config.retry_after, refusal)
+            raise Overloaded(self.retry_after(refusal), refusal)
+
+    def retry_after(self, refusal: str) -> int:
+        """Seconds a refused client is told to wait: ``retry_after``, or at the soft byte limit
+        until judged traces leaving make room (their late windows end on this receiver's
+        clock), so that an exporter's few retries are not spent before any room can be made."""
+        if refusal != SOFT_BYTE_LIMIT:
+            return self.config.retry_after
+        limit = self._soft_buffered_bytes - self.pipeline.paused.bytes
+        wait = self.pipeline.buffer.seconds_until_below(limit, time.monotonic())
+        if wait is None:
+            return self.config.retry_after
+        return max(self.config.retry_after, math.ceil(wait + self.judge_interval))
 
     def log_has_room(self, body_bytes: int) -> bool:
         """Whether the intake log can take a request of ``body_bytes`` (always, without a log)."""
@@ -380,13 +393,14 @@ class ReceiverService:
 
     def judge_tick(self) -> None:
         """``judge_due``, logging what went wrong instead of raising: the next traces are judged
-        whatever one did. A faulted intake log is given a chance to recover on each tick, so that
-        readiness comes back once its disk does, whether or not a request arrives."""
+        whatever one did. The intake log is probed on each tick, so that readiness comes back
+        once its disk does, and a deletion its directory refused is retried, whether or not a
+        request arrives."""
         try:
             self.judge_due()
         except Exception:
             logger.exception("otel-reliability receiver failed while judging")
-        if self.intake_log is not None and not self.intake_log.ready:
+        if self.intake_log is not None:
             self.intake_log.probe()
 
     def reload_expectations(self, counted: bool = True) -> Reloaded:

@@ -29,7 +29,7 @@ from ..sources import Shard
 from ..suppression import suppress_instrumentation_in_this_thread
 from .config import ReceiverConfig
 from .intake import Body, IntakeError
-from .outcomes import VERDICTS_HELD
+from .outcomes import SOFT_BYTE_LIMIT, VERDICTS_HELD
 from .service import ReceiverService
 from .tuning import tune_garbage_collection, tune_malloc
 
@@ -42,14 +42,15 @@ READ_BEFORE_REPORT = 64  # requests a shard reads at most before it reports its 
 class Report:
     """What a shard says of itself: it read every record up to ``seq``, has room for
     ``spans`` and ``nbytes`` more (or refuses everything, ``refusal``), holds no trace from
-    a record before ``low_water``, and saw ``births`` (trace id, record number) since its last report."""
+    a record before ``low_water``, saw ``births`` (trace id, record number) since its last report,
+    and would tell a client refused at its byte limit to retry after ``retry_after`` seconds."""
 
-    __slots__ = ("seq", "spans", "nbytes", "refusal", "low_water", "births")
+    __slots__ = ("seq", "spans", "nbytes", "refusal", "low_water", "births", "retry_after")
 
     def __init__(self, seq: int, spans: int, nbytes: int, refusal: str | None, low_water: int,
-                 births: list[tuple[int, int]]) -> None:
+                 births: list[tuple[int, int]], retry_after: int) -> None:
         self.seq, self.spans, self.nbytes, self.refusal = seq, spans, nbytes, refusal
-        self.low_water, self.births = low_water, births
+        self.low_water, self.births, self.retry_after = low_water, births, retry_after
 
 
 class ShardWorker:
@@ -186,6 +187,10 @@ class ShardWorker:
             self._on_exit(self.shard.index)
 
 
+class _ServingProcessGone(Exception):
+    """The pipe to the serving process broke: a shard stops quietly, the log keeps what it held."""
+
+
 def _down(shard: Shard, why: Any) -> IntakeError:
     logger.error("worker %d is down: %s", shard.index, why)
     return IntakeError(503, "UNAVAILABLE", f"receiver worker {shard.index} is down; retry later")
@@ -227,19 +232,28 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     logging.basicConfig(level=logging.INFO, format=f"%(asctime)s %(levelname)s shard {index} %(name)s: %(message)s")
 
     def send(message: tuple) -> None:
-        connection.send(message)
+        try:
+            connection.send(message)
+        except (OSError, ValueError) as exc:  # a broken pipe: the serving process is gone
+            raise _ServingProcessGone from exc
 
-    def hand_on(keys: list[str], records: list[SpanRecord]) -> None:
-        send(("paused", None, keys, records))
+    def hand_on(message: tuple) -> None:
+        try:
+            send(message)
+        except _ServingProcessGone:  # called from inside judging: the loop stops at its next report
+            logger.warning("shard %d could not hand on a %s: the serving process is gone", index, message[0])
+
+    def hand_on_paused(keys: list[str], records: list[SpanRecord]) -> None:
+        hand_on(("paused", None, keys, records))
 
     def hand_on_turn(owner: int, session_id: str, turn: Turn) -> None:
-        send(("turn", None, owner, session_id, turn))
+        hand_on(("turn", None, owner, session_id, turn))
 
     tune_malloc()
     ledger = ShardLedger()
     try:
         service = ReceiverService(
-            ReceiverConfig.model_validate(config_data), Shard(index, count), on_paused=hand_on, on_turn=hand_on_turn,
+            ReceiverConfig.model_validate(config_data), Shard(index, count), on_paused=hand_on_paused, on_turn=hand_on_turn,
             log_intake=False, ledger=ledger,
         )
     except Exception as exc:  # the serving process built the same service first: this is rare
@@ -249,7 +263,7 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     def report() -> None:
         refusal = VERDICTS_HELD if service.pipeline.held.at_bound else None
         send(("credits", None, ledger.read, service.room(), service.byte_room(), refusal, ledger.low_water(),
-              ledger.births()))
+              ledger.births(), service.retry_after(SOFT_BYTE_LIMIT)))
 
     tune_garbage_collection()
     suppress_instrumentation_in_this_thread()
@@ -262,13 +276,13 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
     stopped = False
     try:
         while not stopped:
-            now = time.monotonic()
-            if now >= next_tick:
-                service.judge_tick()
-                report()  # judging and expiry free room: say so even when nothing arrives
-                next_tick = now + tick
-            read = 0
             try:
+                now = time.monotonic()
+                if now >= next_tick:
+                    service.judge_tick()
+                    report()  # judging and expiry free room: say so even when nothing arrives
+                    next_tick = now + tick
+                read = 0
                 if not connection.poll(max(0.0, next_tick - time.monotonic())):
                     continue
                 while read < READ_BEFORE_REPORT and (read == 0 or connection.poll(0)):
@@ -280,13 +294,13 @@ def _shard_main(config_data: dict, index: int, count: int, connection: Connectio
                     _handle(service, ledger, connection, kind, call_id, args, send)
                 if read:
                     report()
-            except (EOFError, OSError):  # the serving process is gone: judge what is here and stop
-                stopped = True
+            except (EOFError, ConnectionError, _ServingProcessGone):
+                stopped = True  # the serving process is gone: judge what is here and stop
     finally:
         service.stop()
         try:
             send(("stopped", None, service.unjudged))
-        except (OSError, ValueError):  # the serving process is gone: its log keeps everything
+        except _ServingProcessGone:  # its log keeps everything
             pass
 
 

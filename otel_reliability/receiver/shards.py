@@ -48,7 +48,7 @@ from .intake import JSON, LOGS, Body, IntakeError
 from .intake_births import births_note
 from .intake_log import Logged
 from .intake_startup import open_intake_log
-from .outcomes import INTAKE_LOG_FULL, INTAKE_LOG_UNWRITABLE, Accepted, Overloaded
+from .outcomes import INTAKE_LOG_FULL, INTAKE_LOG_UNWRITABLE, SOFT_BYTE_LIMIT, Accepted, Overloaded
 from .service import ReceiverService
 from .shard_process import Report, ShardWorker
 from .shard_replay import replay_at_start, replay_to_shard
@@ -93,7 +93,7 @@ class ShardedReceiver:
         self._stopping = False
         spans_share = max(1, config.max_buffered_spans // max(1, count))
         bytes_share = int(config.engine_settings().soft_buffered_bytes // max(1, count))
-        self._fresh_credits = lambda: Credits(spans_share, bytes_share)
+        self._fresh_credits = lambda: Credits(spans_share, bytes_share, self.config.retry_after)
         self._credits = [self._fresh_credits() for _ in range(count if count > 1 else 0)]
         self._low_water = [0] * count
         self._noted = [-1] * count  # the last record number each shard's births were noted up to
@@ -201,6 +201,7 @@ class ShardedReceiver:
                                 items: int) -> None:
         log = self.log
         reason = None
+        retry_after = self.config.retry_after
         if log is not None and not log.has_room(len(body.data)):
             reason = INTAKE_LOG_FULL
         elif log is not None and not log.probe():
@@ -212,18 +213,20 @@ class ShardedReceiver:
                     raise IntakeError(503, "UNAVAILABLE", f"receiver worker {index} is restarting; retry later")
                 reason = self._credits[index].refusal(shares[index], int(shares[index] * per_item))
                 if reason is not None:
+                    if reason == SOFT_BYTE_LIMIT:  # the shard knows when its buffer makes room
+                        retry_after = self._credits[index].retry_after
                     break
         if reason is None:
             return
         dropped = self.metrics.log_records_dropped if body.signal == LOGS else self.metrics.spans_dropped
         dropped(items, reason)
         self.metrics.refused(reason)
-        raise Overloaded(self.config.retry_after, reason)
+        raise Overloaded(retry_after, reason)
 
     def _reported(self, index: int, report: Report) -> None:
         """A shard's report (its reader thread): its credits, its births into the log, and the
         segments no shard holds a trace from any more released."""
-        self._credits[index].report(report.seq, report.spans, report.nbytes, report.refusal)
+        self._credits[index].report(report.seq, report.spans, report.nbytes, report.refusal, report.retry_after)
         self._low_water[index] = report.low_water
         log = self.log
         if log is None:

@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping
 from urllib.parse import urlsplit
 
 from otel_reliability.results import RunResult
+from otel_reliability.textfile import NotUtf8Error, read_text
 from otel_reliability.stores import ResultStore, StoreSpecError, open_store, parse_store_spec
 
 __all__ = ["LoadedResult", "ResultSourceError", "load_pulled", "load_result_set", "source_label"]
@@ -70,17 +71,14 @@ def load_result_set(source: str | Path, agent_version: str | None = None) -> lis
     if head == SQLITE_HEADER:
         return _from_store(source, lambda: _open_sqlite(path), agent_version)
     try:
-        with open(path, encoding="utf-8") as file:
-            first_line = file.readline()
-            while first_line and not first_line.strip():
-                first_line = file.readline()
-            if not first_line:
-                raise ResultSourceError(f"{path}: empty; give {EXPECTED}")
-            if _is_record(_json_or_none(first_line)):  # a JSON Lines store: read by the store, once
-                return _from_store(source, lambda: _open_jsonl(path), agent_version)
-            text = first_line + file.read()
-    except UnicodeDecodeError:
-        raise ResultSourceError(f"{path}: neither text nor SQLite; give {EXPECTED}") from None
+        text = read_text(path)  # a file that is not UTF-8 is refused whole: one line naming the byte
+    except NotUtf8Error as exc:
+        raise ResultSourceError(str(exc)) from None
+    first_line = next((line for line in text.splitlines() if line.strip()), None)
+    if first_line is None:
+        raise ResultSourceError(f"{path}: empty; give {EXPECTED}")
+    if _is_record(_json_or_none(first_line)):  # a JSON Lines store: read by the store
+        return _from_store(source, lambda: _open_jsonl(path), agent_version)
     loaded = _from_document(path, text)
     return loaded if agent_version is None else [r for r in loaded if r.result.agent_version == agent_version]
 

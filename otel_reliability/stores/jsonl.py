@@ -2,7 +2,8 @@
 
 Each ``add`` is one unbuffered write of a whole line, so lines from several threads or
 processes appending to the same file do not interleave. ``query`` reads the file back;
-a line that does not parse (a write cut short by a crash) is skipped.
+a line that does not parse (a write cut short by a crash, a byte that is not UTF-8) is
+skipped, and the lines around it are still read.
 
 The file is never rewritten, so a verdict a re-judgement made void (``Superseded``: a run
 that is no longer top-level) is marked by a line of its own,
@@ -91,10 +92,10 @@ class JsonLinesStore:
     def _read(self, session_id: str | None) -> list[Any]:
         """Run results and superseded marks, or the results of one session."""
         entries: list[Any] = []
-        with open(self._path, encoding="utf-8") as lines:
+        with open(self._path, "rb") as lines:
             for line in lines:
                 try:
-                    data = json.loads(line)
+                    data = json.loads(line.decode("utf-8"))
                     mark = data.get("superseded")
                     if session_id is None and mark is not None:
                         entries.append(Superseded(int(mark["trace_id"], 16), int(mark["run_span_id"], 16), float(mark["at"])))

@@ -13,6 +13,7 @@ processor to a results store, and the live run is held to what ``eval`` gives th
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import sys
@@ -35,7 +36,22 @@ from ..reading import is_pseudo_tool
 
 TESTS = Path(__file__).resolve().parents[1]
 CORPUS = TESTS / "fixtures" / "corpus"
-sys.path.insert(0, str(TESTS / "capture"))  # capture_common: the scripted OpenAI-compatible model
+
+def _load_capture_common() -> None:
+    """Make ``import capture_common`` (the scripted OpenAI-compatible model) work in live tests.
+
+    Loaded by its file, not by putting ``tests/capture`` on ``sys.path``: that folder holds
+    capture folders named after frameworks and SDKs (``logfire``, ``mlflow``, ``crewai`` …),
+    which would shadow, as empty namespace packages, the real ones a venv lacks.
+    """
+    spec = importlib.util.spec_from_file_location("capture_common", TESTS / "capture" / "capture_common.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["capture_common"] = module
+    spec.loader.exec_module(module)
+
+
+_load_capture_common()
 
 
 @dataclass
