@@ -131,12 +131,18 @@ class OtlpTraceSink:
     def status_of(self, trace_id: int, span_id: int) -> str | None:
         """The ``reliability.status`` the span arrived with; None when it arrived without one
         (or never arrived)."""
+        span = self.span(trace_id, span_id)
+        return None if span is None else next(
+            (a.value.string_value for a in span.attributes if a.key == "reliability.status"), None)
+
+    def span(self, trace_id: int, span_id: int):
+        """The span as it arrived (an OTLP protobuf ``Span``), or None."""
         for request in self.requests:
             for resource in request.resource_spans:
                 for scope in resource.scope_spans:
                     for span in scope.spans:
                         if (int.from_bytes(span.trace_id, "big"), int.from_bytes(span.span_id, "big")) == (trace_id, span_id):
-                            return next((a.value.string_value for a in span.attributes if a.key == "reliability.status"), None)
+                            return span
         return None
 
     def stop(self) -> None:
@@ -170,6 +176,14 @@ def assert_page_judged_as_captured(page: PageRun, framework: str, scenario: str)
     """After the live run the page wired: the store holds the verdicts ``eval`` gives the
     captured trace of the same scenario (status and chain), and each stored run's span reached
     the receiver carrying that status."""
+    stored = assert_page_stored_as_captured(page, framework, scenario)
+    exported = [page.receiver.status_of(r.trace_id, r.run_span_id) for r in stored]
+    assert exported == [r.verdict.eval_status for r in stored], f"the receiver got the run spans with {exported}"
+
+
+def assert_page_stored_as_captured(page: PageRun, framework: str, scenario: str) -> list[RunResult]:
+    """After the live run the page wired (its program ended): the store holds the verdicts
+    ``eval`` gives the captured trace of the same scenario, status and chain; returns them."""
     page.shutdown()
     captured = captured_results(framework, scenario)
     # (this module is not assertion-rewritten: the messages say what differed)
@@ -178,17 +192,16 @@ def assert_page_judged_as_captured(page: PageRun, framework: str, scenario: str)
         f"the store holds {[r.verdict.eval_status for r in stored]}, the capture says "
         f"{[r.verdict.eval_status for r in captured]}")
     assert chain_of(stored) == chain_of(captured), f"the stored chain is {chain_of(stored)}, the capture's {chain_of(captured)}"
-    exported = [page.receiver.status_of(r.trace_id, r.run_span_id) for r in stored]
-    assert exported == [r.verdict.eval_status for r in stored], f"the receiver got the run spans with {exported}"
+    return stored
 
 
-def run_page_snippet(framework: str, store: Path, monkeypatch) -> PageRun:
+def run_page_snippet(framework: str, store: Path, monkeypatch, endpoint: str = "OTEL_EXPORTER_OTLP_ENDPOINT") -> PageRun:
     """Run the page's snippet as it stands: its processor keeps verdicts in ``store``
-    (``OTEL_RELIABILITY_STORE``) and its OTLP exporter sends to an ``OtlpTraceSink``
-    (``OTEL_EXPORTER_OTLP_ENDPOINT``)."""
+    (``OTEL_RELIABILITY_STORE``) and its OTLP exporter sends to an ``OtlpTraceSink``, whose
+    address is set in ``endpoint`` (the variable the page tells the user to set)."""
     receiver = OtlpTraceSink()
     monkeypatch.setenv("OTEL_RELIABILITY_STORE", str(store))
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+    monkeypatch.setenv(endpoint, receiver.endpoint)
     namespace: dict = {}
     exec(compile(page_snippet(framework), f"docs/frameworks/{framework}.md", "exec"), namespace)
     return PageRun(namespace, receiver, store)
