@@ -19,6 +19,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -149,19 +150,25 @@ class OtlpTraceSink:
         self.server.stop(grace=None)
 
 
+def provider_shut_down(namespace: dict) -> None:
+    """How a snippet that makes its own tracer provider (named ``provider``) ends."""
+    namespace["provider"].shutdown()
+
+
 @dataclass
 class PageRun:
-    """A page's snippet, executed: the names it defined, the receiver its exporter sends to and
-    the results store its processor writes."""
+    """A page's snippet, executed: the names it defined, the receiver its exporter sends to, the
+    results store its processor writes, and how the user's program ends."""
 
     namespace: dict
     receiver: OtlpTraceSink
     store: Path
+    ends: Callable[[dict], None] = provider_shut_down
 
     def shutdown(self) -> None:
-        """Shut the snippet's tracer provider down, as a user's program ends: the batch
-        processor exports what it holds, then the receiver stops."""
-        self.namespace["provider"].shutdown()
+        """End the snippet's tracing as a user's program ends: the batch processor exports what
+        it holds, then the receiver stops."""
+        self.ends(self.namespace)
         self.receiver.stop()
 
     def stored_results(self) -> list[RunResult]:
@@ -195,13 +202,17 @@ def assert_page_stored_as_captured(page: PageRun, framework: str, scenario: str)
     return stored
 
 
-def run_page_snippet(framework: str, store: Path, monkeypatch, endpoint: str = "OTEL_EXPORTER_OTLP_ENDPOINT") -> PageRun:
+def run_page_snippet(framework: str, store: Path, monkeypatch, endpoint: str | None = "OTEL_EXPORTER_OTLP_ENDPOINT",
+                     ends: Callable[[dict], None] = provider_shut_down) -> PageRun:
     """Run the page's snippet as it stands: its processor keeps verdicts in ``store``
     (``OTEL_RELIABILITY_STORE``) and its OTLP exporter sends to an ``OtlpTraceSink``, whose
-    address is set in ``endpoint`` (the variable the page tells the user to set)."""
+    address is set in ``endpoint`` (the variable the page tells the user to set; None: the page
+    sets none, and nothing is sent there); ``ends`` is how the program ends when the snippet names
+    no ``provider``."""
     receiver = OtlpTraceSink()
     monkeypatch.setenv("OTEL_RELIABILITY_STORE", str(store))
-    monkeypatch.setenv(endpoint, receiver.endpoint)
+    if endpoint is not None:
+        monkeypatch.setenv(endpoint, receiver.endpoint)
     namespace: dict = {}
     exec(compile(page_snippet(framework), f"docs/frameworks/{framework}.md", "exec"), namespace)
-    return PageRun(namespace, receiver, store)
+    return PageRun(namespace, receiver, store, ends)
