@@ -20,6 +20,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
@@ -147,31 +148,43 @@ class OtlpTraceSink:
     def status_of(self, trace_id: int, span_id: int) -> str | None:
         """The ``reliability.status`` the span arrived with; None when it arrived without one
         (or never arrived)."""
+        span = self.span(trace_id, span_id)
+        return None if span is None else next(
+            (a.value.string_value for a in span.attributes if a.key == "reliability.status"), None)
+
+    def span(self, trace_id: int, span_id: int):
+        """The span as it arrived (an OTLP protobuf ``Span``), or None."""
         for request in self.requests:
             for resource in request.resource_spans:
                 for scope in resource.scope_spans:
                     for span in scope.spans:
                         if (int.from_bytes(span.trace_id, "big"), int.from_bytes(span.span_id, "big")) == (trace_id, span_id):
-                            return next((a.value.string_value for a in span.attributes if a.key == "reliability.status"), None)
+                            return span
         return None
 
     def stop(self) -> None:
         self.server.stop(grace=None)
 
 
+def provider_shut_down(namespace: dict) -> None:
+    """How a snippet that makes its own tracer provider (named ``provider``) ends."""
+    namespace["provider"].shutdown()
+
+
 @dataclass
 class PageRun:
-    """A page's snippet, executed: the names it defined, the receiver its exporter sends to and
-    the results store its processor writes."""
+    """A page's snippet, executed: the names it defined, the receiver its exporter sends to, the
+    results store its processor writes, and how the user's program ends."""
 
     namespace: dict
     receiver: OtlpTraceSink
     store: Path
+    ends: Callable[[dict], None] = provider_shut_down
 
     def shutdown(self) -> None:
-        """Shut the snippet's tracer provider down, as a user's program ends: the batch
-        processor exports what it holds, then the receiver stops."""
-        self.namespace["provider"].shutdown()
+        """End the snippet's tracing as a user's program ends: the batch processor exports what
+        it holds, then the receiver stops."""
+        self.ends(self.namespace)
         self.receiver.stop()
 
     def stored_results(self) -> list[RunResult]:
@@ -186,6 +199,14 @@ def assert_page_judged_as_captured(page: PageRun, framework: str, scenario: str)
     """After the live run the page wired: the store holds the verdicts ``eval`` gives the
     captured trace of the same scenario (status and chain), and each stored run's span reached
     the receiver carrying that status."""
+    stored = assert_page_stored_as_captured(page, framework, scenario)
+    exported = [page.receiver.status_of(r.trace_id, r.run_span_id) for r in stored]
+    assert exported == [r.verdict.eval_status for r in stored], f"the receiver got the run spans with {exported}"
+
+
+def assert_page_stored_as_captured(page: PageRun, framework: str, scenario: str) -> list[RunResult]:
+    """After the live run the page wired (its program ended): the store holds the verdicts
+    ``eval`` gives the captured trace of the same scenario, status and chain; returns them."""
     page.shutdown()
     captured = captured_results(framework, scenario)
     # (this module is not assertion-rewritten: the messages say what differed)
@@ -194,17 +215,20 @@ def assert_page_judged_as_captured(page: PageRun, framework: str, scenario: str)
         f"the store holds {[r.verdict.eval_status for r in stored]}, the capture says "
         f"{[r.verdict.eval_status for r in captured]}")
     assert chain_of(stored) == chain_of(captured), f"the stored chain is {chain_of(stored)}, the capture's {chain_of(captured)}"
-    exported = [page.receiver.status_of(r.trace_id, r.run_span_id) for r in stored]
-    assert exported == [r.verdict.eval_status for r in stored], f"the receiver got the run spans with {exported}"
+    return stored
 
 
-def run_page_snippet(framework: str, store: Path, monkeypatch) -> PageRun:
+def run_page_snippet(framework: str, store: Path, monkeypatch, endpoint: str | None = "OTEL_EXPORTER_OTLP_ENDPOINT",
+                     ends: Callable[[dict], None] = provider_shut_down) -> PageRun:
     """Run the page's snippet as it stands: its processor keeps verdicts in ``store``
-    (``OTEL_RELIABILITY_STORE``) and its OTLP exporter sends to an ``OtlpTraceSink``
-    (``OTEL_EXPORTER_OTLP_ENDPOINT``)."""
+    (``OTEL_RELIABILITY_STORE``) and its OTLP exporter sends to an ``OtlpTraceSink``, whose
+    address is set in ``endpoint`` (the variable the page tells the user to set; None: the page
+    sets none, and nothing is sent there); ``ends`` is how the program ends when the snippet names
+    no ``provider``."""
     receiver = OtlpTraceSink()
     monkeypatch.setenv("OTEL_RELIABILITY_STORE", str(store))
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", receiver.endpoint)
+    if endpoint is not None:
+        monkeypatch.setenv(endpoint, receiver.endpoint)
     namespace: dict = {}
     exec(compile(page_snippet(framework), f"docs/frameworks/{framework}.md", "exec"), namespace)
-    return PageRun(namespace, receiver, store)
+    return PageRun(namespace, receiver, store, ends)
