@@ -33,7 +33,7 @@ from .output_file import OutputError, write_output
 from .bfcl.cli import register as register_bfcl
 from .case_runs import run_eval_set
 from .expect_cli import register as register_expect
-from .inspect import register as register_inspect
+from .inspect_cli import register as register_inspect
 from .receiver.cli import register as register_serve
 from .reports.cli import register as register_report
 from .reports.compare_cli import register as register_compare
