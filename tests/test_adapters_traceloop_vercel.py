@@ -90,7 +90,7 @@ def test_every_span_read_as_a_run_is_held_back_by_the_front_door_test(framework)
     # The span processor holds back what may_be_run says may be a run, to forward it with its verdict.
     for span in _spans_of(framework):
         if to_record(span).role is Role.AGENT_RUN:
-            assert may_be_run(span.attributes, local_root=span.parent_id == 0), span.name
+            assert may_be_run(span.name, span.attributes, local_root=span.parent_id == 0), span.name
 
 
 def test_a_graph_invocation_is_one_run_and_its_wrapper_span_is_not_a_run():

@@ -23,7 +23,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from otel_reliability import OTLPJsonFileSpanExporter
 from otel_reliability.adapters import conventions
 from otel_reliability.adapters.decoders import (
-    as_kwargs, as_python, chat_completions_requests, chat_completions_responses,
+    RESPONSE_FORMATS, as_kwargs, as_python, chat_completions_requests, chat_completions_responses,
 )
 from otel_reliability.cli import EXIT_FAILED, main
 
@@ -207,3 +207,51 @@ def test_chat_completions_messages_give_the_newest_requests_and_answers():
         {"role": "tool", "tool_call_id": "c1", "content": "2"},
     ]
     assert [(r.call_id, r.content) for r in chat_completions_responses(json.dumps(messages))] == [("c1", "2")]
+
+
+READER_CODE = [path for folder in ("adapters", "assembly", "sources") for path in (ROOT / "otel_reliability" / folder).rglob("*.py")]
+
+
+@pytest.mark.parametrize("origin", conventions.in_force(), ids=lambda origin: origin.convention.name)
+def test_a_shipped_convention_is_found_by_keys_no_reader_code_names(origin):
+    # Issue 32, item 2: what marks a span as a convention's lives in its file alone. Each
+    # convention moved out of adapters/ joins this table by being a shipped file.
+    selectors = {rule.when.attribute for rule in origin.convention.spans if rule.when.attribute}
+    naming = {str(path.relative_to(ROOT)): sorted(key for key in selectors if f'"{key}"' in path.read_text(encoding="utf-8"))
+              for path in READER_CODE}
+    assert {path: keys for path, keys in naming.items() if keys} == {}
+
+
+def test_the_ai_sdks_failed_tool_results_are_answers_and_its_successes_are_not():
+    # A provider-executed tool's success has no tool span and is no refusal: only the outputs
+    # that say no result came back answer a call (``ai_sdk_messages``).
+    messages = [
+        {"role": "assistant", "content": [{"type": "tool-call", "toolCallId": "old"}]},
+        {"role": "tool", "content": [
+            {"type": "tool-result", "toolCallId": "c1", "output": {"type": "error-text", "value": "no such tool"}},
+            {"type": "tool-result", "toolCallId": "c2", "output": {"type": "execution-denied", "reason": "not allowed"}},
+            {"type": "tool-result", "toolCallId": "c3", "output": {"type": "json", "value": {"ok": True}}},
+        ]},
+    ]
+    answers = RESPONSE_FORMATS["ai_sdk_messages"](json.dumps(messages))
+    assert [(a.call_id, a.content, a.error) for a in answers] == [("c1", "no such tool", True), ("c2", "not allowed", False)]
+
+
+def test_a_format_that_holds_only_answers_is_refused_for_requests(tmp_path):
+    path = tmp_path / "sdk.yaml"
+    path.write_text("name: sdk\ndescription: d\nspans:\n  - when: {attribute: sdk.kind, equals: [llm]}\n    role: model\n"
+                    "    requests: {attribute: sdk.messages, format: ai_sdk_messages}\n", encoding="utf-8")
+    with pytest.raises(conventions.ConventionError, match=r"sdk\.yaml: .*requests.*holds only answers"):
+        conventions.load_file(path)
+
+
+@pytest.mark.parametrize(("attributes", "held"), [
+    ({"ai.operationId": "ai.generateText"}, True),
+    ({"ai.operationId": "ai.streamText"}, True),
+    ({"ai.operationId": "ai.generateText.doGenerate"}, False),  # a model call: never a run, not held back
+    ({"ai.operationId": "ai.toolCall"}, False),
+    ({"mlflow.spanType": '"AGENT"'}, True),  # a JSON string's text, as MLflow writes it
+    ({"langfuse.observation.type": ["agent"]}, True),  # a value the test cannot look up: held, to_record decides
+])
+def test_the_front_doors_hold_back_only_the_spans_a_convention_file_may_read_as_a_run(attributes, held):
+    assert conventions.may_be_run("span", attributes) is held

@@ -15,7 +15,7 @@ import logging
 from typing import Any, Mapping, Protocol
 
 from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord, ToolRequest
-from . import genai, openinference, traceloop, vercel_ai
+from . import genai, openinference, traceloop
 from .autogen_runtime import AutogenRuntimeAdapter
 from . import conventions
 from .conventions.reading import read_by_rule
@@ -27,7 +27,6 @@ from .genai_events import may_be_genai_event, to_event_record
 from .mcp import MCPAdapter
 from .openinference import OpenInferenceAdapter
 from .traceloop import TraceloopAdapter
-from .vercel_ai import VercelAIAdapter
 
 logger = logging.getLogger(__name__)
 
@@ -47,7 +46,7 @@ class Adapter(Protocol):
 # The most specific convention first: traceloop's spans carry GenAI attributes too, and so do
 # MCP's (``execute_tool`` on a ``tools/call``), whose other methods are no calls at all.
 ADAPTERS: tuple[Adapter, ...] = (
-    MCPAdapter(), TraceloopAdapter(), VercelAIAdapter(), GenAIAdapter(), OpenInferenceAdapter(), AutogenRuntimeAdapter()
+    MCPAdapter(), TraceloopAdapter(), GenAIAdapter(), OpenInferenceAdapter(), AutogenRuntimeAdapter()
 )
 # Every marker with its adapter, in ADAPTERS order: finding a span's adapter costs a few
 # dict lookups, not a call per adapter (this runs for every span).
@@ -77,19 +76,19 @@ def adapter_for(attributes: Mapping[str, Any]) -> Adapter | None:
     return None
 
 
-def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool:
-    """A cheap, conservative test for spans an adapter may read as an agent run, for a front
+def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool) -> bool:
+    """A cheap, conservative test for spans a convention may read as an agent run, for a front
     door's hot path (the span processor holds such spans back until judged). ``local_root``:
     the span has no parent in this process. ``to_record`` gives the exact answer.
 
-    >>> may_be_run({"gen_ai.operation.name": "invoke_agent"}, local_root=False)
+    >>> may_be_run("invoke_agent", {"gen_ai.operation.name": "invoke_agent"}, local_root=False)
     True
     """
+    if conventions.may_be_run(span_name, attributes):  # convention files are read first
+        return True
     # In ADAPTERS order: the first convention a span is of decides. Each reader answers None
     # when its convention's key is absent; testing the key first spares the app thread the call.
     if traceloop.KIND in attributes and (answer := traceloop.may_be_run(attributes)) is not None:
-        return bool(answer)
-    if vercel_ai.OPERATION in attributes and (answer := vercel_ai.may_be_run(attributes)) is not None:
         return bool(answer)
     if genai.OPERATION in attributes and (answer := genai.may_be_run(attributes)) is not None:
         return bool(answer)

@@ -15,6 +15,7 @@ from typing import Any, Callable, Iterator
 from ..model import ToolRequest, ToolResponse
 from ..jsontext import decode_json
 from .common import loads, str_or_none, text_of
+from .history import newest_messages
 
 _PYTHON_LITERAL_LIMIT = 100_000  # characters: literal_eval of a huge repr costs more than it tells
 
@@ -141,5 +142,40 @@ def _assistant_message(value: Any) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
+# tool-result output types that say no result came back; a success result for a call no
+# tool span ran (a provider-executed tool) is no refusal, so it is not read as an answer
+_AI_SDK_FAILED_RESULTS = frozenset({"error-text", "error-json", "execution-denied"})
+
+
+def ai_sdk_failed_results(value: Any) -> tuple[ToolResponse, ...]:
+    """The AI SDK's model messages (``[{role, content: [parts]}]``): the ``tool-result`` parts
+    after the last assistant message whose output says no result came back (``error-text``,
+    ``error-json``: failed; ``execution-denied``: refused, with its reason). A call no tool
+    ran for (unknown tool, invalid input, a denied approval) shows only there.
+
+    >>> [answer] = ai_sdk_failed_results('[{"role": "assistant", "content": []}, {"role": "tool", "content": [{"type":'
+    ...                                  ' "tool-result", "toolCallId": "c1", "output": {"type": "execution-denied", "reason": "no"}}]}]')
+    >>> answer.call_id, answer.content, answer.error
+    ('c1', 'no', False)
+    """
+    if not isinstance(value, str) or "tool-result" not in value:
+        return ()
+    messages = newest_messages(value)
+    responses = []
+    for message in messages if isinstance(messages, list) else ():
+        parts = message.get("content") if isinstance(message, dict) else None
+        for part in parts if isinstance(parts, list) else ():
+            if not isinstance(part, dict) or part.get("type") != "tool-result" or part.get("toolCallId") is None:
+                continue
+            output = part.get("output")
+            kind = output.get("type") if isinstance(output, dict) else None
+            if isinstance(output, dict) and isinstance(kind, str) and kind in _AI_SDK_FAILED_RESULTS:
+                text = output.get("reason") if kind == "execution-denied" else output.get("value")
+                responses.append(ToolResponse(str(part["toolCallId"]), text_of(text), error=kind != "execution-denied"))
+    return tuple(responses)
+
+
 REQUEST_FORMATS: dict[str, Callable[[Any], tuple[ToolRequest, ...]]] = {"chat_completions": chat_completions_requests}
-RESPONSE_FORMATS: dict[str, Callable[[Any], tuple[ToolResponse, ...]]] = {"chat_completions": chat_completions_responses}
+RESPONSE_FORMATS: dict[str, Callable[[Any], tuple[ToolResponse, ...]]] = {
+    "chat_completions": chat_completions_responses, "ai_sdk_messages": ai_sdk_failed_results,
+}

@@ -19,11 +19,6 @@ GENAI_PARTS = (
 GENAI_TOTALS = ("gen_ai.usage.total_tokens", "llm.usage.total_tokens")  # the second: traceloop's
 OPENINFERENCE_PARTS = (("llm.token_count.prompt", "llm.token_count.completion"),)
 OPENINFERENCE_TOTALS = ("llm.token_count.total",)
-VERCEL_PARTS = (
-    ("ai.usage.inputTokens", "ai.usage.outputTokens"),  # AI SDK 5
-    ("ai.usage.promptTokens", "ai.usage.completionTokens"),  # AI SDK 4
-)
-VERCEL_TOTALS = ("ai.usage.totalTokens",)
 
 
 def genai_tokens(attrs: Mapping[str, Any]) -> int | None:
@@ -34,7 +29,7 @@ def genai_tokens(attrs: Mapping[str, Any]) -> int | None:
     >>> genai_tokens({"llm.usage.total_tokens": 40}), genai_tokens({})
     (40, None)
     """
-    return _tokens(attrs, GENAI_PARTS, GENAI_TOTALS)
+    return tokens_from(attrs, GENAI_PARTS, GENAI_TOTALS)
 
 
 def openinference_tokens(attrs: Mapping[str, Any]) -> int | None:
@@ -43,22 +38,14 @@ def openinference_tokens(attrs: Mapping[str, Any]) -> int | None:
     >>> openinference_tokens({"llm.token_count.prompt": 30, "llm.token_count.completion": 5, "llm.token_count.total": 35})
     35
     """
-    return _tokens(attrs, OPENINFERENCE_PARTS, OPENINFERENCE_TOTALS)
+    return tokens_from(attrs, OPENINFERENCE_PARTS, OPENINFERENCE_TOTALS)
 
 
-def vercel_tokens(attrs: Mapping[str, Any]) -> int | None:
-    """A Vercel AI SDK ``doGenerate``/``doStream`` span's tokens; its GenAI attributes when it has no ``ai.usage.*``.
-
-    >>> vercel_tokens({"ai.usage.inputTokens": 11, "ai.usage.outputTokens": 7, "gen_ai.usage.input_tokens": 11})
-    18
-    """
-    tokens = _tokens(attrs, VERCEL_PARTS, VERCEL_TOTALS)
-    return genai_tokens(attrs) if tokens is None else tokens
-
-
-def _tokens(
+def tokens_from(
     attrs: Mapping[str, Any], parts: tuple[tuple[str, str], ...], totals: tuple[str, ...]
 ) -> int | None:
+    """The tokens of the first (input, output) pair of ``parts`` the span carries, summed; else
+    its first total of ``totals``; None when it carries none (a convention file's ``tokens``)."""
     for input_key, output_key in parts:
         given, taken = attrs.get(input_key), attrs.get(output_key)
         if given is None and taken is None:

@@ -18,7 +18,7 @@ from typing import Any, Callable, Mapping, Sequence, cast
 
 from opentelemetry.sdk.trace import Event, ReadableSpan, SpanProcessor
 
-from ..adapters import conventions, may_be_run, to_event_record, to_record
+from ..adapters import may_be_run, to_event_record, to_record
 from ..assembly.ownership import enclosing_run
 from ..emitters.metrics import ReliabilityMetrics
 from ..emitters.span_attributes import evaluation_event, verdict_attributes
@@ -363,7 +363,7 @@ def may_be_run_span(span: ReadableSpan) -> bool:
     try:
         parent = span.parent
         attributes = attributes_view(span)
-        return may_be_run(attributes, parent is None or parent.is_remote) or conventions.may_be_run(span.name, attributes)
+        return may_be_run(span.name, attributes, parent is None or parent.is_remote)
     except Exception:
         return False
 

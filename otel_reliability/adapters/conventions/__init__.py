@@ -101,7 +101,13 @@ class _Compiled:
         self.attribute_order = tuple(self.by_attribute)  # rules are tried in the files' order, never a set's
         runs = [r.when for o in origins for r in o.convention.spans if r.role == "agent_run"]
         self.run_names = frozenset(w.span_name for w in runs if w.span_name)
-        self.run_keys = frozenset(w.attribute for w in runs if w.attribute and not w.span_name)
+        # a run found by an attribute: the values that make it one (None: any value)
+        self.run_values: dict[str, frozenset[Any] | None] = {}
+        for when in runs:
+            if when.attribute and not when.span_name:
+                known = self.run_values.get(when.attribute, frozenset())
+                self.run_values[when.attribute] = None if known is None or not when.equals else known | set(when.equals)
+        self.run_keys = frozenset(self.run_values)
         self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
                          if (pattern := rule.when.span_name_matches) is not None}
 
@@ -166,7 +172,16 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any]) -> bool:
     False
     """
     active = _active
-    return span_name in active.run_names or not active.run_keys.isdisjoint(attributes)
+    if span_name in active.run_names:
+        return True
+    if active.run_keys.isdisjoint(attributes):
+        return False
+    for key in active.run_keys.intersection(attributes):
+        values, value = active.run_values[key], attributes[key]
+        # unhashable values, and JSON strings of a value (MLflow's), are left to ``to_record``
+        if values is None or not isinstance(value, (str, bool, int, float)) or value in values or value.__class__ is str and value[:1] == '"':
+            return True
+    return False
 
 
 def _matches(when: When, span: SpanData, patterns: Mapping[str, re.Pattern[str]]) -> re.Match[str] | bool:

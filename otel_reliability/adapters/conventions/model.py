@@ -14,6 +14,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ..decoders import REQUEST_FORMATS
+
 Scalar = str | bool | int | float
 
 
@@ -86,12 +88,14 @@ class Messages(BaseModel):
     input): the ``attribute`` (of the span or of its first ``event`` of that name) in a message
     ``format``. ``items``: the items at ``path`` in its JSON, with the dotted keys of each
     item's ``call_id``, ``name``, ``arguments``, ``content`` and ``error`` flag;
-    ``chat_completions``: chat-completions messages (``tool_calls``; ``role: tool`` answers)."""
+    ``chat_completions``: chat-completions messages (``tool_calls``; ``role: tool`` answers);
+    ``ai_sdk_messages``: the AI SDK's model messages (answers only: the ``tool-result`` parts
+    that say no result came back)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     attribute: str = Field(min_length=1)
     event: str | None = Field(None, min_length=1)
-    format: Literal["items", "chat_completions"] = "items"
+    format: Literal["items", "chat_completions", "ai_sdk_messages"] = "items"
     path: str | None = None
     call_id: str | None = None
     name: str | None = None
@@ -105,6 +109,26 @@ class Messages(BaseModel):
             raise ValueError("format items needs path and call_id")
         if self.format != "items" and any(v is not None for v in (self.path, self.call_id, self.name, self.arguments, self.content, self.error)):
             raise ValueError(f"format {self.format} reads its own fields: give only attribute and event")
+        return self
+
+
+class Tokens(BaseModel):
+    """Where a model span keeps its token usage: ``parts``, (input, output) attribute pairs
+    whose sum is the call's tokens, the first pair the span carries; else the first of
+    ``totals`` it carries.
+
+    >>> Tokens(parts=[["sdk.in", "sdk.out"]]).parts
+    (('sdk.in', 'sdk.out'),)
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    parts: tuple[tuple[str, str], ...] = ()
+    totals: tuple[str, ...] = ()
+
+    @model_validator(mode="after")
+    def _says_where(self) -> Tokens:
+        if not self.parts and not self.totals:
+            raise ValueError("give parts or totals")
         return self
 
 
@@ -123,6 +147,9 @@ class SpanRule(BaseModel):
     agent_name: Source | None = None  # runs, and spans that name the agent of a run they wrap
     target: Source | None = None  # handoffs: the agent handed to (the model's request it carried out ends with that name)
     output: Source | None = None  # runs: the run's answer
+    # runs: how far the producer's start and end clocks may disagree (a run read that much wider
+    # on each side keeps its children inside it; assembly skips a parent that does not contain its child)
+    clock_slack_ms: float = Field(0, ge=0, le=1000)
     tool_name: Source | None = None  # tools
     arguments: Source | None = None
     result: Source | None = None
@@ -131,6 +158,7 @@ class SpanRule(BaseModel):
     failed_when: When | None = None  # tools: a condition on the span that says the call failed
     requests: Messages | None = None  # models
     responses: Messages | None = None
+    tokens: Tokens | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -143,9 +171,9 @@ class SpanRule(BaseModel):
     @model_validator(mode="after")
     def _fields_of_its_role(self) -> SpanRule:
         allowed = {
-            "agent_run": {"agent_name", "output"},
+            "agent_run": {"agent_name", "output", "clock_slack_ms"},
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when"},
-            "model": {"requests", "responses"},
+            "model": {"requests", "responses", "tokens"},
             "names_agent": {"agent_name"},
             "handoff": {"target"},
         }[self.role]
@@ -156,6 +184,8 @@ class SpanRule(BaseModel):
             raise ValueError("a span that names an agent needs agent_name")
         if self.role == "handoff" and self.target is None:
             raise ValueError("a handoff needs target")
+        if self.requests is not None and self.requests.format not in REQUEST_FORMATS and self.requests.format != "items":
+            raise ValueError(f"requests: format {self.requests.format} holds only answers (responses)")
         groups = re.compile(self.when.span_name_matches).groupindex if self.when.span_name_matches else {}
         for name in ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error"):
             source = getattr(self, name)

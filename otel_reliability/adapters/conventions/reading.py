@@ -9,6 +9,7 @@ from typing import Any
 from ...model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from ..common import error_text, str_or_none, text_of
 from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, first_at
+from ..usage import tokens_from
 from . import holds
 from .model import Messages, Source, SpanRule
 
@@ -31,6 +32,9 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
     record.error = error_text(span)
     if rule.role == "agent_run":
         record.role = Role.AGENT_RUN
+        if rule.clock_slack_ms:
+            slack = int(rule.clock_slack_ms * 1_000_000)
+            record.start_ns, record.end_ns = max(0, record.start_ns - slack), record.end_ns + slack
         record.agent_name = str_or_none(_value(span, rule.agent_name, match))
         record.attributes = span.attributes
         output = _value(span, rule.output, match)
@@ -47,6 +51,8 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
             record.requests = _messages(span, rule.requests, requests=True)
         if rule.responses is not None:
             record.responses = _messages(span, rule.responses, requests=False)
+        if rule.tokens is not None:
+            record.tokens = tokens_from(span.attributes, rule.tokens.parts, rule.tokens.totals)
     return record
 
 
