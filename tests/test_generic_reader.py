@@ -25,7 +25,6 @@ GENERIC_MODULES = [
     "adapters/conventions/model.py",
     "adapters/conventions/reading.py",
     "adapters/decoders.py",
-    "adapters/mcp.py",
     "adapters/profiles/__init__.py",
     "assembly/inferred.py",
     "assembly/layers.py",

@@ -24,7 +24,6 @@ from . import profiles
 from .profiles import has_selectors, profile_of
 from .genai import GenAIAdapter
 from .genai_events import may_be_genai_event, to_event_record
-from .mcp import MCPAdapter
 from .openinference import OpenInferenceAdapter
 from .traceloop import TraceloopAdapter
 
@@ -43,10 +42,10 @@ class Adapter(Protocol):
         """The normalised record of a span this adapter claims."""
 
 
-# The most specific convention first: traceloop's spans carry GenAI attributes too, and so do
-# MCP's (``execute_tool`` on a ``tools/call``), whose other methods are no calls at all.
+# The most specific convention first: traceloop's spans carry GenAI attributes too (convention
+# files, MCP's among them, are read before any of these).
 ADAPTERS: tuple[Adapter, ...] = (
-    MCPAdapter(), TraceloopAdapter(), GenAIAdapter(), OpenInferenceAdapter(), AutogenRuntimeAdapter()
+    TraceloopAdapter(), GenAIAdapter(), OpenInferenceAdapter(), AutogenRuntimeAdapter()
 )
 # Every marker with its adapter, in ADAPTERS order: finding a span's adapter costs a few
 # dict lookups, not a call per adapter (this runs for every span).

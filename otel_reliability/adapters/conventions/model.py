@@ -10,7 +10,7 @@ pattern on it — with the decoder each value is written in (``decoders``).
 from __future__ import annotations
 
 import re
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -83,6 +83,10 @@ class Source(BaseModel):
         return self
 
 
+Sources = Annotated[tuple[Source, ...], Field(min_length=1)]
+SOURCE_FIELDS = ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error")
+
+
 class Messages(BaseModel):
     """A model span's calls (``requests``, in its output) or answers (``responses``, in its
     input): the ``attribute`` (of the span or of its first ``event`` of that name) in a message
@@ -134,8 +138,10 @@ class Tokens(BaseModel):
 
 class SpanRule(BaseModel):
     """How to read the spans ``when`` finds: as an agent run, a tool execution, a model call, a
-    span that names the agent of a run it wraps, or a handoff (a transfer to the ``target``
-    agent, carried out for the model's request whose tool name ends with the target's name).
+    span that names the agent of a run it wraps, a handoff (a transfer to the ``target``
+    agent, carried out for the model's request whose tool name ends with the target's name),
+    or a span of the convention that is no call at all (``no_call``: a protocol's session
+    traffic, claimed so that no other convention reads it as one).
 
     >>> SpanRule(when={"span_name": "x.tool"}, role="tool", tool_name="x.tool.name").role
     'tool'
@@ -143,18 +149,19 @@ class SpanRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     when: When
-    role: Literal["agent_run", "tool", "model", "names_agent", "handoff"]
-    agent_name: Source | None = None  # runs, and spans that name the agent of a run they wrap
-    target: Source | None = None  # handoffs: the agent handed to (the model's request it carried out ends with that name)
-    output: Source | None = None  # runs: the run's answer
+    role: Literal["agent_run", "tool", "model", "names_agent", "handoff", "no_call"]
+    # Each field is one place, or a list of places tried in order (the first the span carries)
+    agent_name: Sources = ()  # runs, and spans that name the agent of a run they wrap
+    target: Sources = ()  # handoffs: the agent handed to (the model's request it carried out ends with that name)
+    output: Sources = ()  # runs: the run's answer
     # runs: how far the producer's start and end clocks may disagree (a run read that much wider
     # on each side keeps its children inside it; assembly skips a parent that does not contain its child)
     clock_slack_ms: float = Field(0, ge=0, le=1000)
-    tool_name: Source | None = None  # tools
-    arguments: Source | None = None
-    result: Source | None = None
-    call_id: Source | None = None
-    error: Source | None = None  # tools: the failure's text, where the span status does not carry it
+    tool_name: Sources = ()  # tools
+    arguments: Sources = ()
+    result: Sources = ()
+    call_id: Sources = ()
+    error: Sources = ()  # tools: the failure's text, where the span status does not carry it
     failed_when: When | None = None  # tools: a condition on the span that says the call failed
     requests: Messages | None = None  # models
     responses: Messages | None = None
@@ -162,9 +169,13 @@ class SpanRule(BaseModel):
 
     @model_validator(mode="before")
     @classmethod
-    def _flag_shorthand(cls, data: Any) -> Any:
+    def _shorthands(cls, data: Any) -> Any:
+        if not isinstance(data, dict):
+            return data
+        # a field's one place stands for a list of one
+        data = {key: [value] if key in SOURCE_FIELDS and not isinstance(value, list) else value for key, value in data.items()}
         # ``failed_when: sdk.tool.error`` — a flag attribute whose true value says the call failed
-        if isinstance(data, dict) and isinstance(data.get("failed_when"), str):
+        if isinstance(data.get("failed_when"), str):
             return {**data, "failed_when": {"attribute": data["failed_when"], "equals": [True, "true", "True", 1]}}
         return data
 
@@ -176,21 +187,22 @@ class SpanRule(BaseModel):
             "model": {"requests", "responses", "tokens"},
             "names_agent": {"agent_name"},
             "handoff": {"target"},
+            "no_call": set(),
         }[self.role]
         stray = sorted(name for name in self.model_fields_set - {"when", "role"} if name not in allowed)
         if stray:
             raise ValueError(f"a {self.role} span reads no {', '.join(stray)}")
-        if self.role == "names_agent" and self.agent_name is None:
+        if self.role == "names_agent" and not self.agent_name:
             raise ValueError("a span that names an agent needs agent_name")
-        if self.role == "handoff" and self.target is None:
+        if self.role == "handoff" and not self.target:
             raise ValueError("a handoff needs target")
         if self.requests is not None and self.requests.format not in REQUEST_FORMATS and self.requests.format != "items":
             raise ValueError(f"requests: format {self.requests.format} holds only answers (responses)")
         groups = re.compile(self.when.span_name_matches).groupindex if self.when.span_name_matches else {}
-        for name in ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error"):
-            source = getattr(self, name)
-            if source is not None and source.span_name_group is not None and source.span_name_group not in groups:
-                raise ValueError(f"{name}: span_name_group {source.span_name_group!r} is no named group of when.span_name_matches")
+        for name in SOURCE_FIELDS:
+            for source in getattr(self, name) or ():
+                if source.span_name_group is not None and source.span_name_group not in groups:
+                    raise ValueError(f"{name}: span_name_group {source.span_name_group!r} is no named group of when.span_name_matches")
         return self
 
 

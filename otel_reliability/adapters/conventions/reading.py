@@ -45,7 +45,7 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
         record.names_agent = str_or_none(_value(span, rule.agent_name, match))
     elif rule.role == "handoff":
         record.role, record.handoff_to = Role.TOOL, str_or_none(_value(span, rule.target, match))
-    else:
+    elif rule.role == "model":
         record.role, record.model_call = Role.MODEL, True
         if rule.requests is not None:
             record.requests = _messages(span, rule.requests, requests=True)
@@ -58,7 +58,8 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
 
 def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Match[str] | None) -> None:
     record.role = Role.TOOL
-    record.tool_name = str_or_none(_value(span, rule.tool_name, match)) or span.name
+    # a rule that says where the name is names none when the span lacks it; one that does not, the span's name
+    record.tool_name = str_or_none(_value(span, rule.tool_name, match)) if rule.tool_name else span.name
     record.arguments = _value(span, rule.arguments, match)
     record.call_id = str_or_none(_value(span, rule.call_id, match))
     result = _value(span, rule.result, match)
@@ -67,26 +68,25 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
     if record.error is None and failed:
         said = _value(span, rule.error, match)
         record.error = text_of(said if said is not None else result)
-    elif record.error == "" and rule.error is not None:
+    elif record.error == "" and rule.error:
         record.error = text_of(_value(span, rule.error, match))
 
 
-def _value(span: SpanData, source: Source | None, match: re.Match[str] | None) -> Any:
-    """The value ``source`` points at, decoded; None when the span does not carry it."""
-    if source is None:
-        return None
-    if source.span_name:
-        raw: Any = span.name
-    elif source.span_name_group is not None:
-        raw = match.group(source.span_name_group) if match is not None else None
-    elif source.event is not None:
-        raw = next((e.attributes.get(str(source.attribute)) for e in span.events if e.name == source.event), None)
-    else:
-        raw = span.attributes.get(str(source.attribute))
-    if raw is None:
-        return None
-    value = VALUE_DECODERS[source.decode](raw)
-    return first_at(value, source.path) if source.path else value
+def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[str] | None) -> Any:
+    """The value at the first of ``sources`` the span carries, decoded; None when it carries none."""
+    for source in sources or ():
+        if source.span_name:
+            raw: Any = span.name
+        elif source.span_name_group is not None:
+            raw = match.group(source.span_name_group) if match is not None else None
+        elif source.event is not None:
+            raw = next((e.attributes.get(str(source.attribute)) for e in span.events if e.name == source.event), None)
+        else:
+            raw = span.attributes.get(str(source.attribute))
+        if raw is not None:
+            value = VALUE_DECODERS[source.decode](raw)
+            return first_at(value, source.path) if source.path else value
+    return None
 
 
 def _messages(span: SpanData, messages: Messages, *, requests: bool) -> tuple[Any, ...]:
