@@ -20,6 +20,9 @@ ERROR = "error"
 REFUSED = "refused"
 PENDING = "pending"
 OUTCOMES = (OK, ERROR, REFUSED, PENDING)
+# Never an outcome, only another reading of one (``Attempt.could_be``): the call may be a tool the
+# framework called itself to end the run, no call of the agent's (read without it).
+NOT_A_CALL = "not a call"
 
 PASSED = "PASSED"
 FAILED = "FAILED"
@@ -229,7 +232,8 @@ class Attempt:
     outcome_known: bool = True
     # another outcome the spans cannot rule out (``REFUSED`` for a call nothing answered, which a
     # limit may have cut off; for an error span that a refusal before the body would have left
-    # alike): the checks whose result it would change cannot be evaluated
+    # alike; ``NOT_A_CALL`` for a tool that ends runs, called last): the checks whose result it
+    # would change cannot be evaluated
     could_be: str | None = None
     witnesses: Witnesses | None = None
 

@@ -140,6 +140,7 @@ def attempts_of(
                 witnesses.requested_only(attempt, UNPAIRED, answers.get(attempt.call_id) if attempt.call_id else None)
             attempts.append(attempt)
         attempts.sort(key=_start)  # the executions' attempts are in start order already
+    witnesses.ending_call(attempts)
     return attempts
 
 

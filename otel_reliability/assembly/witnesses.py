@@ -16,6 +16,10 @@ attempt records which it has, what each says and the rule that joined request an
   out none of its requests it may have run (the answer is then its result), else have failed;
   answered as a failure, it may have failed.
 
+A run's last call, of a tool the lexicon names as one frameworks call themselves to end a run (a
+final-answer or finish tool), may be no call of the agent's (``ending_call``): it is read both
+with and without that call (``could_be`` ``NOT_A_CALL``).
+
 A span that ended OK with no result, then a later span of the same call that ran, are one call
 paused for a decision and resumed (``without_paused``): one attempt, with its final outcome.
 
@@ -27,8 +31,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..adapters.lexicon import FAILURE, REFUSAL, reads_as
-from ..model import ERROR, OK, REFUSED, Attempt, Run, SpanRecord, ToolResponse, Witnesses
+from ..adapters.lexicon import FAILURE, REFUSAL, ends_runs, reads_as
+from ..model import ERROR, NOT_A_CALL, OK, REFUSED, Attempt, Run, SpanRecord, ToolResponse, Witnesses
 
 _OTHER_OUTCOME = {REFUSAL: REFUSED, FAILURE: ERROR}
 _STATUS = {True: ERROR, False: OK}
@@ -63,6 +67,18 @@ def requested_only(attempt: Attempt, joined_by: str, answer: ToolResponse | None
         attempt.could_be, witnesses.doubt = OK, f"no execution span, and the answer gives no reason: {_quoted(said)}"
     elif reading == FAILURE:
         attempt.could_be, witnesses.doubt = ERROR, f"no execution span, and the answer reads as a failure: {_quoted(said)}"
+
+
+def ending_call(attempts: list[Attempt]) -> None:
+    """Open the last of a run's ``attempts`` (in start order) as possibly no call of the agent's
+    when its tool is one frameworks call themselves to end a run (``lexicon.ends_runs``): without
+    the framework's knowledge, nothing tells the agent's own tool of that name from it."""
+    last = attempts[-1] if attempts else None
+    if last is None or last.could_be is not None or not ends_runs(last.tool):
+        return
+    last.could_be = NOT_A_CALL
+    if last.witnesses is not None:
+        last.witnesses.doubt = f"{last.tool} is a tool frameworks call themselves to end a run, called last"
 
 
 def unexplained_in_traced(runs: list[Run]) -> None:
