@@ -168,6 +168,12 @@ class SpanRecord:
     # run spans (and spans that may turn out to be runs): the agent's version, its
     # ``gen_ai.agent.version`` else its resource's ``service.version``; None when neither says
     agent_version: str | None = None
+    # tool executions: the parameters the tool declares (a JSON schema, raw as the span carries
+    # it; ``assembly.declared`` reads it only for a failed call); None: the span declares none
+    parameters: Any = None
+    # model calls and run spans: the tools declared to the model (raw: a JSON list of definitions,
+    # or a tuple of one definition an item); None: the span declares none
+    tool_definitions: Any = None
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns

@@ -29,6 +29,7 @@ adapters kept (the start of a result, an answer's text).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..adapters.lexicon import FAILURE, REFUSAL, ends_runs, reads_as
@@ -39,17 +40,24 @@ _STATUS = {True: ERROR, False: OK}
 
 
 def executed(
-    attempt: Attempt, execution: SpanRecord, requested: bool, joined_by: str, answer: ToolResponse | None, others_return: bool
+    attempt: Attempt,
+    execution: SpanRecord,
+    requested: bool,
+    joined_by: str,
+    answer: ToolResponse | None,
+    others_return: bool,
+    unfit: str | None = None,
 ) -> None:
     """Record the witnesses of an attempt that has an execution, and open its outcome where they disagree.
 
-    ``others_return``: another execution of the run records its result."""
+    ``others_return``: another execution of the run records its result; ``unfit``: how the call's
+    arguments do not fit its tool's declared parameters (``assembly.declared``), for a failed call."""
     result = execution.error if execution.error is not None else execution.output
     said = answer.content if answer is not None else None
     witnesses = attempt.witnesses = Witnesses(joined_by, requested, _STATUS[execution.error is not None], result, said)
     if attempt.could_be is not None or attempt.outcome not in (OK, ERROR):
         return  # already open, or refused on a witness's own word
-    doubt = _doubt(attempt.outcome, execution, result, answer, others_return)
+    doubt = _doubt(attempt.outcome, execution, result, answer, others_return, unfit)
     if doubt is not None:
         attempt.could_be, witnesses.doubt = doubt
 
@@ -133,7 +141,7 @@ def without_paused(
 
 
 def _doubt(
-    outcome: str, execution: SpanRecord, result: str | None, answer: ToolResponse | None, others_return: bool
+    outcome: str, execution: SpanRecord, result: str | None, answer: ToolResponse | None, others_return: bool, unfit: str | None
 ) -> tuple[str, str] | None:
     """The other outcome and why, when the witnesses of an executed call disagree; None when they agree."""
     status = "OK" if outcome == OK else "ERROR"
@@ -146,12 +154,30 @@ def _doubt(
     if reading is not None and _OTHER_OUTCOME[reading] != outcome:
         return _OTHER_OUTCOME[reading], f"the execution span says {status}, the answer reads as a {reading}: {_quoted(said)}"
     if outcome != OK:
-        return None
+        return _refused_alike(result, unfit)
     if not execution.returned and others_return:
         return REFUSED, "the execution span says OK with no recorded result, while the run's other executions record theirs"
     if said and result and not _same(result, said):
         return ERROR, f"the answer handed back ({_quoted(said)}) is not the execution's result ({_quoted(result)})"
     return None
+
+
+def _refused_alike(error: str | None, unfit: str | None) -> tuple[str, str] | None:
+    """``REFUSED`` and why, for a failed call that a refusal before the body ran would have left
+    looking the same: its arguments do not fit its tool's declared parameters (a framework that
+    validates them refuses the call, and many record that as a failed span), or the span keeps
+    no message, only an error type (a validation error and a body's exception look alike)."""
+    if unfit is not None:
+        return REFUSED, f"the execution span says ERROR, and the arguments do not fit the tool's declared parameters: {unfit}"
+    if not error:
+        return REFUSED, "the execution span says ERROR with no message"
+    if _ERROR_TYPE.fullmatch(error):
+        return REFUSED, f"the execution span says ERROR and keeps only an error type, no message: {_quoted(error)}"
+    return None
+
+
+# an error type alone (``ValueError``, ``TOOL_ERROR``, ``pkg.errors.ToolError``): a name, no message
+_ERROR_TYPE = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def _compact(text: str) -> str:
