@@ -15,7 +15,7 @@ import re
 from typing import Any, Callable, Iterator, Mapping
 
 from ..model import EventData, Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from . import genai_tools, vertex
+from . import genai_tools, openinference, vertex
 from .common import error_text, loads, str_or_none, text_of
 from .history import newest_messages
 from .usage import genai_tokens
@@ -86,6 +86,10 @@ class GenAIAdapter:
             record.tool_definitions = attrs.get(_TOOL_DEFINITIONS)
             record.requests = _requests(span)
             record.responses = _responses(span)
+            if not record.requests and not record.responses and openinference.KIND in attrs:
+                # no GenAI messages, but the span is OpenInference's too (strands under
+                # OpenInference writes its messages only as OpenInference's flattened ones)
+                openinference.read_messages(attrs, record)
         return record
 
 

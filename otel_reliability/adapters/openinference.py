@@ -147,6 +147,12 @@ def _metadata(attrs: Any) -> dict[str, Any]:
     return metadata if isinstance(metadata, dict) else {}
 
 
+def read_messages(attrs: Any, record: SpanRecord) -> None:
+    """The requests and answers of a span of another convention that writes its messages as
+    OpenInference does (``_read_messages``)."""
+    _read_messages(attrs, record, FRAMEWORKS.applies)
+
+
 def _read_messages(attrs: Any, record: SpanRecord, knows: bool) -> None:
     """The calls the model asked for, and the answers its input adds: those after its last
     assistant message, since the input replays the history (``adapters.history`` says why
