@@ -32,7 +32,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..adapters.lexicon import FAILURE, REFUSAL, ends_runs, reads_as
+from ..adapters.lexicon import FAILURE, REFUSAL, ends_runs, reads_as, withholds
 from ..model import ERROR, NOT_A_CALL, OK, REFUSED, Attempt, Run, SpanRecord, ToolResponse, Witnesses
 
 _OTHER_OUTCOME = {REFUSAL: REFUSED, FAILURE: ERROR}
@@ -166,13 +166,16 @@ def _refused_alike(error: str | None, unfit: str | None) -> tuple[str, str] | No
     """``REFUSED`` and why, for a failed call that a refusal before the body ran would have left
     looking the same: its arguments do not fit its tool's declared parameters (a framework that
     validates them refuses the call, and many record that as a failed span), or the span keeps
-    no message, only an error type (a validation error and a body's exception look alike)."""
+    no message, only an error type, or says its message was withheld (a validation error and a
+    body's exception then look alike)."""
     if unfit is not None:
         return REFUSED, f"the execution span says ERROR, and the arguments do not fit the tool's declared parameters: {unfit}"
     if not error:
         return REFUSED, "the execution span says ERROR with no message"
     if _ERROR_TYPE.fullmatch(error):
         return REFUSED, f"the execution span says ERROR and keeps only an error type, no message: {_quoted(error)}"
+    if withholds(error):
+        return REFUSED, f"the execution span says ERROR and its message is withheld: {_quoted(error)}"
     return None
 
 
