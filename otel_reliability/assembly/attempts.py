@@ -33,7 +33,9 @@ the spans leave another outcome open, the attempt says which (``Attempt.could_be
 a pending call may have been cut off by a limit, or be held for a decision that may yet be a
 rejection (``refused``); a request answered as failed had no execution span; and a
 failed execution whose arguments did not parse, or whose error a profile names as one a
-refusal leaves too, may never have run its body. The matcher judges such a run both ways.
+refusal leaves too, may never have run its body (so may one whose arguments do not fit its
+tool's declared parameters, ``assembly.declared``, or whose span keeps no message:
+``assembly.witnesses``). The matcher judges such a run both ways.
 """
 
 from __future__ import annotations

@@ -12,6 +12,10 @@ attempt records which it has, what each says and the rule that joined request an
   (``adapters.lexicon``: a small list of texts, which only opens an outcome, never decides it);
 * the answer handed back is not the result the execution recorded: it may have failed after
   the body returned (a check of its output withheld the result);
+* the execution failed as a refusal before the body ran would have left it: its arguments do
+  not fit its tool's declared parameters (``assembly.declared``), or its span keeps no message
+  (only an error type, nothing, or a message the lexicon reads as withheld): it may have been
+  refused;
 * a request has no execution and its answer gives no reason: in a trace whose tool spans carry
   out none of its requests it may have run (the answer is then its result), else have failed;
   answered as a failure, it may have failed.
