@@ -84,6 +84,7 @@ REFUSED_ALIKE = [
     ("openai_agents_guardrails/invalid_arguments", "multiply", "do not fit the tool's declared parameters: a is a string, declared integer"),
     ("semantic_kernel/invalid_arguments_type", "MathPlugin-multiply", "a is a string, declared integer"),
     ("beeai/invalid_arguments", "multiply", "a is a string, declared integer"),
+    ("mlflow_openai_agents/invalid_arguments", "multiply", "missing required b"),  # mlflow.chat.tools, by the convention file
     ("google_adk/invalid_arguments", "multiply", "do not fit the tool's declared parameters: missing required b"),
     ("google_adk/unknown_tool", "format_disk", "format_disk is not among the tools declared to the model (add, multiply)"),
     ("google_adk_legacy/invalid_arguments", "multiply", "keeps only an error type, no message: 'TOOL_ERROR'"),  # no definitions

@@ -131,6 +131,9 @@ class SpanRule(BaseModel):
     failed_when: When | None = None  # tools: a condition on the span that says the call failed
     requests: Messages | None = None  # models
     responses: Messages | None = None
+    # models: the tools declared to the model, each with its parameters (``assembly.declared``);
+    # read with ``decode: raw``, they are decoded only for a call that failed
+    tool_definitions: Source | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -145,7 +148,7 @@ class SpanRule(BaseModel):
         allowed = {
             "agent_run": {"agent_name", "output"},
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when"},
-            "model": {"requests", "responses"},
+            "model": {"requests", "responses", "tool_definitions"},
             "names_agent": {"agent_name"},
             "handoff": {"target"},
         }[self.role]

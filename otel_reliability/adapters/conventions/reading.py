@@ -47,6 +47,7 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
             record.requests = _messages(span, rule.requests, requests=True)
         if rule.responses is not None:
             record.responses = _messages(span, rule.responses, requests=False)
+        record.tool_definitions = _value(span, rule.tool_definitions, match)
     return record
 
 
