@@ -34,6 +34,7 @@ _MESSAGE_FIELDS = (".message.role", ".message.content", ".message.tool_call_id",
 _CALL_FIELDS = (".tool_call.function.name", ".tool_call.id", ".tool_call.function.arguments")
 _TOOLS = "llm.tools."  # the tools offered to the model, one JSON definition each (``assembly.declared``)
 _TOOL_FIELDS = (".tool.json_schema",)
+_FIRST_TOOL = f"{_TOOLS}0{_TOOL_FIELDS[0]}"
 _HANDOFF_PREFIX = "handoff to "
 _GRAPH_KINDS = ("CHAIN", "AGENT")
 _DISPATCH_MARKER = '"tool_call_with_context"'
@@ -70,8 +71,8 @@ class OpenInferenceAdapter:
                 record.model_call = True
                 record.tokens = openinference_tokens(attrs)
             _read_messages(attrs, record, knows)
-            tools = _count(attrs, _TOOLS, _TOOL_FIELDS)
-            if tools:
+            if _FIRST_TOOL in attrs:  # one lookup for the many model spans that declare no tools
+                tools = _count(attrs, _TOOLS, _TOOL_FIELDS)
                 record.tool_definitions = tuple(attrs.get(f"{_TOOLS}{i}{_TOOL_FIELDS[0]}") for i in range(tools))
         elif kind in _GRAPH_KINDS:
             _read_graph_span(span, record, kind, _metadata(attrs), knows)
