@@ -20,6 +20,9 @@ ERROR = "error"
 REFUSED = "refused"
 PENDING = "pending"
 OUTCOMES = (OK, ERROR, REFUSED, PENDING)
+# Never an outcome, only another reading of one (``Attempt.could_be``): the call may be a tool the
+# framework called itself to end the run, no call of the agent's (read without it).
+NOT_A_CALL = "not a call"
 
 PASSED = "PASSED"
 FAILED = "FAILED"
@@ -165,6 +168,12 @@ class SpanRecord:
     # run spans (and spans that may turn out to be runs): the agent's version, its
     # ``gen_ai.agent.version`` else its resource's ``service.version``; None when neither says
     agent_version: str | None = None
+    # tool executions: the parameters the tool declares (a JSON schema, raw as the span carries
+    # it; ``assembly.declared`` reads it only for a failed call); None: the span declares none
+    parameters: Any = None
+    # model calls and run spans: the tools declared to the model (raw: a JSON list of definitions,
+    # or a tuple of one definition an item); None: the span declares none
+    tool_definitions: Any = None
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns
@@ -229,7 +238,8 @@ class Attempt:
     outcome_known: bool = True
     # another outcome the spans cannot rule out (``REFUSED`` for a call nothing answered, which a
     # limit may have cut off; for an error span that a refusal before the body would have left
-    # alike): the checks whose result it would change cannot be evaluated
+    # alike; ``NOT_A_CALL`` for a tool that ends runs, called last): the checks whose result it
+    # would change cannot be evaluated
     could_be: str | None = None
     witnesses: Witnesses | None = None
 

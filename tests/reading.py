@@ -6,6 +6,8 @@
   the truth's is either, since the matcher then judges only what both readings agree on; and
   the agent of a run no span names (named after its span, ``Run.agent_named`` False) is not
   claimed, so it reads any agent: the checks that ask whose call it was are not judged on it;
+  and a call the reader says may be no call at all (``NOT_A_CALL``: a tool that ends runs,
+  called last) is right whether the truth has it or not, the matcher judging both;
 * **honest** — not right, but nothing confident was said: no run was found, or every run
   found was judged ``NOT_EVALUATED``;
 * **wrong** — a ``PASSED`` or ``FAILED`` verdict stands on a chain that is not the truth's.
@@ -25,7 +27,7 @@ from pathlib import Path
 from otel_reliability.adapters import knowledge, to_record
 from otel_reliability.assembly import assemble
 from otel_reliability.engine import Engine, judge_spans
-from otel_reliability.model import NOT_EVALUATED
+from otel_reliability.model import NOT_A_CALL, NOT_EVALUATED
 from otel_reliability.sources import read_telemetry
 
 from .corpus import companion, logs_of, trace_files
@@ -49,7 +51,7 @@ class Reading:
 
     @property
     def mark(self) -> str:
-        if len(self.truth) == len(self.chain) and all(map(_reads, self.truth, self.chain)):
+        if _aligned(self.truth, self.chain):
             return RIGHT
         return HONEST if self.verdict in ("no run", NOT_EVALUATED) else WRONG
 
@@ -59,6 +61,17 @@ def reads_as(read_agent: str, read_outcome: str, agent: str, outcome: str) -> bo
     equal, or an outcome the reader left open (``error|refused``: the spans cannot tell) that
     holds the true one, or the agent of a run no span names (``UNNAMED``), which claims none."""
     return read_agent in (agent, UNNAMED) and (read_outcome == outcome or outcome in read_outcome.split("|"))
+
+
+def _aligned(truth: tuple[str, ...], chain: tuple[str, ...]) -> bool:
+    """Whether ``chain`` reads ``truth`` step by step, once its steps that may be no call
+    (``…|not a call``) are taken as calls or left out, as the truth needs."""
+    if not chain:
+        return not truth
+    step = chain[0]
+    if step.endswith("|" + NOT_A_CALL) and _aligned(truth, chain[1:]):
+        return True
+    return bool(truth) and _reads(truth[0], step) and _aligned(truth[1:], chain[1:])
 
 
 def _reads(truth: str, step: str) -> bool:

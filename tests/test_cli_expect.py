@@ -65,9 +65,11 @@ def test_the_written_file_passes_eval_on_every_run_it_came_from(folder, tmp_path
     assert loaded and all(e.match is not None and e.match.agent == e.name for e in loaded)
     code, results = evaluate(capsys, tmp_path, [CORPUS / folder], written)
     # a run whose spans do not record whether its calls ran is not evaluated under any
-    # expectation that names them (the written file says so); every other run passes
+    # expectation that names them (the written file says so), nor one whose spans record no call
+    # at all, not even a model's (fail_on has nothing to read); every other run passes
     unknowable = {(f"{r.trace_id:032x}", f"{r.run_span_id:016x}") for r in judged(trace_files(CORPUS / folder))
-                  if any(not a.outcome_known for a in r.verdict.chain)}
+                  if any(not a.outcome_known for a in r.verdict.chain)
+                  or (not r.verdict.chain and r.verdict.usage.model_calls == 0)}
     for result in results:
         if (result["trace_id"], result["run_span_id"]) in unknowable:
             assert result["eval_status"] == "NOT_EVALUATED", result["explanation"]

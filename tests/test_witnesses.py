@@ -24,6 +24,7 @@ from otel_reliability.model import ERROR, NOT_EVALUATED, OK, REFUSED, Role, Run,
 from otel_reliability.sources import read_telemetry
 
 from .corpus import ADAPTED, CORPUS, LIFTING, companion, logs_of, trace_files
+from .reading import is_pseudo_tool
 
 FOLDERS = sorted(ADAPTED + LIFTING)
 
@@ -234,14 +235,17 @@ def _opened_truly_ok(cold: bool) -> tuple[int, list[str], list[str]]:
     """Over every scenario of every corpus folder: the truly ok calls (by the truth files), those
     the lexicon opened (a result, error or answer that reads as a failure or a refusal), and
     those read ``ok`` that any witness opened. A call is found in the truth by its call id, else as
-    the next truth entry of the same tool."""
+    the next truth entry of the same tool. A framework's own tool that the truth records but that
+    is no call of the agent's (``is_pseudo_tool``: a final answer) is not counted: opening it as
+    maybe no call is right."""
     ok = 0
     by_lexicon, read_ok_opened = [], []
     for folder in FOLDERS:
         for trace in trace_files(folder):
             if not trace.with_name(trace.stem + ".truth.json").exists():
                 continue
-            truth = list(companion(trace, "truth")["tool_executions"])
+            whole = companion(trace, "truth")
+            truth = list(whole["tool_executions"])
             logs = logs_of(trace)
             with profiles.removed() if cold else nullcontext():
                 results = judge_spans(Engine(), read_telemetry(trace).spans, read_telemetry(logs).logs if logs else ())
@@ -251,7 +255,7 @@ def _opened_truly_ok(cold: bool) -> tuple[int, list[str], list[str]]:
                 if entry is None:
                     continue
                 truth.remove(entry)
-                if entry["outcome"] != OK:
+                if entry["outcome"] != OK or is_pseudo_tool(whole, entry):
                     continue
                 ok += 1
                 doubt = attempt.witnesses.doubt if attempt.witnesses is not None else None

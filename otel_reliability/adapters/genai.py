@@ -15,7 +15,7 @@ import re
 from typing import Any, Callable, Iterator, Mapping
 
 from ..model import EventData, Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from . import genai_tools, vertex
+from . import genai_tools, openinference, vertex
 from .common import error_text, loads, str_or_none, text_of
 from .history import newest_messages
 from .usage import genai_tokens
@@ -24,6 +24,7 @@ OPERATION = "gen_ai.operation.name"  # marks the convention
 RUN_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow", "invoke_swarm", "invoke_graph"})
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+_TOOL_DEFINITIONS = "gen_ai.tool.definitions"  # the tools offered to the model, kept raw (``assembly.declared``)
 _ASCII_ESCAPE = re.compile(r"\\u00[0-7]")  # a \u escape of an ASCII character
 
 def may_be_run(attributes: Mapping[str, Any]) -> bool | None:
@@ -55,6 +56,7 @@ class GenAIAdapter:
             # graph's or swarm's span names those, not an agent.
             record.agent_name = str_or_none(attrs.get("gen_ai.agent.name")) or None
             record.attributes = attrs
+            record.tool_definitions = attrs.get(_TOOL_DEFINITIONS)
             output = attrs.get("final_result")
             record.output = output if isinstance(output, str) else None
         elif operation == "execute_tool":
@@ -81,8 +83,13 @@ class GenAIAdapter:
             record.role = Role.MODEL
             record.model_call = True
             record.tokens = genai_tokens(attrs)
+            record.tool_definitions = attrs.get(_TOOL_DEFINITIONS)
             record.requests = _requests(span)
             record.responses = _responses(span)
+            if not record.requests and not record.responses and openinference.KIND in attrs:
+                # no GenAI messages, but the span is OpenInference's too (strands under
+                # OpenInference writes its messages only as OpenInference's flattened ones)
+                openinference.read_messages(attrs, record)
         return record
 
 

@@ -1,8 +1,12 @@
-"""The lexicon of texts that read as a failure or a refusal (``profiles/lexicon/reads_as.yaml``).
+"""The lexicon of texts that read as a failure or a refusal, and of the tools that end a run
+(``profiles/lexicon/reads_as.yaml``).
 
 A tool's result, its error or the answer handed to the model that reads as one only opens the
-call's outcome (``assembly.witnesses``): a hit never decides it. The file is validated when it
-loads (each pattern compiles, each example is read as its entry says) and compiled once.
+call's outcome (``assembly.witnesses``): a hit never decides it. So does an error whose text says
+its message was withheld (``withholds``), and a tool named as one
+frameworks call themselves to end a run (``ends_runs``): called last in a run, it may be no call
+of the agent's. The file is validated when it loads (each pattern compiles, each example is read
+as its entry says) and compiled once.
 """
 
 from __future__ import annotations
@@ -44,10 +48,20 @@ class Entry(BaseModel):
         return self
 
 
+class Ending(BaseModel):
+    """Tools some framework calls itself to end a run or hand back its answer, and whose."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    why: str
+    tools: tuple[str, ...]
+
+
 class Lexicon(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     refusal: tuple[Entry, ...]
     failure: tuple[Entry, ...]
+    withheld: tuple[Entry, ...] = ()
+    ended: tuple[Ending, ...] = ()
 
 
 def load(path: Path = LEXICON) -> Lexicon:
@@ -66,6 +80,30 @@ def _compiled(entries: tuple[Entry, ...]) -> tuple[re.Pattern[str], ...]:
 
 _LOADED = load()
 _REFUSAL, _FAILURE = _compiled(_LOADED.refusal), _compiled(_LOADED.failure)
+_WITHHELD = _compiled(_LOADED.withheld)
+_ENDING = frozenset(tool for entry in _LOADED.ended for tool in entry.tools)
+
+
+def withholds(text: str | None) -> bool:
+    """Whether an error's ``text`` says its message was withheld (redacted): it tells no more
+    than an error with no message.
+
+    >>> withholds("Tool execution failed. Error details are redacted."), withholds("division by zero")
+    (True, False)
+    """
+    if not text:
+        return False
+    start = text[:LOOKED_AT].lower()
+    return any(pattern.search(start) for pattern in _WITHHELD)
+
+
+def ends_runs(tool: str) -> bool:
+    """Whether ``tool`` is named as a tool frameworks call themselves to end a run.
+
+    >>> ends_runs("final_answer"), ends_runs("multiply")
+    (True, False)
+    """
+    return tool in _ENDING
 
 
 def reads_as(text: str | None) -> Literal["refusal", "failure"] | None:

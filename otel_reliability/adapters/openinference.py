@@ -32,6 +32,9 @@ _MESSAGE_FIELDS = (".message.role", ".message.content", ".message.tool_call_id",
                    ".message.contents.0.message_content.type", ".message.tool_calls.0.tool_call.function.name",
                    ".message.tool_calls.0.tool_call.id")
 _CALL_FIELDS = (".tool_call.function.name", ".tool_call.id", ".tool_call.function.arguments")
+_TOOLS = "llm.tools."  # the tools offered to the model, one JSON definition each (``assembly.declared``)
+_TOOL_FIELDS = (".tool.json_schema",)
+_FIRST_TOOL = f"{_TOOLS}0{_TOOL_FIELDS[0]}"
 _HANDOFF_PREFIX = "handoff to "
 _GRAPH_KINDS = ("CHAIN", "AGENT")
 _DISPATCH_MARKER = '"tool_call_with_context"'
@@ -68,6 +71,9 @@ class OpenInferenceAdapter:
                 record.model_call = True
                 record.tokens = openinference_tokens(attrs)
             _read_messages(attrs, record, knows)
+            if _FIRST_TOOL in attrs:  # one lookup for the many model spans that declare no tools
+                tools = _count(attrs, _TOOLS, _TOOL_FIELDS)
+                record.tool_definitions = tuple(attrs.get(f"{_TOOLS}{i}{_TOOL_FIELDS[0]}") for i in range(tools))
         elif kind in _GRAPH_KINDS:
             _read_graph_span(span, record, kind, _metadata(attrs), knows)
         return record
@@ -132,11 +138,20 @@ def _read_tool(span: SpanData, record: SpanRecord, knows: bool) -> None:
         record.arguments = arguments
     call_id = attrs.get("tool.id") or attrs.get("tool_call.id")
     record.call_id = str(call_id) if call_id is not None else None
+    # the parameters the tool declares, kept raw: some instrumentations write the schema under
+    # ``tool.parameters``, others the call's arguments (``assembly.declared`` tells them apart)
+    record.parameters = attrs.get("tool.json_schema") or attrs.get("tool.parameters")
 
 
 def _metadata(attrs: Any) -> dict[str, Any]:
     metadata = loads(attrs.get("metadata"))
     return metadata if isinstance(metadata, dict) else {}
+
+
+def read_messages(attrs: Any, record: SpanRecord) -> None:
+    """The requests and answers of a span of another convention that writes its messages as
+    OpenInference does (``_read_messages``)."""
+    _read_messages(attrs, record, FRAMEWORKS.applies)
 
 
 def _read_messages(attrs: Any, record: SpanRecord, knows: bool) -> None:

@@ -187,7 +187,9 @@ def _build(
         agent_named=named,
         continues=tuple(map(_key, group[:-1])),
         agent_version=latest.agent_version,
-        own_attempts=attempts_of(owned_records, name, path, run_error),
+        own_attempts=attempts_of(
+            owned_records, name, path, run_error, [r.tool_definitions for r in group if r.tool_definitions is not None]
+        ),
     )
     counted = group if usage_from is None else usage_from
     calls_of = owned_records if counted is group else _gathered(counted, owned)

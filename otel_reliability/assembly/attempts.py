@@ -33,7 +33,9 @@ the spans leave another outcome open, the attempt says which (``Attempt.could_be
 a pending call may have been cut off by a limit, or be held for a decision that may yet be a
 rejection (``refused``); a request answered as failed had no execution span; and a
 failed execution whose arguments did not parse, or whose error a profile names as one a
-refusal leaves too, may never have run its body. The matcher judges such a run both ways.
+refusal leaves too, may never have run its body (so may one whose arguments do not fit its
+tool's declared parameters, ``assembly.declared``, or whose span keeps no message:
+``assembly.witnesses``). The matcher judges such a run both ways.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ from operator import attrgetter
 from typing import Any, Sequence
 
 from ..model import ERROR, OK, PENDING, REFUSED, Attempt, Role, SpanRecord, ToolRequest, ToolResponse, Witnesses
-from . import witnesses
+from . import declared, witnesses
 from .arguments import is_raw, parse_arguments
 
 _start = attrgetter("start_ns")
@@ -92,9 +94,11 @@ def attempts_of(
     agent: str,
     path: tuple[str, ...],
     run_error: str | None,
+    declared_to_run: Sequence[Any] = (),
 ) -> list[Attempt]:
     """The attempts of one run from the records it owns directly, in start order, each with its
-    witnesses (``assembly.witnesses``)."""
+    witnesses (``assembly.witnesses``). ``declared_to_run``: the raw tool definitions the run's
+    own spans carry (``SpanRecord.tool_definitions``), beside its model calls'."""
     models = []
     executions = []
     for record in owned:
@@ -118,12 +122,20 @@ def attempts_of(
     refused_by_answer = {call_id: r.names_refusal for call_id, r in answered.items() if r.names_refusal}
     returning = sum(e.returned for e in executions)
     attempts = []
+    tools: dict[str, Any] | None = None  # the tools declared to the run, read for its first failed call
     for execution, parsed in zip(executions, arguments, strict=True):
         request = pairs.get(id(execution))
         attempt = _executed(execution, parsed, request, agent, path, refused_by_answer)
         joined_by = (request.paired_by if request is not None else None) or UNPAIRED
         answer = answered.get(attempt.call_id) if answered and attempt.call_id is not None else None
-        witnesses.executed(attempt, execution, request is not None, joined_by, answer, returning > execution.returned)
+        unfit = None
+        if attempt.outcome == ERROR and attempt.could_be is None:
+            if tools is None:
+                tools = declared.declared_tools([*declared_to_run, *(m.tool_definitions for m in models if m.tool_definitions is not None)])
+            # the model's request is what a framework validates; its execution may record it wrapped
+            asked = request.arguments if request is not None and not request.ambiguous else attempt.arguments
+            unfit = declared.misfit(attempt.tool, asked, execution.parameters, tools)
+        witnesses.executed(attempt, execution, request is not None, joined_by, answer, returning > execution.returned, unfit)
         attempts.append(attempt)
     unexecuted = [request for request in requests if not request.paired]
     if unexecuted:
@@ -140,6 +152,7 @@ def attempts_of(
                 witnesses.requested_only(attempt, UNPAIRED, answers.get(attempt.call_id) if attempt.call_id else None)
             attempts.append(attempt)
         attempts.sort(key=_start)  # the executions' attempts are in start order already
+    witnesses.ending_call(attempts)
     return attempts
 
 

@@ -6,9 +6,11 @@ context) are nested, each a tool span of the same tool. Counted apart they would
 call two to four attempts. A tool span is a layer of the nearest enclosing tool span when
 nothing between them is a model call or a run (a tool whose body runs an agent is a
 delegation, not a layer) and they name the same call: the same call id when both carry
-one, else the same tool name. A tool span in no run (an MCP server span whose parent the
-trace lacks) is a layer of the innermost run-owned tool span of the same name whose interval
-holds it.
+one, else the same tool name; or when both failed with the same error and the inner one
+names no call: the outer failure seen again one layer in (a framework that reports a failure
+as a nested tool span of its own, named ``error``, made no second attempt). A tool span in no
+run (an MCP server span whose parent the trace lacks) is a layer of the innermost run-owned
+tool span of the same name whose interval holds it.
 
 The folded record is the outermost span's (it carries the model's call id) with the
 outcome of the innermost layer that records one, a failure or a result: the one nearest
@@ -74,7 +76,7 @@ def _enclosing_layer(record: SpanRecord, spans: Mapping[int, SpanRecord]) -> Spa
         if parent is None or parent.role in _STOPS:
             return None
         if parent.role is _TOOL:
-            return parent if _same_call(parent, record) else None
+            return parent if _same_call(parent, record) or _same_failure(parent, record) else None
         parent = spans.get(parent.parent_id)
     return None
 
@@ -93,6 +95,11 @@ def _same_call(outer: SpanRecord, inner: SpanRecord) -> bool:
     if outer.call_id is not None and inner.call_id is not None:
         return outer.call_id == inner.call_id
     return outer.tool_name is not None and outer.tool_name == inner.tool_name
+
+
+def _same_failure(outer: SpanRecord, inner: SpanRecord) -> bool:
+    """Whether ``inner`` records ``outer``'s failure again: the same error text, and no call of its own."""
+    return bool(inner.error) and inner.error == outer.error and inner.call_id is None
 
 
 def _depth_order(outer_of: dict[int, int]):

@@ -12,9 +12,17 @@ attempt records which it has, what each says and the rule that joined request an
   (``adapters.lexicon``: a small list of texts, which only opens an outcome, never decides it);
 * the answer handed back is not the result the execution recorded: it may have failed after
   the body returned (a check of its output withheld the result);
+* the execution failed as a refusal before the body ran would have left it: its arguments do
+  not fit its tool's declared parameters (``assembly.declared``), or its span keeps no message
+  (only an error type, nothing, or a message the lexicon reads as withheld): it may have been
+  refused;
 * a request has no execution and its answer gives no reason: in a trace whose tool spans carry
   out none of its requests it may have run (the answer is then its result), else have failed;
   answered as a failure, it may have failed.
+
+A run's last call, of a tool the lexicon names as one frameworks call themselves to end a run (a
+final-answer or finish tool), may be no call of the agent's (``ending_call``): it is read both
+with and without that call (``could_be`` ``NOT_A_CALL``).
 
 A span that ended OK with no result, then a later span of the same call that ran, are one call
 paused for a decision and resumed (``without_paused``): one attempt, with its final outcome.
@@ -25,27 +33,35 @@ adapters kept (the start of a result, an answer's text).
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
-from ..adapters.lexicon import FAILURE, REFUSAL, reads_as
-from ..model import ERROR, OK, REFUSED, Attempt, Run, SpanRecord, ToolResponse, Witnesses
+from ..adapters.lexicon import FAILURE, REFUSAL, ends_runs, reads_as, withholds
+from ..model import ERROR, NOT_A_CALL, OK, REFUSED, Attempt, Run, SpanRecord, ToolResponse, Witnesses
 
 _OTHER_OUTCOME = {REFUSAL: REFUSED, FAILURE: ERROR}
 _STATUS = {True: ERROR, False: OK}
 
 
 def executed(
-    attempt: Attempt, execution: SpanRecord, requested: bool, joined_by: str, answer: ToolResponse | None, others_return: bool
+    attempt: Attempt,
+    execution: SpanRecord,
+    requested: bool,
+    joined_by: str,
+    answer: ToolResponse | None,
+    others_return: bool,
+    unfit: str | None = None,
 ) -> None:
     """Record the witnesses of an attempt that has an execution, and open its outcome where they disagree.
 
-    ``others_return``: another execution of the run records its result."""
+    ``others_return``: another execution of the run records its result; ``unfit``: how the call's
+    arguments do not fit its tool's declared parameters (``assembly.declared``), for a failed call."""
     result = execution.error if execution.error is not None else execution.output
     said = answer.content if answer is not None else None
     witnesses = attempt.witnesses = Witnesses(joined_by, requested, _STATUS[execution.error is not None], result, said)
     if attempt.could_be is not None or attempt.outcome not in (OK, ERROR):
         return  # already open, or refused on a witness's own word
-    doubt = _doubt(attempt.outcome, execution, result, answer, others_return)
+    doubt = _doubt(attempt.outcome, execution, result, answer, others_return, unfit)
     if doubt is not None:
         attempt.could_be, witnesses.doubt = doubt
 
@@ -63,6 +79,18 @@ def requested_only(attempt: Attempt, joined_by: str, answer: ToolResponse | None
         attempt.could_be, witnesses.doubt = OK, f"no execution span, and the answer gives no reason: {_quoted(said)}"
     elif reading == FAILURE:
         attempt.could_be, witnesses.doubt = ERROR, f"no execution span, and the answer reads as a failure: {_quoted(said)}"
+
+
+def ending_call(attempts: list[Attempt]) -> None:
+    """Open the last of a run's ``attempts`` (in start order) as possibly no call of the agent's
+    when its tool is one frameworks call themselves to end a run (``lexicon.ends_runs``): without
+    the framework's knowledge, nothing tells the agent's own tool of that name from it."""
+    last = attempts[-1] if attempts else None
+    if last is None or last.could_be is not None or not ends_runs(last.tool):
+        return
+    last.could_be = NOT_A_CALL
+    if last.witnesses is not None:
+        last.witnesses.doubt = f"{last.tool} is a tool frameworks call themselves to end a run, called last"
 
 
 def unexplained_in_traced(runs: list[Run]) -> None:
@@ -117,7 +145,7 @@ def without_paused(
 
 
 def _doubt(
-    outcome: str, execution: SpanRecord, result: str | None, answer: ToolResponse | None, others_return: bool
+    outcome: str, execution: SpanRecord, result: str | None, answer: ToolResponse | None, others_return: bool, unfit: str | None
 ) -> tuple[str, str] | None:
     """The other outcome and why, when the witnesses of an executed call disagree; None when they agree."""
     status = "OK" if outcome == OK else "ERROR"
@@ -130,12 +158,33 @@ def _doubt(
     if reading is not None and _OTHER_OUTCOME[reading] != outcome:
         return _OTHER_OUTCOME[reading], f"the execution span says {status}, the answer reads as a {reading}: {_quoted(said)}"
     if outcome != OK:
-        return None
+        return _refused_alike(result, unfit)
     if not execution.returned and others_return:
         return REFUSED, "the execution span says OK with no recorded result, while the run's other executions record theirs"
     if said and result and not _same(result, said):
         return ERROR, f"the answer handed back ({_quoted(said)}) is not the execution's result ({_quoted(result)})"
     return None
+
+
+def _refused_alike(error: str | None, unfit: str | None) -> tuple[str, str] | None:
+    """``REFUSED`` and why, for a failed call that a refusal before the body ran would have left
+    looking the same: its arguments do not fit its tool's declared parameters (a framework that
+    validates them refuses the call, and many record that as a failed span), or the span keeps
+    no message, only an error type, or says its message was withheld (a validation error and a
+    body's exception then look alike)."""
+    if unfit is not None:
+        return REFUSED, f"the execution span says ERROR, and the arguments do not fit the tool's declared parameters: {unfit}"
+    if not error:
+        return REFUSED, "the execution span says ERROR with no message"
+    if _ERROR_TYPE.fullmatch(error):
+        return REFUSED, f"the execution span says ERROR and keeps only an error type, no message: {_quoted(error)}"
+    if withholds(error):
+        return REFUSED, f"the execution span says ERROR and its message is withheld: {_quoted(error)}"
+    return None
+
+
+# an error type alone (``ValueError``, ``TOOL_ERROR``, ``pkg.errors.ToolError``): a name, no message
+_ERROR_TYPE = re.compile(r"[A-Za-z_][\w.]*")
 
 
 def _compact(text: str) -> str:

@@ -69,6 +69,10 @@ def record_size(record: SpanRecord) -> int:
         size += _mapping_size(record.attributes, 1)
     if record.arguments is not None:
         size += value_size(record.arguments)
+    if record.parameters is not None:
+        size += value_size(record.parameters)
+    if record.tool_definitions is not None:  # a model call's declared tools: often the largest field it keeps
+        size += value_size(record.tool_definitions)
     if record.requests:
         size += _EMPTY + _SLOT * len(record.requests) + sum(map(_request_size, record.requests))
     if record.responses:

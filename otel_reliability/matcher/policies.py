@@ -5,6 +5,11 @@ Each configured policy is one check: ``allowed_tools``, ``forbidden_tools``,
 (``error``, ``refused``, ``pending``). Policies judge *attempts*, as Agno's strict
 mode does: asking for a forbidden tool breaks the policy even when a guard
 refused it. Counts cover every named attempt of the run and its members.
+
+A run whose spans witness no call at all (no model call, so no request, and no tool call) gives
+``fail_on`` nothing to read: a call it failed or refused would look the same as none, so
+``fail_on`` is not evaluated on it. (A run with tool calls but no model spans is still judged on
+them: ``inspect`` says its requests cannot be seen, docs/conventions.md.)
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from otel_reliability.matcher.checks import Attempts, CheckResult
 from otel_reliability.matcher.wording import plural
 from otel_reliability.model import ERROR, Attempt
 
+_FAIL_ON = "fail_on "
 _OUTCOME_WORDS = {"error": "errored", "refused": "refused", "pending": "pending"}
 
 
@@ -32,8 +38,15 @@ class PolicyResult:
 def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
     """One check per configured policy; its sentences join ``policy_violations``."""
     results = check_policies(attempts.named, expectation)
+    unevaluated = []
+    if expectation.fail_on and not attempts.chain and attempts.usage.model_calls == 0:
+        results = [r for r in results if not r.policy.startswith(_FAIL_ON)]
+        unevaluated.append(
+            f"{_FAIL_ON}{', '.join(expectation.fail_on)}: the spans record no model call and no tool call, "
+            "so a call that failed or was refused would not be seen"
+        )
     broken = [r for r in results if r.violations]
-    return CheckResult(len(results), len(broken), {"policy_violations": [v for r in broken for v in r.violations]})
+    return CheckResult(len(results), len(broken), {"policy_violations": [v for r in broken for v in r.violations]}, unevaluated)
 
 
 def check_policies(attempts: Sequence[Attempt], expectation: Expectation) -> list[PolicyResult]:

@@ -5,7 +5,8 @@ and says on which calls it depends.
 
 So a call that nothing answered (held for an approval, or cut off by a limit) still passes
 ``max_tool_calls``, but ``fail_on: [refused]`` is not evaluated on it; and an error span whose
-arguments did not parse fails ``fail_on: [error, refused]`` either way.
+arguments did not parse fails ``fail_on: [error, refused]`` either way. A call that may be no
+call at all (``NOT_A_CALL``: a tool that ends runs, called last) is read with it and without it.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Sequence
 
 from otel_reliability.expectations import Expectation
 from otel_reliability.matcher.checks import Attempts, Check, CheckResult
-from otel_reliability.model import Attempt
+from otel_reliability.model import NOT_A_CALL, Attempt
 
 # Each open attempt doubles the readings: past this many, every check that counts is undecided.
 MAX_OPEN = 6
@@ -64,7 +65,10 @@ def settle(checks: Sequence[Check], results: list[CheckResult], attempts: Attemp
 def _open_call(attempt: Attempt) -> str:
     """An open call as a reason names it: the outcomes it may have had, and, where its witnesses
     disagree, the call and what they say."""
-    said = f"{attempt.tool} was {attempt.outcome} or {attempt.could_be}"
+    if attempt.could_be == NOT_A_CALL:
+        said = f"{attempt.tool} was a call of the agent's or the framework's own ending of the run"
+    else:
+        said = f"{attempt.tool} was {attempt.outcome} or {attempt.could_be}"
     doubt = attempt.witnesses.doubt if attempt.witnesses is not None else None
     if doubt is None:
         return said
@@ -72,8 +76,10 @@ def _open_call(attempt: Attempt) -> str:
 
 
 def _read_as(attempts: Attempts, flipped: set[int]) -> Attempts:
-    """``attempts`` with the attempts whose ids are in ``flipped`` given their other outcome."""
+    """``attempts`` with the attempts whose ids are in ``flipped`` given their other outcome, or
+    left out where that reading is that they were no call (``NOT_A_CALL``)."""
     other: dict[int, Attempt] = {}
+    dropped = {id(a) for a in attempts.chain if id(a) in flipped and a.could_be == NOT_A_CALL}
 
     def read(attempt: Attempt) -> Attempt:
         if id(attempt) not in flipped:
@@ -83,7 +89,7 @@ def _read_as(attempts: Attempts, flipped: set[int]) -> Attempts:
             other[id(attempt)] = replace(attempt, outcome=attempt.could_be or attempt.outcome, could_be=None)
         return other[id(attempt)]
 
-    return Attempts(
-        [read(a) for a in attempts.evidence], [read(a) for a in attempts.chain], [read(a) for a in attempts.named],
-        attempts.usage, attempts.unnamed_agents,
-    )
+    def kept(these: list[Attempt]) -> list[Attempt]:
+        return [read(a) for a in these if id(a) not in dropped]
+
+    return Attempts(kept(attempts.evidence), kept(attempts.chain), kept(attempts.named), attempts.usage, attempts.unnamed_agents)

@@ -84,7 +84,7 @@ class Source(BaseModel):
 
 
 Sources = Annotated[tuple[Source, ...], Field(min_length=1)]
-SOURCE_FIELDS = ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error")
+SOURCE_FIELDS = ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error", "tool_definitions")
 
 
 class Messages(BaseModel):
@@ -166,6 +166,9 @@ class SpanRule(BaseModel):
     requests: Messages | None = None  # models
     responses: Messages | None = None
     tokens: Tokens | None = None
+    # models: the tools declared to the model, each with its parameters (``assembly.declared``);
+    # read with ``decode: raw``, they are decoded only for a call that failed
+    tool_definitions: Sources = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -184,7 +187,7 @@ class SpanRule(BaseModel):
         allowed = {
             "agent_run": {"agent_name", "output", "clock_slack_ms"},
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when"},
-            "model": {"requests", "responses", "tokens"},
+            "model": {"requests", "responses", "tokens", "tool_definitions"},
             "names_agent": {"agent_name"},
             "handoff": {"target"},
             "no_call": set(),

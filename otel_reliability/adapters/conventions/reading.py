@@ -53,6 +53,7 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
             record.responses = _messages(span, rule.responses, requests=False)
         if rule.tokens is not None:
             record.tokens = tokens_from(span.attributes, rule.tokens.parts, rule.tokens.totals)
+        record.tool_definitions = _value(span, rule.tool_definitions, match)
     return record
 
 
