@@ -165,6 +165,9 @@ class SpanRecord:
     # run spans (and spans that may turn out to be runs): the agent's version, its
     # ``gen_ai.agent.version`` else its resource's ``service.version``; None when neither says
     agent_version: str | None = None
+    # run spans only: the span closes when the run is started, not when it ends (an asynchronous
+    # workflow's handle), so the run lasts until the last span under it ends (``assembly.as_read``)
+    outlived: bool = False
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns

@@ -39,7 +39,7 @@ def test_records_an_older_writer_stored_still_read_without_the_fields_added_sinc
     record = SpanRecord(1, 2, 0, "autogen process m", 10, 20, Role.MODEL, sent_by="calc",
                         responses=(ToolResponse("c1", "no", names_refusal="unknown tool"),))
     [older] = json.loads(encode_records([record]))
-    older = older[:-8]  # before sent_by (and model_call, tokens, names_agent, profile, returned, refusal_possible, agent_version)
+    older = older[:-9]  # before sent_by (and model_call, tokens, names_agent, profile, returned, refusal_possible, agent_version, outlived)
     older[18] = [answer[:-1] for answer in older[18]]  # before names_refusal
     [read] = decode_records(json.dumps([older]))
     assert (read.sent_by, read.responses) == (None, (ToolResponse("c1", "no"),))
@@ -53,6 +53,7 @@ def test_records_keep_array_attributes_as_tuples_and_every_field():
         responses=(ToolResponse("c1", "done", refusal=False, error=True, names_refusal="approval denied"),),
         dispatched=ToolRequest("t", None), sent_by="calc",
         evaluations=({"gen_ai.evaluation.name": "judge", "labels": ("ok",)},), policy_denied=True, agent_version="1.8",
+        outlived=True,
     )
     assert decode_records(encode_records([record])) == [record]
 

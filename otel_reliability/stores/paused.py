@@ -114,13 +114,13 @@ def _encode(r: SpanRecord) -> list[Any]:
         [[a.call_id, a.content, a.refusal, a.error, a.names_refusal] for a in r.responses],
         None if r.dispatched is None else [r.dispatched.name, r.dispatched.arguments, r.dispatched.call_id],
         [dict(e) for e in r.evaluations], r.policy_denied, r.session_id, r.sent_by, r.model_call, r.tokens,
-        r.names_agent, r.profile, r.returned, r.refusal_possible, r.agent_version,
+        r.names_agent, r.profile, r.returned, r.refusal_possible, r.agent_version, r.outlived,
     ]  # fmt: skip
 
 
-# session_id, sent_by, model_call, tokens, names_agent, profile, returned, refusal_possible, agent_version: the
-# fields added since the first version, in order (``inferred`` and ``layers`` are assembly's, never on a stored record)
-_NEWER_DEFAULTS: tuple[Any, ...] = (None, None, False, None, None, None, False, False, None)
+# session_id, sent_by, model_call, tokens, names_agent, profile, returned, refusal_possible, agent_version, outlived:
+# the fields added since the first version, in order (``inferred`` and ``layers`` are assembly's, never on a stored record)
+_NEWER_DEFAULTS: tuple[Any, ...] = (None, None, False, None, None, None, False, False, None, False)
 
 
 def _decode(item: list[Any]) -> SpanRecord:
@@ -130,7 +130,7 @@ def _decode(item: list[Any]) -> SpanRecord:
         *newer,  # fields added since: records an older writer stored lack them
     ) = item  # fmt: skip
     # fields added since, in the order they came: records an older writer stored lack the last ones
-    session_id, sent_by, model_call, tokens, names_agent, profile, returned, refusal_possible, agent_version = (
+    session_id, sent_by, model_call, tokens, names_agent, profile, returned, refusal_possible, agent_version, outlived = (
         *newer, *_NEWER_DEFAULTS[len(newer):]
     )
     return SpanRecord(
@@ -143,7 +143,7 @@ def _decode(item: list[Any]) -> SpanRecord:
         evaluations=tuple(_attributes(e) for e in evaluations), policy_denied=denied,
         session_id=session_id, sent_by=sent_by, model_call=model_call, tokens=tokens,
         names_agent=names_agent, profile=profile, returned=returned, refusal_possible=refusal_possible,
-        agent_version=agent_version,
+        agent_version=agent_version, outlived=outlived,
     )  # fmt: skip
 
 

@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from ...input_errors import validation_problems, yaml_problem
 from ...model import SpanData
 from ...textfile import NotUtf8Error, read_text
+from ..decoders import as_json, first_at
 from .model import Convention, SpanRule, When
 
 __all__ = ["Convention", "ConventionError", "Origin", "in_force", "load_file", "may_be_run", "paths_from", "removed", "rule_for", "use"]
@@ -173,20 +174,25 @@ def _matches(when: When, span: SpanData, patterns: Mapping[str, re.Pattern[str]]
     """Whether ``span`` meets ``when``: False, or True / the name pattern's match."""
     if when.span_name is not None and span.name != when.span_name:
         return False
-    if when.attribute is not None and not holds(when, span.attributes):
+    # the name's pattern before the attribute: a ``path`` condition decodes the attribute's JSON
+    matched = patterns[when.span_name_matches].fullmatch(span.name) if when.span_name_matches is not None else True
+    if not matched or (when.attribute is not None and not holds(when, span.attributes)):
         return False
-    if when.span_name_matches is not None:
-        return patterns[when.span_name_matches].fullmatch(span.name) or False
-    return True
+    return matched
 
 
 def holds(when: When, attributes: Mapping[str, Any]) -> bool:
-    """``when``'s attribute condition: present, and (with ``equals``) one of its values."""
+    """``when``'s attribute condition: present (with ``path``: a value there in its JSON), and
+    (with ``equals``) one of its values."""
     if when.attribute is None or when.attribute not in attributes:
         return False
+    value = attributes[when.attribute]
+    if when.path is not None:
+        value = first_at(as_json(value), when.path)
+        if value is None:
+            return False
     if not when.equals:
         return True
-    value = attributes[when.attribute]
     if _in(value, when.equals):
         return True
     # a JSON string's text ("\"TOOL\"", as MLflow writes span types) compared as its value

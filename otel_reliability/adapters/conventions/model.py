@@ -22,7 +22,9 @@ class When(BaseModel):
     ``attribute`` (present; with ``equals``, its value — or the value its JSON text holds, as
     MLflow writes ``"TOOL"`` — is one of them) is required: it is how the rule is found
     without testing every span; ``span_name_matches`` (a regular expression the whole name
-    matches, whose named groups fields may read) narrows it further.
+    matches, whose named groups fields may read) narrows it further. ``path`` looks inside the
+    attribute's JSON: the value there must exist (and, with ``equals``, be one of them), for an
+    instrumentation that writes a whole event as one JSON attribute.
 
     >>> When(attribute="sdk.kind", equals=["tool"]).equals
     ('tool',)
@@ -33,6 +35,7 @@ class When(BaseModel):
     span_name_matches: str | None = None
     attribute: str | None = Field(None, min_length=1)
     equals: tuple[Scalar, ...] = ()
+    path: str | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _found_by_name_or_attribute(self) -> When:
@@ -40,6 +43,8 @@ class When(BaseModel):
             raise ValueError("needs span_name or attribute (span_name_matches alone would be tried on every span)")
         if self.equals and self.attribute is None:
             raise ValueError("equals compares an attribute's value: give attribute")
+        if self.path and self.attribute is None:
+            raise ValueError("path looks inside an attribute's value: give attribute")
         if self.span_name_matches is not None:
             try:
                 re.compile(self.span_name_matches)
@@ -110,7 +115,8 @@ class Messages(BaseModel):
 
 class SpanRule(BaseModel):
     """How to read the spans ``when`` finds: as an agent run, a tool execution, a model call, a
-    span that names the agent of a run it wraps, or a handoff (a transfer to the ``target``
+    span that names the agent of a run it wraps, a step inside a run that names the agent acting
+    from then on (``acting_agent``: a workflow that hands its run from agent to agent), or a handoff (a transfer to the ``target``
     agent, carried out for the model's request whose tool name ends with the target's name).
 
     >>> SpanRule(when={"span_name": "x.tool"}, role="tool", tool_name="x.tool.name").role
@@ -119,10 +125,13 @@ class SpanRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     when: When
-    role: Literal["agent_run", "tool", "model", "names_agent", "handoff"]
-    agent_name: Source | None = None  # runs, and spans that name the agent of a run they wrap
+    role: Literal["agent_run", "tool", "model", "names_agent", "acting_agent", "handoff"]
+    agent_name: Source | None = None  # runs, spans that name the agent of a run they wrap or the agent acting
     target: Source | None = None  # handoffs: the agent handed to (the model's request it carried out ends with that name)
     output: Source | None = None  # runs: the run's answer
+    # runs: the span closes when the run is started (an asynchronous workflow's handle), so the
+    # run lasts until the last span under it ends
+    outlived: bool = False
     tool_name: Source | None = None  # tools
     arguments: Source | None = None
     result: Source | None = None
@@ -143,17 +152,18 @@ class SpanRule(BaseModel):
     @model_validator(mode="after")
     def _fields_of_its_role(self) -> SpanRule:
         allowed = {
-            "agent_run": {"agent_name", "output"},
+            "agent_run": {"agent_name", "output", "outlived"},
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when"},
             "model": {"requests", "responses"},
             "names_agent": {"agent_name"},
+            "acting_agent": {"agent_name"},
             "handoff": {"target"},
         }[self.role]
         stray = sorted(name for name in self.model_fields_set - {"when", "role"} if name not in allowed)
         if stray:
             raise ValueError(f"a {self.role} span reads no {', '.join(stray)}")
-        if self.role == "names_agent" and self.agent_name is None:
-            raise ValueError("a span that names an agent needs agent_name")
+        if self.role in ("names_agent", "acting_agent") and self.agent_name is None:
+            raise ValueError(f"a span of role {self.role} names an agent: it needs agent_name")
         if self.role == "handoff" and self.target is None:
             raise ValueError("a handoff needs target")
         groups = re.compile(self.when.span_name_matches).groupindex if self.when.span_name_matches else {}
