@@ -15,9 +15,10 @@ import re
 from typing import Any, Callable, Iterator, Mapping
 
 from ..model import EventData, Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from . import genai_tools, vertex
+from . import genai_tools, openinference, vertex
 from .common import error_text, loads, str_or_none, text_of
 from .history import newest_messages
+from .knowledge import FRAMEWORKS
 from .usage import genai_tokens
 
 OPERATION = "gen_ai.operation.name"  # marks the convention
@@ -83,6 +84,9 @@ class GenAIAdapter:
             record.tokens = genai_tokens(attrs)
             record.requests = _requests(span)
             record.responses = _responses(span)
+            if not (record.requests or record.responses) and openinference.KIND in attrs:
+                # stamped by both conventions (strands under OpenInference): the messages are OpenInference's
+                openinference.read_messages(attrs, record, FRAMEWORKS.applies)
         return record
 
 

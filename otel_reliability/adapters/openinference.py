@@ -67,7 +67,7 @@ class OpenInferenceAdapter:
             if not (knows and llama_index.prepares_a_call(span.name)):
                 record.model_call = True
                 record.tokens = openinference_tokens(attrs)
-            _read_messages(attrs, record, knows)
+            read_messages(attrs, record, knows)
         elif kind in _GRAPH_KINDS:
             _read_graph_span(span, record, kind, _metadata(attrs), knows)
         return record
@@ -139,7 +139,7 @@ def _metadata(attrs: Any) -> dict[str, Any]:
     return metadata if isinstance(metadata, dict) else {}
 
 
-def _read_messages(attrs: Any, record: SpanRecord, knows: bool) -> None:
+def read_messages(attrs: Any, record: SpanRecord, knows: bool) -> None:
     """The calls the model asked for, and the answers its input adds: those after its last
     assistant message, since the input replays the history (``adapters.history`` says why
     that is enough). OpenInference flattens lists, so the indices of messages and of their
