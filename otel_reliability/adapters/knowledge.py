@@ -15,7 +15,10 @@ they are modules of their own rather than profiles:
   tool spans (their texts and attributes), and ADK's call held for confirmation;
 * ``openinference`` — agno's text for a call the user rejected, which ran.
 
-``removed()`` reads without any of them and without any profile: the conventions alone,
+What a framework writes itself (its refusal and error texts) is data, one file per framework
+in ``frameworks/``, applied whatever instrumentation carried the trace.
+
+``removed()`` reads without any of them, without the framework files and without any profile: the conventions alone,
 which is what a framework the reader knows nothing of gets (its cold score). A few framework
 facts stay even then, because they are how an instrumentation writes its own convention
 rather than what one framework means by it: OpenLLMetry's LangGraph control-flow exceptions,
