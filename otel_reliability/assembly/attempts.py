@@ -130,14 +130,13 @@ def attempts_of(
         answers, answered_after = _answers(owned)
         failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
         ran = {a.call_id: a.start_ns for a in attempts if a.call_id is not None}
-        asked_before = _asked_before(requests)
         for request in unexecuted:
             if not executions and request.request.call_id is None:
                 attempt = _unrecorded(request, agent, path)
                 attempt.witnesses = Witnesses(UNPAIRED, request=True)
             else:
                 attempt = _unexecuted(request, answers, agent, path, run_error, failures)
-                attempt.start_ns = _in_answer_order(attempt, answered_after, asked_before, ran)
+                attempt.start_ns = _in_answer_order(attempt, answered_after, ran)
                 witnesses.requested_only(attempt, UNPAIRED, answers.get(attempt.call_id) if attempt.call_id else None)
             attempts.append(attempt)
         attempts.sort(key=_start)  # the executions' attempts are in start order already
@@ -324,38 +323,14 @@ def _answers(owned: Sequence[SpanRecord]) -> tuple[dict[str, ToolResponse], dict
     return answers, before
 
 
-def _in_answer_order(
-    attempt: Attempt, answered_after: dict[str, tuple[str, ...]], asked_before: dict[str, tuple[str, ...]], ran: dict[str, int]
-) -> int:
+def _in_answer_order(attempt: Attempt, answered_after: dict[str, tuple[str, ...]], ran: dict[str, int]) -> int:
     """When a call no execution span records comes in the chain: after the last call that ran
-    among those answered before it in the same model input, or, when an answer hands it back,
-    asked before it in the same model output (a limit that refuses the second of two calls
-    asked at once refused it after the first, even where the framework answers the refusal
-    first), else when it was asked for."""
-    start = attempt.start_ns
-    if attempt.call_id is None:
-        return start
-    for calls in (answered_after, asked_before) if attempt.call_id in answered_after else (answered_after,):
-        for earlier in reversed(calls.get(attempt.call_id, ())):
-            if earlier in ran:
-                start = max(start, ran[earlier])
-                break
-    return start
-
-
-def _asked_before(requests: list[_Request]) -> dict[str, tuple[str, ...]]:
-    """Each call id's calls asked before it in the same model output (requests in order)."""
-    asked: dict[str, tuple[str, ...]] = {}
-    earlier: list[str] = []
-    previous: tuple[int, int] | None = None
-    for request in requests:
-        call = (request.opened_ns, request.issued_ns)  # one model call's requests share both
-        if call != previous:
-            earlier, previous = [], call
-        if request.request.call_id is not None:
-            asked[request.request.call_id] = tuple(earlier)
-            earlier.append(request.request.call_id)
-    return asked
+    among those answered before it in the same model input (a limit that refuses the second
+    of two calls asked at once refused it after the first ran), else when it was asked for."""
+    for earlier in reversed(answered_after.get(attempt.call_id, ()) if attempt.call_id else ()):
+        if earlier in ran:
+            return max(attempt.start_ns, ran[earlier])
+    return attempt.start_ns
 
 
 def _unexecuted(
