@@ -119,6 +119,8 @@ def read(record: SpanRecord) -> SpanRecord:
             return replace(record, error=record.output, refusal=record.output)
         if said is not None and said.says == FAILED:
             return replace(record, error=record.output)
+        if said is not None and said.says == REFUSAL_POSSIBLE:  # the answer says it failed, maybe before the body
+            return replace(record, error=record.output, refusal_possible=True)
     return record
 
 
