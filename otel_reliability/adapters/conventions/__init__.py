@@ -178,6 +178,9 @@ def _matches(when: When, span: SpanData, patterns: Mapping[str, re.Pattern[str]]
     matched = patterns[when.span_name_matches].fullmatch(span.name) if when.span_name_matches is not None else True
     if not matched or (when.attribute is not None and not holds(when, span.attributes)):
         return False
+    if when.also and not all(key in span.attributes and (not values or _in(span.attributes[key], values))
+                             for key, values in when.also.items()):
+        return False
     return matched
 
 

@@ -24,7 +24,9 @@ class When(BaseModel):
     without testing every span; ``span_name_matches`` (a regular expression the whole name
     matches, whose named groups fields may read) narrows it further. ``path`` looks inside the
     attribute's JSON: the value there must exist (and, with ``equals``, be one of them), for an
-    instrumentation that writes a whole event as one JSON attribute.
+    instrumentation that writes a whole event as one JSON attribute. ``also``: more attributes
+    the span must carry, each with the values it may have (none listed: any), for spans that only
+    two attributes together tell apart (an instrumentation's marker and the framework it wraps).
 
     >>> When(attribute="sdk.kind", equals=["tool"]).equals
     ('tool',)
@@ -36,6 +38,7 @@ class When(BaseModel):
     attribute: str | None = Field(None, min_length=1)
     equals: tuple[Scalar, ...] = ()
     path: str | None = Field(None, min_length=1)
+    also: dict[str, tuple[Scalar, ...]] = Field(default_factory=dict)
 
     @model_validator(mode="after")
     def _found_by_name_or_attribute(self) -> When:
