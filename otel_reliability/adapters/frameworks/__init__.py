@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterator, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from ...input_errors import validation_problems, yaml_problem
 from ...model import Role, SpanRecord
@@ -58,7 +58,14 @@ class Framework(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str = Field(pattern=r"^[a-z0-9_.-]+$")
     description: str = Field(min_length=1)
-    texts: tuple[Text, ...] = Field(min_length=1)
+    texts: tuple[Text, ...]
+
+    @field_validator("texts")
+    @classmethod
+    def _says_something(cls, texts: tuple[Text, ...]) -> tuple[Text, ...]:
+        if not texts:  # checked after the entries, not by Field(min_length): an entry's own error says enough
+            raise ValueError("give at least one text")
+        return texts
 
 
 def load(folder: Path = FOLDER) -> tuple[Framework, ...]:
