@@ -120,9 +120,6 @@ NOT_YET: dict[tuple[str, str], str] = {
     ("openai_agents_guardrails", "approval_approved"): (
         "the resumed run outside an outer trace exports no span: the approved call stays pending"
     ),
-    ("mlflow_openai_agents", "delegation_handoff"): (
-        "MLflow records the handoff as a Handoff CHAIN span that names no tool: the transfer request stays pending"
-    ),
 }
 
 
