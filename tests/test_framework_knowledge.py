@@ -57,8 +57,8 @@ UNDER: dict[str, dict[str, str]] = {
 
 _AGNO_STREAM = "OpenLLMetry over agno: a streamed or resumed run's spans are roots of traces of their own, no run holds them"
 _AGNO_TEAM_STREAM = (
-    "OpenLLMetry over agno, streamed team: the team span keeps no child and reads as a run that made no call, "
-    "PASSED on an empty chain (a run with no model call is not doubted yet)"
+    "OpenLLMetry over agno, streamed team: the team span closes as the run starts and keeps no child, its steps "
+    "are roots of traces of their own: no run holds them (read honestly as no run)"
 )
 _BEEAI_INSIDE_MODEL = "beeai rejects the call inside the model call and asks the model again: no span records it (LIMITS)"
 _CREWAI_TRANSCRIPT = (

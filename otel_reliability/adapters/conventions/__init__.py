@@ -181,6 +181,8 @@ def _matches(when: When, span: SpanData, patterns: Mapping[str, re.Pattern[str]]
     if when.also and not all(key in span.attributes and (not values or _in(span.attributes[key], values))
                              for key, values in when.also.items()):
         return False
+    if when.without and not span.attributes.keys().isdisjoint(when.without):
+        return False
     return matched
 
 

@@ -26,7 +26,8 @@ class When(BaseModel):
     attribute's JSON: the value there must exist (and, with ``equals``, be one of them), for an
     instrumentation that writes a whole event as one JSON attribute. ``also``: more attributes
     the span must carry, each with the values it may have (none listed: any), for spans that only
-    two attributes together tell apart (an instrumentation's marker and the framework it wraps).
+    two attributes together tell apart (an instrumentation's marker and the framework it wraps);
+    ``without``: attributes the span must not carry (a span that closed before it could write them).
 
     >>> When(attribute="sdk.kind", equals=["tool"]).equals
     ('tool',)
@@ -39,6 +40,7 @@ class When(BaseModel):
     equals: tuple[Scalar, ...] = ()
     path: str | None = Field(None, min_length=1)
     also: dict[str, tuple[Scalar, ...]] = Field(default_factory=dict)
+    without: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _found_by_name_or_attribute(self) -> When:
