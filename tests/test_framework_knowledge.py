@@ -154,4 +154,4 @@ def test_a_framework_file_that_is_not_valid_is_named(tmp_path):
     (tmp_path / "acme.yaml").write_text("name: acme\ndescription: d\ntexts:\n  - {contains: Nope., in: output, says: refused, why: w}\n")
     with pytest.raises(ValueError) as raised:
         frameworks.load(tmp_path)
-    assert str(raised.value) == "framework file acme.yaml: texts[0].in: expected 'error' or 'result', got 'output'"
+    assert str(raised.value) == "framework file acme.yaml: texts[0].in: expected 'error', 'result' or 'answer', got 'output'"

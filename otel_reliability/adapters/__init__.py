@@ -18,7 +18,6 @@ from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord,
 from . import genai, openinference, traceloop, vercel_ai
 from .autogen_runtime import AutogenRuntimeAdapter
 from . import conventions, frameworks
-from .knowledge import FRAMEWORKS
 from .conventions.reading import read_by_rule
 from .common import RESULT_PREFIX, SESSION_KEYS, session_of, str_or_none
 from . import profiles
@@ -136,7 +135,7 @@ def to_record(span: SpanData) -> SpanRecord:
             record.returned = _RESULT_KEY in attributes or _GENAI_RESULT_KEY in attributes
         if record.returned and not record.error and record.output is None:  # OK, or failed without a word of why
             _keep_result(record, attributes)
-    if record.role is _TOOL and FRAMEWORKS.applies:
+    if record.role is _TOOL:
         record = frameworks.read(record)
     if has_selectors():
         _read_by_profiles(record, span)

@@ -34,7 +34,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
-from . import profiles
+from . import frameworks, profiles
 
 
 class _Knowledge:
@@ -55,7 +55,7 @@ def removed() -> Iterator[None]:
     kept = FRAMEWORKS.applies
     FRAMEWORKS.applies = False
     try:
-        with profiles.removed():
+        with profiles.removed(), frameworks.removed():
             yield
     finally:
         FRAMEWORKS.applies = kept

@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from . import crewai, langchain_agents, llama_index, smolagents
+from . import crewai, frameworks, langchain_agents, llama_index, smolagents
 from .common import error_text, loads, object_of, str_or_none, text_of
 from .knowledge import FRAMEWORKS
 from .usage import openinference_tokens
@@ -35,9 +35,6 @@ _CALL_FIELDS = (".tool_call.function.name", ".tool_call.id", ".tool_call.functio
 _HANDOFF_PREFIX = "handoff to "
 _GRAPH_KINDS = ("CHAIN", "AGENT")
 _DISPATCH_MARKER = '"tool_call_with_context"'
-
-# agno records a call the user rejected as an errored execution, not a refusal.
-_RAN_BUT_REJECTED = ("Function call was rejected by the user",)
 
 
 def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool | None:
@@ -192,8 +189,8 @@ def _count(attrs: Any, prefix: str, fields: tuple[str, ...] = _MESSAGE_FIELDS) -
 
 
 def _response(call_id: str, content: str, error: bool = False) -> ToolResponse:
-    ran = FRAMEWORKS.applies and content.startswith(_RAN_BUT_REJECTED)
-    return ToolResponse(call_id, content, refusal=not ran, error=error)
+    # a framework that answers a call it did not run as a failure, not a refusal (agno's rejection)
+    return ToolResponse(call_id, content, refusal=not frameworks.answer_says_it_ran(content), error=error)
 
 
 def _read_dispatch(attrs: Any, record: SpanRecord) -> None:

@@ -10,12 +10,13 @@ telemetry), each in its own attribute. So a framework file is selected by the ev
 in its profile (``profiles/``).
 
 One YAML file per framework beside this module, validated by ``Framework`` at load. Each
-``texts`` entry says what a tool span means when its error or its result (``in``) holds the
-text (``contains``): the call was ``refused`` (its body never ran), ``refusal_possible`` (a
-refusal and a body that failed leave the same), ``ran`` (the body returned; a check of its
-output failed the span) or ``failed`` (a body that failed, its error written as the result).
-``only_without_result``: only where the span records no result (the instrumentation captured
-no content), since with content the result tells. A reading without framework knowledge
+``texts`` entry says what a call means when the text (``contains``) is in a tool span's error or
+result, or in the answer a model input hands back for it (``in``): the call was ``refused`` (its
+body never ran; an answer's refusal has a short ``reason``), ``refusal_possible`` (a refusal and
+a body that failed leave the same), ``ran`` (the body returned; a check of its output failed the
+span; an answer that says so is no refusal) or ``failed`` (a body that failed, its error written
+as the result). ``only_without_result``: only where the span records no result (the
+instrumentation captured no content), since with content the result tells. A reading without framework knowledge
 (``knowledge.removed``, the cold reader) applies none of it.
 """
 
@@ -27,7 +28,7 @@ from pathlib import Path
 from typing import Iterator, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from ...input_errors import validation_problems, yaml_problem
 from ...model import Role, SpanRecord
@@ -42,10 +43,19 @@ class Text(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     contains: str = Field(min_length=3)
-    in_: Literal["error", "result"] = Field(alias="in")
+    in_: Literal["error", "result", "answer"] = Field(alias="in")
     says: Literal["refused", "refusal_possible", "ran", "failed"]
     only_without_result: bool = False
+    reason: str | None = Field(None, min_length=1)  # an answer's refusal, named as the chain shows it
     why: str = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _an_answer_says_refused_or_ran(self) -> Text:
+        if self.in_ == "answer" and self.says not in (REFUSED, RAN):
+            raise ValueError("an answer's text says refused or ran")
+        if (self.reason is not None) != (self.in_ == "answer" and self.says == REFUSED):
+            raise ValueError("reason names an answer's refusal: give it there, and only there")
+        return self
 
 
 class Framework(BaseModel):
@@ -89,13 +99,15 @@ def load(folder: Path = FOLDER) -> tuple[Framework, ...]:
 class _Texts:
     """The texts of every framework in force, by where they show, in the order a reading tries them."""
 
-    __slots__ = ("in_error", "in_result", "any")
+    __slots__ = ("in_error", "in_result", "refused_answers", "ran_answers", "any")
 
     def __init__(self, frameworks: tuple[Framework, ...]) -> None:
         texts = [t for f in frameworks for t in f.texts]
         self.in_error = tuple(t for t in texts if t.in_ == "error")
         self.in_result = tuple(t for t in texts if t.in_ == "result")
-        self.any = bool(texts)
+        self.refused_answers = tuple((t.contains, t.reason) for t in texts if t.in_ == "answer" and t.says == REFUSED)
+        self.ran_answers = tuple(t.contains for t in texts if t.in_ == "answer" and t.says == RAN)
+        self.any = bool(self.in_error or self.in_result)
 
 
 _active = _Texts(load())
@@ -129,6 +141,24 @@ def read(record: SpanRecord) -> SpanRecord:
         if said is not None and said.says == REFUSAL_POSSIBLE:  # the answer says it failed, maybe before the body
             return replace(record, error=record.output, refusal_possible=True)
     return record
+
+
+def refusal_named(answer: str) -> str | None:
+    """The refusal a framework's answer to the model names (its ``reason``), None when none does.
+
+    >>> refusal_named("Invoking `format_disk()` failed as no tool with that name is available.")
+    'unknown tool'
+    """
+    for text, reason in _active.refused_answers:
+        if text in answer:
+            return reason
+    return None
+
+
+def answer_says_it_ran(answer: str) -> bool:
+    """Whether a framework's answer to the model says the call is no refusal (agno answers a
+    rejected confirmation as a failed run)."""
+    return any(text in answer for text in _active.ran_answers)
 
 
 def _first(texts: tuple[Text, ...], where: str, record: SpanRecord) -> Text | None:
