@@ -22,10 +22,11 @@ instrumentation captured no content), since with content the result tells. A rea
 
 from __future__ import annotations
 
+import re
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Iterator, Literal
+from typing import Callable, Iterator, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
@@ -99,7 +100,7 @@ def load(folder: Path = FOLDER) -> tuple[Framework, ...]:
 class _Texts:
     """The texts of every framework in force, by where they show, in the order a reading tries them."""
 
-    __slots__ = ("in_error", "in_result", "refused_answers", "ran_answers", "any")
+    __slots__ = ("in_error", "in_result", "refused_answers", "ran_answers", "any_in_error", "any_in_result")
 
     def __init__(self, frameworks: tuple[Framework, ...]) -> None:
         texts = [t for f in frameworks for t in f.texts]
@@ -107,7 +108,16 @@ class _Texts:
         self.in_result = tuple(t for t in texts if t.in_ == "result")
         self.refused_answers = tuple((t.contains, t.reason) for t in texts if t.in_ == "answer" and t.says == REFUSED)
         self.ran_answers = tuple(t.contains for t in texts if t.in_ == "answer" and t.says == RAN)
-        self.any = bool(self.in_error or self.in_result)
+        # One search a span for whether any text is there (this runs for every tool span, and
+        # most hold none); which one, only on a hit.
+        self.any_in_error = _any_of(self.in_error)
+        self.any_in_result = _any_of(self.in_result)
+
+
+def _any_of(texts: tuple[Text, ...]) -> Callable[[str], object]:
+    if not texts:
+        return lambda _: None
+    return re.compile("|".join(re.escape(t.contains) for t in texts)).search
 
 
 _active = _Texts(load())
@@ -119,11 +129,11 @@ def read(record: SpanRecord) -> SpanRecord:
     change it), ``record`` itself when none does. Only an OK span's result is read for a
     refusal or a failure, and only a failed span's error."""
     active = _active
-    if not active.any or record.role is not _TOOL or record.refusal is not None:
+    if record.role is not _TOOL or record.refusal is not None:
         return record
     if record.error:
-        said = _first(active.in_error, record.error, record)
-        if said is None and record.output:
+        said = _first(active.in_error, record.error, record) if active.any_in_error(record.error) else None
+        if said is None and record.output and active.any_in_result(record.output):
             said = _first(active.in_result, record.output, record)
         if said is None:
             return record
@@ -132,7 +142,7 @@ def read(record: SpanRecord) -> SpanRecord:
         if said.says == RAN:  # the body returned (so no call held for a decision either)
             return replace(record, error=None, returned=True)
         return replace(record, refusal_possible=True) if said.says == REFUSAL_POSSIBLE else record
-    if record.output:
+    if record.output and active.any_in_result(record.output):
         said = _first(active.in_result, record.output, record)
         if said is not None and said.says == REFUSED:
             return replace(record, error=record.output, refusal=record.output)
