@@ -3,9 +3,10 @@
 Producers mark a tool span that exists although the tool body never ran in their own
 ways: an attribute (``pydantic_ai.tool.failure_stage``, ADK's
 ``adk.experimental.response.source``), the placeholder tool type ADK gives a name the
-agent lacks, or only the fixed text of the answer the framework handed to the model.
-A text is matched only where the framework writes it itself, never the tool. All of it is
-framework knowledge: a cold reading (``knowledge``) reads none of it.
+agent lacks, or only the fixed text of the answer the framework handed to the model. Those
+texts are data, one file per framework (``frameworks``), applied whatever instrumentation
+carried them; this module asks them of ADK's result objects. All of it is framework
+knowledge: a cold reading (``knowledge``) reads none of it.
 """
 
 from __future__ import annotations
@@ -26,10 +27,6 @@ MERGED_TOOLS = "(merged tools)"
 _REFUSAL_STAGES = {"validation": "invalid arguments"}  # pydantic_ai.tool.failure_stage
 # adk.experimental.response.source: a callback answered instead of the tool
 _REFUSAL_SOURCES = {"before_tool_callback": "blocked by a before_tool_callback"}
-_REFUSAL_PREFIXES = (  # of the span's error text
-    ("Unknown tool: ", "unknown tool"),  # strands
-    ("Validation failed for input parameters", "invalid arguments"),  # strands
-)
 _AWAITING_CONFIRMATION = "This tool call requires confirmation, please approve or reject."
 # ADK's tool type for a name the agent has no tool for: the abstract base class itself
 _UNKNOWN_TOOL_TYPE = "BaseTool"
@@ -88,9 +85,6 @@ def refusal(span: SpanData, tool_name: str | None, error: str | None, result_err
     stage = attrs.get("pydantic_ai.tool.failure_stage")
     if is_one_of(stage, _REFUSAL_STAGES):
         return _REFUSAL_STAGES[stage]
-    for prefix, reason in _REFUSAL_PREFIXES:
-        if error.startswith(prefix):
-            return reason
     if attrs.get("gen_ai.tool.type") == _UNKNOWN_TOOL_TYPE:
         return "unknown tool"
     if result_error is not None and (answered := frameworks.refusal_named(result_error)) is not None:
