@@ -11,15 +11,16 @@ they are modules of their own rather than profiles:
 * ``llama_index`` — a workflow's run span, the agent and call in its events' reprs, a
   paused call, a model span that only prepares a call;
 * ``autogen_runtime`` — the tool-call events an autogen team's runtime messages carry;
-* ``genai_tools`` — the refusals Google ADK, strands, pydantic-ai and autogen mark on GenAI
-  tool spans (their texts and attributes), and ADK's call held for confirmation;
-* ``openinference`` — agno's text for a call the user rejected, which ran.
+* ``genai_tools`` — the refusals Google ADK, pydantic-ai and autogen mark on GenAI tool spans
+  by attributes, and ADK's call held for confirmation.
 
-What a framework writes itself (its refusal and error texts) is data, one file per framework
-in ``frameworks/``, applied whatever instrumentation carried the trace.
+What a framework writes itself (its refusal answers and error texts: ADK's, strands', agno's,
+openai-agents', CrewAI's, beeai's, Spring AI's) is data, one file per framework in
+``frameworks/``, applied whatever instrumentation carried the trace.
 
-``removed()`` reads without any of them, without the framework files and without any profile: the conventions alone,
-which is what a framework the reader knows nothing of gets (its cold score). A few framework
+``removed()`` reads without any of them, without the framework files and without any profile:
+the conventions alone, which is what a framework the reader knows nothing of gets (its cold
+score). A few framework
 facts stay even then, because they are how an instrumentation writes its own convention
 rather than what one framework means by it: OpenLLMetry's LangGraph control-flow exceptions,
 callback wrappers and the pydantic error of a tool's own argument model (``traceloop``),
