@@ -103,6 +103,13 @@ class _Compiled:
         runs = [r.when for o in origins for r in o.convention.spans if r.role == "agent_run"]
         self.run_names = frozenset(w.span_name for w in runs if w.span_name)
         self.run_keys = frozenset(w.attribute for w in runs if w.attribute and not w.span_name)
+        # a run key's values, where every rule it finds runs by asks for some (a kind's value):
+        # any other value of it marks no run
+        self.run_values: dict[str, frozenset[Any]] = {}
+        for key in self.run_keys:
+            found_by = [w for w in runs if w.attribute == key and not w.span_name]
+            if all(w.equals and not w.path for w in found_by):
+                self.run_values[key] = frozenset(v for w in found_by for v in w.equals)
         self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
                          if (pattern := rule.when.span_name_matches) is not None}
 
@@ -167,7 +174,20 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any]) -> bool:
     False
     """
     active = _active
-    return span_name in active.run_names or not active.run_keys.isdisjoint(attributes)
+    if span_name in active.run_names:
+        return True
+    if active.run_keys.isdisjoint(attributes):
+        return False
+    values = active.run_values
+    return any(key not in values or _hashable_in(attributes[key], values[key]) for key in active.run_keys if key in attributes)
+
+
+def _hashable_in(value: Any, values: frozenset[Any]) -> bool:
+    """Whether ``value`` is one of ``values`` (a value that cannot be hashed may be any: kept)."""
+    try:
+        return value in values or (isinstance(value, str) and value.strip('"') in values)
+    except TypeError:
+        return True
 
 
 def _matches(when: When, span: SpanData, patterns: Mapping[str, re.Pattern[str]]) -> re.Match[str] | bool:
