@@ -160,6 +160,12 @@ BAD_FILES = [
      "spans[0].tool_nmae: not a field this file takes (a typo?)"),
     ("items without a path", f"name: x\ndescription: d\nspans:\n  - when: {{attribute: m}}\n    role: model\n    requests: {{attribute: out}}\n",
      "spans[0].requests: format items needs path and call_id"),
+    ("a path with no attribute", "name: x\ndescription: d\nspans:\n  - when: {span_name: t, path: a.b}\n    role: tool\n",
+     "spans[0].when: path looks inside an attribute's value: give attribute"),
+    ("an acting agent named by nothing", "name: x\ndescription: d\nspans:\n  - when: {span_name: step}\n    role: acting_agent\n",
+     "spans[0]: a span of role acting_agent names an agent: it needs agent_name"),
+    ("a tool that outlives its steps", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    outlived: true\n",
+     "spans[0]: a tool span reads no outlived"),
     ("not UTF-8", b"name: caf\xe9\n", "not UTF-8: byte 0xe9 at offset 9 (line 1)"),
 ]
 
