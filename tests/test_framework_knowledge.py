@@ -155,3 +155,14 @@ def test_a_framework_file_that_is_not_valid_is_named(tmp_path):
     with pytest.raises(ValueError) as raised:
         frameworks.load(tmp_path)
     assert str(raised.value) == "framework file acme.yaml: texts[0].in: expected 'error', 'result' or 'answer', got 'output'"
+
+
+@pytest.mark.parametrize("folder", ["openai_agents_openinference", "logfire_openai_agents", "mlflow_openai_agents"])
+def test_one_framework_text_reads_alike_under_each_instrumentation_and_not_cold(folder):
+    # openai-agents' one error for a body that raised and for arguments it refused, carried by
+    # OpenInference, Logfire and MLflow each in its own attribute: the same file opens the call
+    # under all three; the cold reader, without framework files, does not know it may be a refusal.
+    [warm] = [r for r in read_folder(folder) if r.scenario == "invalid_arguments"]
+    [cold] = [r for r in read_folder(folder, cold=True) if r.scenario == "invalid_arguments"]
+    assert warm.chain[0] == "calculator:multiply:error|refused"
+    assert cold.chain[0] != warm.chain[0]
