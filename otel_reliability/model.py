@@ -174,6 +174,9 @@ class SpanRecord:
     # model calls and run spans: the tools declared to the model (raw: a JSON list of definitions,
     # or a tuple of one definition an item); None: the span declares none
     tool_definitions: Any = None
+    # run spans only: the span closes when the run is started, not when it ends (an asynchronous
+    # workflow's handle), so the run lasts until the last span under it ends (``assembly.as_read``)
+    outlived: bool = False
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns

@@ -117,19 +117,12 @@ LIFTING: tuple[str, ...] = (
     "spring_ai",
 )
 
-# Scenarios of a LIFTING folder that the assembly reads against one of its invariants today:
-# OpenLIT's LangGraph spans wrap each model call in "invoke_agent <graph node>" spans (the node's
-# and LangChain's: "agent", or "model" under langchain's create_agent) beside the
-# "invoke_workflow <agent>" span, and a run then holds a call's request beside its execution. No
-# convention reads OpenLIT yet (issue 32); the invariant test (test_corpus_truth.py) expects these
-# to fail, strictly, so the fix that reads them shows.
-INVARIANT_BROKEN = {
-    f"openlit_langgraph/{scenario}": (
-        "OpenLIT's invoke_agent spans of graph nodes split the run: a call's request stays beside its execution"
-    )
-    for scenario in ("blocked_tool_call_limit", "delegation", "invalid_arguments", "multi_turn", "parallel_tools",
-                     "repeated_tool", "sequential_chain", "single_tool", "single_tool_streaming", "unknown_tool")
-}
+# Scenarios of a LIFTING folder that the assembly reads against one of its invariants today,
+# each with why: the invariant test (test_corpus_truth.py) expects these to fail, strictly, so the
+# fix that reads them shows. None now: OpenLIT's LangGraph spans, whose "invoke_agent <graph node>"
+# spans split a run and held a call's request beside its execution, are read by their convention
+# file (adapters/conventions/openlit_langgraph.yaml).
+INVARIANT_BROKEN: dict[str, str] = {}
 
 # Scenarios whose spans cannot tell what really ran, each with the reason. Their chains are
 # held to what the spans record (AS_RECORDED), never to a guess.

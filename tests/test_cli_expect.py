@@ -79,8 +79,8 @@ def test_the_written_file_passes_eval_on_every_run_it_came_from(folder, tmp_path
 
 
 def mutable_call(folder: str, argument: bool):
-    """A trace file of the folder whose one run made a clean call (whose spans record it ran,
-    and with ``argument``, with a plain string argument they captured), the call and that value;
+    """A trace file of the folder whose one run made a clean call (whose spans record it ran, its
+    outcome not left open, and with ``argument``, with a plain string argument they captured), the call and that value;
     None when the folder has no such run. Runs that called two tools or more come first:
     without its only tool, a run that no span marks (found from its tool spans) is no run at all.
     A trace whose reading holds a call's request beside its execution (``INVARIANT_BROKEN``) is
@@ -96,7 +96,7 @@ def mutable_call(folder: str, argument: bool):
     for _, _, trace, results in sorted(candidates):
         agents = {a.agent for a in results[0].verdict.chain}  # a sub-agent called as a tool is more than its spans
         for attempt in results[0].verdict.chain:
-            if attempt.outcome != OK or not attempt.outcome_known or attempt.span_id is None or attempt.tool in agents:
+            if attempt.outcome != OK or not attempt.outcome_known or attempt.could_be is not None or attempt.span_id is None or attempt.tool in agents:
                 continue
             if not argument:
                 return trace, attempt, None

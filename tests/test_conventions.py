@@ -148,7 +148,7 @@ BAD_FILES = [
     ("a field of another role", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    agent_name: a.agent\n",
      "spans[0]: a tool span reads no agent_name"),
     ("an unknown role", "name: x\ndescription: d\nspans:\n  - when: {span_name: t}\n    role: planner\n",
-     "spans[0].role: expected 'agent_run', 'tool', 'model', 'names_agent', 'handoff' or 'no_call', got 'planner'"),
+     "spans[0].role: expected 'agent_run', 'tool', 'model', 'names_agent', 'acting_agent', 'handoff' or 'no_call', got 'planner'"),
     ("no rules", "name: x\ndescription: d\nspans: []\n", "spans: give at least one rule"),
     ("an unknown decoder", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, decode: yaml}}\n",
      "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python' or 'raw', got 'yaml'"),
@@ -162,6 +162,12 @@ BAD_FILES = [
      "spans[0].tool_nmae: not a field this file takes (a typo?)"),
     ("items without a path", f"name: x\ndescription: d\nspans:\n  - when: {{attribute: m}}\n    role: model\n    requests: {{attribute: out}}\n",
      "spans[0].requests: format items needs path and call_id"),
+    ("a path with no attribute", "name: x\ndescription: d\nspans:\n  - when: {span_name: t, path: a.b}\n    role: tool\n",
+     "spans[0].when: path looks inside an attribute's value: give attribute"),
+    ("an acting agent named by nothing", "name: x\ndescription: d\nspans:\n  - when: {span_name: step}\n    role: acting_agent\n",
+     "spans[0]: a span of role acting_agent names an agent: it needs agent_name"),
+    ("a tool that outlives its steps", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    outlived: true\n",
+     "spans[0]: a tool span reads no outlived"),
     ("not UTF-8", b"name: caf\xe9\n", "not UTF-8: byte 0xe9 at offset 9 (line 1)"),
 ]
 
@@ -211,7 +217,11 @@ def test_chat_completions_messages_give_the_newest_requests_and_answers():
     assert [(r.call_id, r.content) for r in chat_completions_responses(json.dumps(messages))] == [("c1", "2")]
 
 
-READER_CODE = [path for folder in ("adapters", "assembly", "sources") for path in (ROOT / "otel_reliability" / folder).rglob("*.py")]
+# The modules of the conventions still read by code (issue 32, item 2 moves them out): a shipped
+# file layered over one of them (OpenLLMetry over LlamaIndex) shares its keys until it moves.
+STILL_IN_CODE = {"genai.py", "genai_events.py", "genai_tools.py", "openinference.py", "traceloop.py", "vertex.py", "usage.py"}
+READER_CODE = [path for folder in ("adapters", "assembly", "sources") for path in (ROOT / "otel_reliability" / folder).rglob("*.py")
+               if not (path.parent.name == "adapters" and path.name in STILL_IN_CODE)]
 
 
 @pytest.mark.parametrize("origin", conventions.in_force(), ids=lambda origin: origin.convention.name)

@@ -41,8 +41,9 @@ TARGETS = {
 # 34 honest / 194 wrong of 671 scenarios, warm 554 / 31 / 86; once witnesses opened what they do
 # not agree on, cold 535 / 24 / 112, warm 611 / 19 / 41, and cold right >= 75 % holds; once the
 # cold reader doubted run-ending tools, failures a refusal leaves alike and runs that witness
-# nothing, cold 609 / 36 / 26 (3.9 % wrong), warm 617 / 35 / 19). Take a target out once it
-# holds: its strict xfail then fails, saying so.
+# nothing, and with the framework files and the OpenLLMetry-LlamaIndex, OpenLIT-LangGraph and
+# Spring AI convention files, cold 626 / 21 / 24 (3.6 % wrong), warm 635 / 20 / 16). Take a target out once it holds: its strict xfail then
+# fails, saying so.
 NOT_REACHED_YET = {"cold wrong <= 3 %", "warm right >= 97 %", "warm wrong <= 1 %"}
 
 

@@ -17,7 +17,7 @@ from typing import Any, Mapping, Protocol
 from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord, ToolRequest
 from . import genai, openinference, traceloop
 from .autogen_runtime import AutogenRuntimeAdapter
-from . import conventions
+from . import conventions, frameworks
 from .conventions.reading import read_by_rule
 from .common import RESULT_PREFIX, SESSION_KEYS, session_of, str_or_none
 from . import profiles
@@ -133,6 +133,8 @@ def to_record(span: SpanData) -> SpanRecord:
             record.returned = _RESULT_KEY in attributes or _GENAI_RESULT_KEY in attributes
         if record.returned and not record.error and record.output is None:  # OK, or failed without a word of why
             _keep_result(record, attributes)
+    if record.role is _TOOL:
+        record = frameworks.read(record)
     if has_selectors():
         _read_by_profiles(record, span)
     return record

@@ -6,7 +6,7 @@
   display name (``Delegate work to coworker``); the model called it by the name CrewAI
   derives from it for the model: lower case, every run of other characters one ``_``.
 * CrewAI validates a call's arguments inside its tool wrapper, before the body: that a span
-  whose error is that validation's is a refusal is data, in the ``openinference-crewai`` profile.
+  whose error is that validation's is a refusal is data, in ``frameworks/crewai.yaml``.
 * The event-listener mode's model spans that requested tools have no ``llm.output_messages``;
   the calls are the ``output.value`` JSON list ``[{"id", "function": {"name", "arguments"}}]``.
 """

@@ -18,6 +18,7 @@ from ..model import EventData, Role, SpanData, SpanRecord, ToolRequest, ToolResp
 from . import genai_tools, openinference, vertex
 from .common import error_text, loads, str_or_none, text_of
 from .history import newest_messages
+from .knowledge import FRAMEWORKS
 from .usage import genai_tokens
 
 OPERATION = "gen_ai.operation.name"  # marks the convention
@@ -86,10 +87,9 @@ class GenAIAdapter:
             record.tool_definitions = attrs.get(_TOOL_DEFINITIONS)
             record.requests = _requests(span)
             record.responses = _responses(span)
-            if not record.requests and not record.responses and openinference.KIND in attrs:
-                # no GenAI messages, but the span is OpenInference's too (strands under
-                # OpenInference writes its messages only as OpenInference's flattened ones)
-                openinference.read_messages(attrs, record)
+            if not (record.requests or record.responses) and openinference.KIND in attrs:
+                # stamped by both conventions (strands under OpenInference): the messages are OpenInference's
+                openinference.read_messages(attrs, record, FRAMEWORKS.applies)
         return record
 
 

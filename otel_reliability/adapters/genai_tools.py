@@ -3,9 +3,10 @@
 Producers mark a tool span that exists although the tool body never ran in their own
 ways: an attribute (``pydantic_ai.tool.failure_stage``, ADK's
 ``adk.experimental.response.source``), the placeholder tool type ADK gives a name the
-agent lacks, or only the fixed text of the answer the framework handed to the model.
-A text is matched only where the framework writes it itself, never the tool. All of it is
-framework knowledge: a cold reading (``knowledge``) reads none of it.
+agent lacks, or only the fixed text of the answer the framework handed to the model. Those
+texts are data, one file per framework (``frameworks``), applied whatever instrumentation
+carried them; this module asks them of ADK's result objects. All of it is framework
+knowledge: a cold reading (``knowledge``) reads none of it.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import re
 from typing import Any, Mapping
 
 from ..model import SpanData
+from . import frameworks
 from .common import is_one_of, loads, str_or_none
 from .knowledge import FRAMEWORKS
 
@@ -25,15 +27,6 @@ MERGED_TOOLS = "(merged tools)"
 _REFUSAL_STAGES = {"validation": "invalid arguments"}  # pydantic_ai.tool.failure_stage
 # adk.experimental.response.source: a callback answered instead of the tool
 _REFUSAL_SOURCES = {"before_tool_callback": "blocked by a before_tool_callback"}
-_REFUSAL_PREFIXES = (  # of the span's error text
-    ("Unknown tool: ", "unknown tool"),  # strands
-    ("Validation failed for input parameters", "invalid arguments"),  # strands
-)
-_REFUSAL_ANSWERS = (  # of the framework's answer to the model, in the tool span's result (ADK)
-    ("Invoking `", "failed as no tool with that name is available", "unknown tool"),
-    ("Invoking `", "failed as the following mandatory input parameters are not present", "invalid arguments"),
-    ("This tool call is rejected.", "", "approval denied"),
-)
 _AWAITING_CONFIRMATION = "This tool call requires confirmation, please approve or reject."
 # ADK's tool type for a name the agent has no tool for: the abstract base class itself
 _UNKNOWN_TOOL_TYPE = "BaseTool"
@@ -69,13 +62,9 @@ def result_error(attrs: Mapping[str, Any]) -> str | None:
 
 
 def answer_refusal(content: Any) -> str | None:
-    """The refusal a framework's answer to the model names (ADK's ``{"error": ...}`` texts), else None."""
-    error = content.get("error") if isinstance(content, Mapping) and FRAMEWORKS.applies else None
-    if isinstance(error, str):
-        for prefix, marker, reason in _REFUSAL_ANSWERS:
-            if error.startswith(prefix) and marker in error:
-                return reason
-    return None
+    """The refusal a framework's answer to the model names (ADK's ``{"error": ...}``: ``frameworks``), else None."""
+    error = content.get("error") if isinstance(content, Mapping) else None
+    return frameworks.refusal_named(error) if isinstance(error, str) else None
 
 
 def awaits_confirmation(error: str | None, result_error: str | None) -> bool:
@@ -96,15 +85,10 @@ def refusal(span: SpanData, tool_name: str | None, error: str | None, result_err
     stage = attrs.get("pydantic_ai.tool.failure_stage")
     if is_one_of(stage, _REFUSAL_STAGES):
         return _REFUSAL_STAGES[stage]
-    for prefix, reason in _REFUSAL_PREFIXES:
-        if error.startswith(prefix):
-            return reason
     if attrs.get("gen_ai.tool.type") == _UNKNOWN_TOOL_TYPE:
         return "unknown tool"
-    if result_error is not None:
-        for prefix, marker, reason in _REFUSAL_ANSWERS:
-            if result_error.startswith(prefix) and marker in result_error:
-                return reason
+    if result_error is not None and (answered := frameworks.refusal_named(result_error)) is not None:
+        return answered
     if _autogen_rejected_arguments(attrs, tool_name, error):
         return "invalid arguments"
     return None

@@ -11,12 +11,16 @@ they are modules of their own rather than profiles:
 * ``llama_index`` — a workflow's run span, the agent and call in its events' reprs, a
   paused call, a model span that only prepares a call;
 * ``autogen_runtime`` — the tool-call events an autogen team's runtime messages carry;
-* ``genai_tools`` — the refusals Google ADK, strands, pydantic-ai and autogen mark on GenAI
-  tool spans (their texts and attributes), and ADK's call held for confirmation;
-* ``openinference`` — agno's text for a call the user rejected, which ran.
+* ``genai_tools`` — the refusals Google ADK, pydantic-ai and autogen mark on GenAI tool spans
+  by attributes, and ADK's call held for confirmation.
 
-``removed()`` reads without any of them and without any profile: the conventions alone,
-which is what a framework the reader knows nothing of gets (its cold score). A few framework
+What a framework writes itself (its refusal answers and error texts: ADK's, strands', agno's,
+openai-agents', CrewAI's, beeai's, Spring AI's) is data, one file per framework in
+``frameworks/``, applied whatever instrumentation carried the trace.
+
+``removed()`` reads without any of them, without the framework files and without any profile:
+the conventions alone, which is what a framework the reader knows nothing of gets (its cold
+score). A few framework
 facts stay even then, because they are how an instrumentation writes its own convention
 rather than what one framework means by it: OpenLLMetry's LangGraph control-flow exceptions,
 callback wrappers and the pydantic error of a tool's own argument model (``traceloop``),
@@ -31,7 +35,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
-from . import profiles
+from . import frameworks, profiles
 
 
 class _Knowledge:
@@ -52,7 +56,7 @@ def removed() -> Iterator[None]:
     kept = FRAMEWORKS.applies
     FRAMEWORKS.applies = False
     try:
-        with profiles.removed():
+        with profiles.removed(), frameworks.removed():
             yield
     finally:
         FRAMEWORKS.applies = kept

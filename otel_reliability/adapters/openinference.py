@@ -19,7 +19,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from . import crewai, langchain_agents, llama_index, smolagents
+from . import crewai, frameworks, langchain_agents, llama_index, smolagents
 from .common import error_text, loads, object_of, str_or_none, text_of
 from .knowledge import FRAMEWORKS
 from .usage import openinference_tokens
@@ -38,9 +38,6 @@ _FIRST_TOOL = f"{_TOOLS}0{_TOOL_FIELDS[0]}"
 _HANDOFF_PREFIX = "handoff to "
 _GRAPH_KINDS = ("CHAIN", "AGENT")
 _DISPATCH_MARKER = '"tool_call_with_context"'
-
-# agno records a call the user rejected as an errored execution, not a refusal.
-_RAN_BUT_REJECTED = ("Function call was rejected by the user",)
 
 
 def may_be_run(attributes: Mapping[str, Any], local_root: bool) -> bool | None:
@@ -70,7 +67,7 @@ class OpenInferenceAdapter:
             if not (knows and llama_index.prepares_a_call(span.name)):
                 record.model_call = True
                 record.tokens = openinference_tokens(attrs)
-            _read_messages(attrs, record, knows)
+            read_messages(attrs, record, knows)
             if _FIRST_TOOL in attrs:  # one lookup for the many model spans that declare no tools
                 tools = _count(attrs, _TOOLS, _TOOL_FIELDS)
                 record.tool_definitions = tuple(attrs.get(f"{_TOOLS}{i}{_TOOL_FIELDS[0]}") for i in range(tools))
@@ -148,13 +145,7 @@ def _metadata(attrs: Any) -> dict[str, Any]:
     return metadata if isinstance(metadata, dict) else {}
 
 
-def read_messages(attrs: Any, record: SpanRecord) -> None:
-    """The requests and answers of a span of another convention that writes its messages as
-    OpenInference does (``_read_messages``)."""
-    _read_messages(attrs, record, FRAMEWORKS.applies)
-
-
-def _read_messages(attrs: Any, record: SpanRecord, knows: bool) -> None:
+def read_messages(attrs: Any, record: SpanRecord, knows: bool) -> None:
     """The calls the model asked for, and the answers its input adds: those after its last
     assistant message, since the input replays the history (``adapters.history`` says why
     that is enough). OpenInference flattens lists, so the indices of messages and of their
@@ -207,8 +198,8 @@ def _count(attrs: Any, prefix: str, fields: tuple[str, ...] = _MESSAGE_FIELDS) -
 
 
 def _response(call_id: str, content: str, error: bool = False) -> ToolResponse:
-    ran = FRAMEWORKS.applies and content.startswith(_RAN_BUT_REJECTED)
-    return ToolResponse(call_id, content, refusal=not ran, error=error)
+    # a framework that answers a call it did not run as a failure, not a refusal (agno's rejection)
+    return ToolResponse(call_id, content, refusal=not frameworks.answer_says_it_ran(content), error=error)
 
 
 def _read_dispatch(attrs: Any, record: SpanRecord) -> None:

@@ -19,7 +19,7 @@ from .attempts import attempts_of
 from .inferred import UNNAMED, infer_runs, name_unnamed_runs
 from .layers import fold_layers
 from .profiled import apply_profiles
-from .ownership import enclosing_run, inherit_dispatched_call_id, right_in_run_span, run_of_sender
+from .ownership import enclosing_run, inherit_dispatched_call_id, right_in_run_span, run_of_sender, stretch_outlived_runs
 from .usage import model_usage
 
 _Key = tuple[int, int]
@@ -47,7 +47,7 @@ def as_read(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
         # is a marked run's own (``infer_runs``), and a call right in a run span is no layer
         # of another (``fold_layers``), so both would return ``spans`` as they are.
         return name_unnamed_runs(spans)
-    return fold_layers(name_unnamed_runs(infer_runs(spans)))
+    return fold_layers(name_unnamed_runs(infer_runs(stretch_outlived_runs(spans))))
 
 
 def _calls_right_in_run_spans(spans: dict[int, SpanRecord]) -> bool:

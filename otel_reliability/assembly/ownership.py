@@ -9,10 +9,15 @@ Clocks that record start times in whole milliseconds (the Vercel AI SDK's) recor
 span's interval shifted earlier by under 1 ms, each span by its own amount, so a real
 child can end up to 1 ms after its parent; such a child still started before its
 parent ended, which a span hung under an already ended parent did not.
+
+Some run spans close when the run is started, not when it ends (an asynchronous workflow's
+handle, as OpenLLMetry records a LlamaIndex workflow): only a convention can say so
+(``SpanRecord.outlived``), and such a run lasts until the last span under it ends.
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Mapping
 
 from ..model import Role, SpanRecord
@@ -39,6 +44,30 @@ def enclosing_run(record: SpanRecord, by_id: Mapping[int, SpanRecord]) -> SpanRe
         parent = get(parent.parent_id)
         depth -= 1
     return None
+
+
+def stretch_outlived_runs(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
+    """The trace's records with each run span its convention says closes when the run is started
+    (``SpanRecord.outlived``: an asynchronous workflow's handle) lasting until the last span under
+    it ends, so that its steps are its own; ``spans`` itself when there is none. Only a convention
+    says so: a span that merely ended early (a leaked context) keeps its interval.
+
+    >>> run = SpanRecord(1, 1, 0, "Workflow", 0, 5, role=_AGENT_RUN, outlived=True)
+    >>> stretch_outlived_runs({1: run, 2: SpanRecord(1, 2, 1, "step", 6, 9)})[1].end_ns
+    9
+    """
+    outlived = {span_id for span_id, record in spans.items() if record.outlived}
+    if not outlived:
+        return spans
+    ends = {span_id: spans[span_id].end_ns for span_id in outlived}
+    get = spans.get
+    for record in spans.values():
+        parent, depth = get(record.parent_id), MAX_DEPTH
+        while parent is not None and depth:
+            if parent.span_id in ends and record.end_ns > ends[parent.span_id]:
+                ends[parent.span_id] = record.end_ns
+            parent, depth = get(parent.parent_id), depth - 1
+    return {**spans, **{span_id: replace(spans[span_id], end_ns=end) for span_id, end in ends.items()}}
 
 
 def right_in_run_span(record: SpanRecord, parent: SpanRecord | None) -> bool:

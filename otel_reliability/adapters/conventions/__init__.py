@@ -26,6 +26,7 @@ from pydantic import ValidationError
 from ...input_errors import validation_problems, yaml_problem
 from ...model import SpanData
 from ...textfile import NotUtf8Error, read_text
+from ..decoders import as_json, first_at
 from .model import Convention, SpanRule, When
 
 __all__ = ["Convention", "ConventionError", "Origin", "in_force", "load_file", "may_be_run", "paths_from", "removed", "rule_for", "use"]
@@ -101,13 +102,14 @@ class _Compiled:
         self.attribute_order = tuple(self.by_attribute)  # rules are tried in the files' order, never a set's
         runs = [r.when for o in origins for r in o.convention.spans if r.role == "agent_run"]
         self.run_names = frozenset(w.span_name for w in runs if w.span_name)
-        # a run found by an attribute: the values that make it one (None: any value)
-        self.run_values: dict[str, frozenset[Any] | None] = {}
-        for when in runs:
-            if when.attribute and not when.span_name:
-                known = self.run_values.get(when.attribute, frozenset())
-                self.run_values[when.attribute] = None if known is None or not when.equals else known | set(when.equals)
-        self.run_keys = frozenset(self.run_values)
+        self.run_keys = frozenset(w.attribute for w in runs if w.attribute and not w.span_name)
+        # a run key's values, where every rule it finds runs by asks for some (a kind's value):
+        # any other value of it marks no run
+        self.run_values: dict[str, frozenset[Any]] = {}
+        for key in self.run_keys:
+            found_by = [w for w in runs if w.attribute == key and not w.span_name]
+            if all(w.equals and not w.path for w in found_by):
+                self.run_values[key] = frozenset(v for w in found_by for v in w.equals)
         self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
                          if (pattern := rule.when.span_name_matches) is not None}
 
@@ -176,32 +178,46 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any]) -> bool:
         return True
     if active.run_keys.isdisjoint(attributes):
         return False
-    for key in active.run_keys.intersection(attributes):
-        values, value = active.run_values[key], attributes[key]
-        # unhashable values, and JSON strings of a value (MLflow's), are left to ``to_record``
-        if values is None or not isinstance(value, (str, bool, int, float)) or value in values or value.__class__ is str and value[:1] == '"':
-            return True
-    return False
+    values = active.run_values
+    return any(key not in values or _hashable_in(attributes[key], values[key]) for key in active.run_keys if key in attributes)
+
+
+def _hashable_in(value: Any, values: frozenset[Any]) -> bool:
+    """Whether ``value`` is one of ``values`` (a value that cannot be hashed may be any: kept)."""
+    try:
+        return value in values or (isinstance(value, str) and value.strip('"') in values)
+    except TypeError:
+        return True
 
 
 def _matches(when: When, span: SpanData, patterns: Mapping[str, re.Pattern[str]]) -> re.Match[str] | bool:
     """Whether ``span`` meets ``when``: False, or True / the name pattern's match."""
     if when.span_name is not None and span.name != when.span_name:
         return False
-    if when.attribute is not None and not holds(when, span.attributes):
+    # the name's pattern before the attribute: a ``path`` condition decodes the attribute's JSON
+    matched = patterns[when.span_name_matches].fullmatch(span.name) if when.span_name_matches is not None else True
+    if not matched or (when.attribute is not None and not holds(when, span.attributes)):
         return False
-    if when.span_name_matches is not None:
-        return patterns[when.span_name_matches].fullmatch(span.name) or False
-    return True
+    if when.also and not all(key in span.attributes and (not values or _in(span.attributes[key], values))
+                             for key, values in when.also.items()):
+        return False
+    if when.without and not span.attributes.keys().isdisjoint(when.without):
+        return False
+    return matched
 
 
 def holds(when: When, attributes: Mapping[str, Any]) -> bool:
-    """``when``'s attribute condition: present, and (with ``equals``) one of its values."""
+    """``when``'s attribute condition: present (with ``path``: a value there in its JSON), and
+    (with ``equals``) one of its values."""
     if when.attribute is None or when.attribute not in attributes:
         return False
+    value = attributes[when.attribute]
+    if when.path is not None:
+        value = first_at(as_json(value), when.path)
+        if value is None:
+            return False
     if not when.equals:
         return True
-    value = attributes[when.attribute]
     if _in(value, when.equals):
         return True
     # a JSON string's text ("\"TOOL\"", as MLflow writes span types) compared as its value

@@ -24,7 +24,12 @@ class When(BaseModel):
     ``attribute`` (present; with ``equals``, its value — or the value its JSON text holds, as
     MLflow writes ``"TOOL"`` — is one of them) is required: it is how the rule is found
     without testing every span; ``span_name_matches`` (a regular expression the whole name
-    matches, whose named groups fields may read) narrows it further.
+    matches, whose named groups fields may read) narrows it further. ``path`` looks inside the
+    attribute's JSON: the value there must exist (and, with ``equals``, be one of them), for an
+    instrumentation that writes a whole event as one JSON attribute. ``also``: more attributes
+    the span must carry, each with the values it may have (none listed: any), for spans that only
+    two attributes together tell apart (an instrumentation's marker and the framework it wraps);
+    ``without``: attributes the span must not carry (a span that closed before it could write them).
 
     >>> When(attribute="sdk.kind", equals=["tool"]).equals
     ('tool',)
@@ -35,6 +40,9 @@ class When(BaseModel):
     span_name_matches: str | None = None
     attribute: str | None = Field(None, min_length=1)
     equals: tuple[Scalar, ...] = ()
+    path: str | None = Field(None, min_length=1)
+    also: dict[str, tuple[Scalar, ...]] = Field(default_factory=dict)
+    without: tuple[str, ...] = ()
 
     @model_validator(mode="after")
     def _found_by_name_or_attribute(self) -> When:
@@ -42,6 +50,8 @@ class When(BaseModel):
             raise ValueError("needs span_name or attribute (span_name_matches alone would be tried on every span)")
         if self.equals and self.attribute is None:
             raise ValueError("equals compares an attribute's value: give attribute")
+        if self.path and self.attribute is None:
+            raise ValueError("path looks inside an attribute's value: give attribute")
         if self.span_name_matches is not None:
             try:
                 re.compile(self.span_name_matches)
@@ -138,10 +148,11 @@ class Tokens(BaseModel):
 
 class SpanRule(BaseModel):
     """How to read the spans ``when`` finds: as an agent run, a tool execution, a model call, a
-    span that names the agent of a run it wraps, a handoff (a transfer to the ``target``
-    agent, carried out for the model's request whose tool name ends with the target's name),
-    or a span of the convention that is no call at all (``no_call``: a protocol's session
-    traffic, claimed so that no other convention reads it as one).
+    span that names the agent of a run it wraps, a step inside a run that names the agent acting
+    from then on (``acting_agent``: a workflow that hands its run from agent to agent), a handoff
+    (a transfer to the ``target`` agent, carried out for the model's request whose tool name ends
+    with the target's name), or a span of the convention that is no call at all (``no_call``: a
+    protocol's session traffic, claimed so that no other convention reads it as one).
 
     >>> SpanRule(when={"span_name": "x.tool"}, role="tool", tool_name="x.tool.name").role
     'tool'
@@ -149,14 +160,17 @@ class SpanRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     when: When
-    role: Literal["agent_run", "tool", "model", "names_agent", "handoff", "no_call"]
+    role: Literal["agent_run", "tool", "model", "names_agent", "acting_agent", "handoff", "no_call"]
     # Each field is one place, or a list of places tried in order (the first the span carries)
-    agent_name: Sources = ()  # runs, and spans that name the agent of a run they wrap
+    agent_name: Sources = ()  # runs, spans that name the agent of a run they wrap or the agent acting
     target: Sources = ()  # handoffs: the agent handed to (the model's request it carried out ends with that name)
     output: Sources = ()  # runs: the run's answer
     # runs: how far the producer's start and end clocks may disagree (a run read that much wider
     # on each side keeps its children inside it; assembly skips a parent that does not contain its child)
     clock_slack_ms: float = Field(0, ge=0, le=1000)
+    # runs: the span closes when the run is started (an asynchronous workflow's handle), so the
+    # run lasts until the last span under it ends
+    outlived: bool = False
     tool_name: Sources = ()  # tools
     arguments: Sources = ()
     result: Sources = ()
@@ -185,18 +199,19 @@ class SpanRule(BaseModel):
     @model_validator(mode="after")
     def _fields_of_its_role(self) -> SpanRule:
         allowed = {
-            "agent_run": {"agent_name", "output", "clock_slack_ms"},
+            "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived"},
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when"},
             "model": {"requests", "responses", "tokens", "tool_definitions"},
             "names_agent": {"agent_name"},
+            "acting_agent": {"agent_name"},
             "handoff": {"target"},
             "no_call": set(),
         }[self.role]
         stray = sorted(name for name in self.model_fields_set - {"when", "role"} if name not in allowed)
         if stray:
             raise ValueError(f"a {self.role} span reads no {', '.join(stray)}")
-        if self.role == "names_agent" and not self.agent_name:
-            raise ValueError("a span that names an agent needs agent_name")
+        if self.role in ("names_agent", "acting_agent") and not self.agent_name:
+            raise ValueError(f"a span of role {self.role} names an agent: it needs agent_name")
         if self.role == "handoff" and not self.target:
             raise ValueError("a handoff needs target")
         if self.requests is not None and self.requests.format not in REQUEST_FORMATS and self.requests.format != "items":

@@ -7,7 +7,7 @@ import re
 from typing import Any
 
 from ...model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from ..common import error_text, str_or_none, text_of
+from ..common import RESULT_PREFIX, error_text, str_or_none, text_of
 from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, first_at
 from ..usage import tokens_from
 from . import holds
@@ -39,10 +39,13 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
         record.attributes = span.attributes
         output = _value(span, rule.output, match)
         record.output = None if output is None else text_of(output)
+        record.outlived = rule.outlived
     elif rule.role == "tool":
         _read_tool(record, span, rule, match)
     elif rule.role == "names_agent":
         record.names_agent = str_or_none(_value(span, rule.agent_name, match))
+    elif rule.role == "acting_agent":  # no run: the agent acting from here on in the run around it
+        record.agent_name = str_or_none(_value(span, rule.agent_name, match))
     elif rule.role == "handoff":
         record.role, record.handoff_to = Role.TOOL, str_or_none(_value(span, rule.target, match))
     elif rule.role == "model":
@@ -65,6 +68,8 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
     record.call_id = str_or_none(_value(span, rule.call_id, match))
     result = _value(span, rule.result, match)
     record.returned = result is not None
+    if as_json(result) is not None:  # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``)
+        record.output = text_of(result)[:RESULT_PREFIX]
     failed = rule.failed_when is not None and holds(rule.failed_when, span.attributes)
     if record.error is None and failed:
         said = _value(span, rule.error, match)
