@@ -15,7 +15,7 @@ import logging
 from typing import Any, Mapping, Protocol
 
 from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord, ToolRequest
-from . import genai, openinference, traceloop
+from . import genai, openinference
 from .autogen_runtime import AutogenRuntimeAdapter
 from . import conventions, frameworks
 from .conventions.reading import read_by_rule
@@ -25,7 +25,6 @@ from .profiles import has_selectors, profile_of
 from .genai import GenAIAdapter
 from .genai_events import may_be_genai_event, to_event_record
 from .openinference import OpenInferenceAdapter
-from .traceloop import TraceloopAdapter
 
 logger = logging.getLogger(__name__)
 
@@ -42,11 +41,9 @@ class Adapter(Protocol):
         """The normalised record of a span this adapter claims."""
 
 
-# The most specific convention first: traceloop's spans carry GenAI attributes too (convention
-# files, MCP's among them, are read before any of these).
-ADAPTERS: tuple[Adapter, ...] = (
-    TraceloopAdapter(), GenAIAdapter(), OpenInferenceAdapter(), AutogenRuntimeAdapter()
-)
+# The most specific convention first (convention files, OpenLLMetry's and MCP's among them,
+# whose spans carry GenAI attributes too, are read before any of these).
+ADAPTERS: tuple[Adapter, ...] = (GenAIAdapter(), OpenInferenceAdapter(), AutogenRuntimeAdapter())
 # Every marker with its adapter, in ADAPTERS order: finding a span's adapter costs a few
 # dict lookups, not a call per adapter (this runs for every span).
 _BY_MARKER: tuple[tuple[str, Adapter], ...] = tuple((key, adapter) for adapter in ADAPTERS for key in adapter.markers)
@@ -83,12 +80,11 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool) 
     >>> may_be_run("invoke_agent", {"gen_ai.operation.name": "invoke_agent"}, local_root=False)
     True
     """
-    if conventions.may_be_run(span_name, attributes):  # convention files are read first
-        return True
-    # In ADAPTERS order: the first convention a span is of decides. Each reader answers None
-    # when its convention's key is absent; testing the key first spares the app thread the call.
-    if traceloop.KIND in attributes and (answer := traceloop.may_be_run(attributes)) is not None:
-        return bool(answer)
+    # Convention files are read first: the rule that reads a span decides. Then in ADAPTERS
+    # order, the first convention a span is of decides. Each reader answers None when its
+    # convention's key is absent; testing the key first spares the app thread the call.
+    if (answer := conventions.may_be_run(span_name, attributes)) is not None:
+        return answer
     if genai.OPERATION in attributes and (answer := genai.may_be_run(attributes)) is not None:
         return bool(answer)
     return openinference.KIND in attributes and bool(openinference.may_be_run(attributes, local_root))
@@ -140,7 +136,7 @@ def to_record(span: SpanData) -> SpanRecord:
     return record
 
 
-# Where the conventions put a tool's result (OpenInference, GenAI; traceloop's adapter reads its own)
+# Where the conventions put a tool's result (OpenInference, GenAI; a convention file says its own)
 _TOOL_RESULT_KEYS = _RESULT_KEY, _GENAI_RESULT_KEY = ("output.value", "gen_ai.tool.call.result")
 
 

@@ -72,8 +72,55 @@ def as_python(value: Any) -> Any:
         return value
 
 
+def as_callback_input(value: Any) -> Any:
+    """A tool's input as a callback records it, ``{"input_str": "<str() of the input>", "inputs":
+    {…}, "kwargs": {…}}`` (LangChain's ``on_tool_start``): ``inputs`` when it is a mapping, else
+    ``input_str`` read as a Python literal mapping, else that text; a value that is no such
+    record is kept as recorded (undecoded: its JSON is parsed when the run is judged).
+
+    >>> as_callback_input('{"input_str": "", "inputs": {"a": 10}, "kwargs": {"tool_call_id": "c1"}}')
+    {'a': 10}
+    >>> as_callback_input('{"a": 10}')
+    '{"a": 10}'
+    """
+    wrapper = loads(value)
+    if not isinstance(wrapper, dict) or not ("inputs" in wrapper or "input_str" in wrapper):
+        return value
+    inputs = wrapper.get("inputs")
+    if isinstance(inputs, dict):
+        return inputs
+    text = wrapper.get("input_str")
+    if not isinstance(text, str) or len(text) > _PYTHON_LITERAL_LIMIT:
+        return text
+    try:
+        literal = ast.literal_eval(text)  # evaluates no code: a call or a name is no literal
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return text  # a plain string input: the text is the argument
+    return literal if isinstance(literal, dict) else text
+
+
+def langchain_final_answer(value: Any) -> str | None:
+    """LangChain's serialized state (``{"outputs": {"messages": [...]}}``, each message
+    ``{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {"content": …}}``):
+    the text of its last AI message, None when that message has no text (it ended on a tool call).
+
+    >>> langchain_final_answer('{"outputs": {"messages": [{"id": ["langchain", "AIMessage"], "kwargs": {"content": "50"}}]}}')
+    '50'
+    """
+    decoded = loads(value)
+    outputs = decoded.get("outputs") if isinstance(decoded, dict) else None
+    messages = outputs.get("messages") if isinstance(outputs, dict) else None
+    for message in reversed(messages) if isinstance(messages, list) else ():
+        if isinstance(message, dict) and isinstance(message.get("id"), list) and message["id"][-1:] == ["AIMessage"]:
+            fields = message.get("kwargs")
+            content = fields.get("content") if isinstance(fields, dict) else None
+            return content if isinstance(content, str) and content else None
+    return None
+
+
 VALUE_DECODERS: dict[str, Callable[[Any], Any]] = {
     "json": as_json, "text": as_text, "kwargs": as_kwargs, "python": as_python, "raw": lambda value: value,
+    "callback_input": as_callback_input, "langchain_final_answer": langchain_final_answer,
 }
 
 
@@ -175,7 +222,34 @@ def ai_sdk_failed_results(value: Any) -> tuple[ToolResponse, ...]:
     return tuple(responses)
 
 
+def langchain_error_answers(value: Any) -> tuple[ToolResponse, ...]:
+    """LangChain's serialized messages in a graph node's state update (``{"outputs":
+    {"messages": [...]}}``, or the list itself): its error ``ToolMessage``s, the answers a
+    node gave calls no tool ran for (an unknown tool, a guard, a limit, a rejected approval).
+
+    A node's output is its state update, not the whole history, so it is small; most hold no
+    error message, which a substring test tells without decoding.
+
+    >>> [answer] = langchain_error_answers('{"outputs": {"messages": [{"id": ["ToolMessage"], "kwargs":'
+    ...                                    ' {"content": "no such tool", "tool_call_id": "c1", "status": "error"}}]}}')
+    >>> answer.call_id, answer.content, answer.error
+    ('c1', 'no such tool', True)
+    """
+    if not isinstance(value, str) or '"ToolMessage"' not in value or '"error"' not in value:
+        return ()
+    decoded = loads(value)
+    outputs = decoded.get("outputs") if isinstance(decoded, dict) else None
+    messages = outputs.get("messages") if isinstance(outputs, dict) else outputs
+    responses = []
+    for message in messages if isinstance(messages, list) else ():
+        fields = message.get("kwargs") if isinstance(message, dict) else None
+        if isinstance(fields, dict) and fields.get("status") == "error" and fields.get("tool_call_id") is not None:
+            responses.append(ToolResponse(str(fields["tool_call_id"]), text_of(fields.get("content")), error=True))
+    return tuple(responses)
+
+
 REQUEST_FORMATS: dict[str, Callable[[Any], tuple[ToolRequest, ...]]] = {"chat_completions": chat_completions_requests}
 RESPONSE_FORMATS: dict[str, Callable[[Any], tuple[ToolResponse, ...]]] = {
     "chat_completions": chat_completions_responses, "ai_sdk_messages": ai_sdk_failed_results,
+    "langchain_messages": langchain_error_answers,
 }

@@ -7,13 +7,14 @@ processor's ``conventions=``, ``OTEL_RELIABILITY_CONVENTIONS``). A rule is found
 span name or by an attribute the span carries, so a span that no convention file speaks of
 costs one set test and one dict lookup. The first rule that matches reads the span; the
 files a user adds are tried before the shipped ones, which come before the conventions the
-built-in adapters read.
+built-in adapters read, and a file is tried before the conventions it ``refines``.
 
 ``removed()`` reads without any convention file: what a framework's traces give with none.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,10 +30,15 @@ from ...textfile import NotUtf8Error, read_text
 from ..decoders import as_json, first_at
 from .model import Convention, SpanRule, When
 
-__all__ = ["Convention", "ConventionError", "Origin", "in_force", "load_file", "may_be_run", "paths_from", "removed", "rule_for", "use"]
+__all__ = [
+    "Convention", "ConventionError", "Origin", "condition_holds", "in_force", "load_file", "may_be_run", "paths_from",
+    "removed", "rule_for", "use",
+]
 
 FOLDER = Path(__file__).parent
 SHIPPED = "shipped"  # a convention file that comes with the package
+# roles that make, or may make, a span a run: the span processor holds such spans back
+_MAY_BE_RUN = frozenset({"agent_run", "names_agent"})
 ENVIRONMENT_VARIABLE = "OTEL_RELIABILITY_CONVENTIONS"  # the user's convention files, comma-separated
 
 
@@ -91,7 +97,7 @@ class _Compiled:
         names = [o.convention.name for o in origins]
         if len(set(names)) != len(names):
             raise ConventionError(f"two conventions share a name: {sorted({n for n in names if names.count(n) > 1})}")
-        self.origins = tuple(origins)
+        self.origins = origins = _refining_first(origins)
         self.by_span_name: dict[str, list[tuple[SpanRule, str]]] = {}
         self.by_attribute: dict[str, list[tuple[SpanRule, str]]] = {}
         for origin in origins:
@@ -100,18 +106,27 @@ class _Compiled:
                 table.setdefault(str(key), []).append((rule, origin.convention.name))
         self.attribute_keys = frozenset(self.by_attribute)
         self.attribute_order = tuple(self.by_attribute)  # rules are tried in the files' order, never a set's
-        runs = [r.when for o in origins for r in o.convention.spans if r.role == "agent_run"]
-        self.run_names = frozenset(w.span_name for w in runs if w.span_name)
-        self.run_keys = frozenset(w.attribute for w in runs if w.attribute and not w.span_name)
-        # a run key's values, where every rule it finds runs by asks for some (a kind's value):
-        # any other value of it marks no run
-        self.run_values: dict[str, frozenset[Any]] = {}
-        for key in self.run_keys:
-            found_by = [w for w in runs if w.attribute == key and not w.span_name]
-            if all(w.equals and not w.path for w in found_by):
-                self.run_values[key] = frozenset(v for w in found_by for v in w.equals)
         self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
                          if (pattern := rule.when.span_name_matches) is not None}
+
+
+def _refining_first(origins: Sequence[Origin]) -> tuple[Origin, ...]:
+    """``origins`` in their order, except that a convention comes before those it refines."""
+    names = {o.convention.name for o in origins}
+    for origin in origins:
+        for refined in origin.convention.refines:
+            if refined not in names:
+                raise ConventionError(f"convention file {origin.source}: refines: no convention named {refined!r} is in force")
+    ordered: list[Origin] = []
+    left = list(origins)
+    while left:
+        # the first one left that no other one left refines
+        ready = next((o for o in left if not any(o.convention.name in other.convention.refines for other in left)), None)
+        if ready is None:
+            raise ConventionError(f"conventions refine each other in a circle: {sorted(o.convention.name for o in left)}")
+        ordered.append(ready)
+        left.remove(ready)
+    return tuple(ordered)
 
 
 def _shipped() -> list[Origin]:
@@ -151,59 +166,101 @@ def removed() -> Iterator[None]:
         _active = kept
 
 
+def _candidates(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> Sequence[tuple[SpanRule, str]]:
+    """The rules that may read a span of this name and these attributes, in the order they are tried."""
+    candidates = active.by_span_name.get(span_name, ())
+    if not active.attribute_keys.isdisjoint(attributes):
+        found = [pair for key in active.attribute_order if key in attributes for pair in active.by_attribute[key]]
+        candidates = [*candidates, *found]
+    return candidates
+
+
 def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | None:
     """The first rule that reads ``span``, the name of its convention and the match of its
     ``span_name_matches`` (for fields read from the name's groups); None when no rule does."""
     active = _active
-    candidates = active.by_span_name.get(span.name)
-    if not active.attribute_keys.isdisjoint(span.attributes):
-        found = [pair for key in active.attribute_order if key in span.attributes for pair in active.by_attribute[key]]
-        candidates = [*(candidates or ()), *found]
-    for rule, name in candidates or ():
-        matched = _matches(rule.when, span, active.patterns)
+    for rule, name in _candidates(active, span.name, span.attributes):
+        matched = _matches(rule.when, span.name, span.attributes, active.patterns)
         if matched is not False:
             return rule, name, matched if isinstance(matched, re.Match) else None
     return None
 
 
-def may_be_run(span_name: str, attributes: Mapping[str, Any]) -> bool:
-    """A cheap, conservative test for spans a convention file may read as an agent run (for
-    the span processor's hot path, which holds such spans back until judged).
+def may_be_run(span_name: str, attributes: Mapping[str, Any]) -> bool | None:
+    """A cheap, conservative test for the span processor's hot path, which holds back the spans
+    that may be read as an agent run until they are judged: True when the rule that reads the
+    span may make it a run (or name the agent of one), False when it reads it as something else,
+    None when no rule reads it (the built-in adapters decide). A condition inside an attribute's
+    JSON (``path``) is not decoded here: such a rule may match.
 
-    >>> may_be_run("work", {})
-    False
+    >>> may_be_run("work", {}) is None
+    True
     """
     active = _active
-    if span_name in active.run_names:
-        return True
-    if active.run_keys.isdisjoint(attributes):
-        return False
-    values = active.run_values
-    return any(key not in values or _hashable_in(attributes[key], values[key]) for key in active.run_keys if key in attributes)
+    for rule, _ in _candidates(active, span_name, attributes):
+        matched = _matches(rule.when, span_name, attributes, active.patterns, decode=False)
+        if matched is False:
+            continue
+        if rule.role in _MAY_BE_RUN:
+            return True
+        if matched is not None:  # surely this rule's: no later rule reads the span
+            return False
+    return None
 
 
-def _hashable_in(value: Any, values: frozenset[Any]) -> bool:
-    """Whether ``value`` is one of ``values`` (a value that cannot be hashed may be any: kept)."""
-    try:
-        return value in values or (isinstance(value, str) and value.strip('"') in values)
-    except TypeError:
-        return True
-
-
-def _matches(when: When, span: SpanData, patterns: Mapping[str, re.Pattern[str]]) -> re.Match[str] | bool:
-    """Whether ``span`` meets ``when``: False, or True / the name pattern's match."""
-    if when.span_name is not None and span.name != when.span_name:
+def _matches(when: When, span_name: str, attributes: Mapping[str, Any], patterns: Mapping[str, re.Pattern[str]],
+             decode: bool = True) -> re.Match[str] | bool | None:
+    """Whether a span of this name and these attributes meets ``when``: False, or True / the name
+    pattern's match; None (with ``decode`` False) when only decoding an attribute's JSON would tell."""
+    if when.span_name is not None and span_name != when.span_name:
         return False
     # the name's pattern before the attribute: a ``path`` condition decodes the attribute's JSON
-    matched = patterns[when.span_name_matches].fullmatch(span.name) if when.span_name_matches is not None else True
-    if not matched or (when.attribute is not None and not holds(when, span.attributes)):
+    matched = patterns[when.span_name_matches].fullmatch(span_name) if when.span_name_matches is not None else True
+    if not matched or not _attributes_hold(when, attributes, None, decode):
         return False
-    if when.also and not all(key in span.attributes and (not values or _in(span.attributes[key], values))
+    return None if not decode and when.path is not None else matched
+
+
+def condition_holds(when: When, span: SpanData, tool_name: str | None = None) -> bool:
+    """Whether a condition on a span found (``failed_when``, ``not_failed_when``,
+    ``refused_when``) holds: on its attributes, or on those of its first ``event`` of that name;
+    ``tool_name``: what a ``matches`` group named ``tool`` must be."""
+    if when.span_name is not None and span.name != when.span_name:
+        return False
+    if when.span_name_matches is not None and not _pattern(when.span_name_matches).fullmatch(span.name):
+        return False
+    attributes: Mapping[str, Any] | None = span.attributes
+    if when.event is not None:
+        attributes = next((e.attributes for e in span.events if e.name == when.event), None)
+    return attributes is not None and _attributes_hold(when, attributes, tool_name, True)
+
+
+def _attributes_hold(when: When, attributes: Mapping[str, Any], tool_name: str | None, decode: bool) -> bool:
+    """``when``'s conditions on attributes: its attribute (its JSON ``path`` only with ``decode``),
+    ``also``, ``without``, ``same_value`` and ``matches``."""
+    if when.attribute is not None and not (holds(when, attributes) if decode or when.path is None else when.attribute in attributes):
+        return False
+    if when.also and not all(key in attributes and (not values or _in(attributes[key], values))
                              for key, values in when.also.items()):
         return False
-    if when.without and not span.attributes.keys().isdisjoint(when.without):
+    if when.without and not attributes.keys().isdisjoint(when.without):
         return False
-    return matched
+    if when.same_value:
+        first, *others = when.same_value
+        if first not in attributes or not all(key in attributes and attributes[key] == attributes[first] for key in others):
+            return False
+    for key, pattern in when.matches.items():
+        value = attributes.get(key)
+        found = _pattern(pattern).fullmatch(value) if isinstance(value, str) else None
+        if found is None or ("tool" in found.re.groupindex and found.group("tool") != tool_name):
+            return False
+    return True
+
+
+@functools.cache
+def _pattern(pattern: str) -> re.Pattern[str]:
+    """A condition's regular expression, compiled once (they come from the files in force)."""
+    return re.compile(pattern)
 
 
 def holds(when: When, attributes: Mapping[str, Any]) -> bool:

@@ -29,7 +29,14 @@ class When(BaseModel):
     instrumentation that writes a whole event as one JSON attribute. ``also``: more attributes
     the span must carry, each with the values it may have (none listed: any), for spans that only
     two attributes together tell apart (an instrumentation's marker and the framework it wraps);
-    ``without``: attributes the span must not carry (a span that closed before it could write them).
+    ``without``: attributes the span must not carry (a span that closed before it could write them);
+    ``same_value``: attributes the span carries with one same value (a step named after the agent
+    it runs); ``matches``: attributes whose text each regular expression matches whole.
+
+    The same shape states a condition on a span already found (``failed_when``,
+    ``not_failed_when``, ``refused_when``): there ``event`` reads the attributes of the span's first
+    event of that name (an ``exception``), ``matches`` alone may say what is tested, and in
+    ``refused_when`` a group named ``tool`` must be the tool's name.
 
     >>> When(attribute="sdk.kind", equals=["tool"]).equals
     ('tool',)
@@ -43,11 +50,21 @@ class When(BaseModel):
     path: str | None = Field(None, min_length=1)
     also: dict[str, tuple[Scalar, ...]] = Field(default_factory=dict)
     without: tuple[str, ...] = ()
+    same_value: tuple[str, ...] = ()
+    matches: dict[str, str] = Field(default_factory=dict)
+    event: str | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _found_by_name_or_attribute(self) -> When:
-        if self.span_name is None and self.attribute is None:
+        if self.span_name is None and self.attribute is None and not self.matches:
             raise ValueError("needs span_name or attribute (span_name_matches alone would be tried on every span)")
+        if len(self.same_value) == 1:
+            raise ValueError("same_value compares attributes with each other: give two or more")
+        for key, pattern in self.matches.items():
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"matches {key}: {pattern!r} is no regular expression: {exc}") from None
         if self.equals and self.attribute is None:
             raise ValueError("equals compares an attribute's value: give attribute")
         if self.path and self.attribute is None:
@@ -76,7 +93,7 @@ class Source(BaseModel):
     span_name: bool = False
     span_name_group: str | None = Field(None, min_length=1)
     path: str | None = Field(None, min_length=1)
-    decode: Literal["json", "text", "kwargs", "python", "raw"] = "json"
+    decode: Literal["json", "text", "kwargs", "python", "raw", "callback_input", "langchain_final_answer"] = "json"
 
     @model_validator(mode="before")
     @classmethod
@@ -104,12 +121,13 @@ class Messages(BaseModel):
     item's ``call_id``, ``name``, ``arguments``, ``content`` and ``error`` flag;
     ``chat_completions``: chat-completions messages (``tool_calls``; ``role: tool`` answers);
     ``ai_sdk_messages``: the AI SDK's model messages (answers only: the ``tool-result`` parts
-    that say no result came back)."""
+    that say no result came back); ``langchain_messages``: LangChain's serialized messages in a
+    graph node's output (answers only: its error ``ToolMessage``s)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     attribute: str = Field(min_length=1)
     event: str | None = Field(None, min_length=1)
-    format: Literal["items", "chat_completions", "ai_sdk_messages"] = "items"
+    format: Literal["items", "chat_completions", "ai_sdk_messages", "langchain_messages"] = "items"
     path: str | None = None
     call_id: str | None = None
     name: str | None = None
@@ -151,8 +169,11 @@ class SpanRule(BaseModel):
     span that names the agent of a run it wraps, a step inside a run that names the agent acting
     from then on (``acting_agent``: a workflow that hands its run from agent to agent), a handoff
     (a transfer to the ``target`` agent, carried out for the model's request whose tool name ends
-    with the target's name), or a span of the convention that is no call at all (``no_call``: a
-    protocol's session traffic, claimed so that no other convention reads it as one).
+    with the target's name), a span that hands the model answers without being a model call
+    (``answers``: a graph node whose output answers calls no tool ran for), or a span of the
+    convention that is no call at all (``no_call``: a protocol's session traffic, claimed so that
+    no other convention reads it as one). Any span's error is no failure where one of
+    ``not_failed_when`` holds (control flow a framework raises, such as an interrupt).
 
     >>> SpanRule(when={"span_name": "x.tool"}, role="tool", tool_name="x.tool.name").role
     'tool'
@@ -160,7 +181,7 @@ class SpanRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     when: When
-    role: Literal["agent_run", "tool", "model", "names_agent", "acting_agent", "handoff", "no_call"]
+    role: Literal["agent_run", "tool", "model", "names_agent", "acting_agent", "handoff", "answers", "no_call"]
     # Each field is one place, or a list of places tried in order (the first the span carries)
     agent_name: Sources = ()  # runs, spans that name the agent of a run they wrap or the agent acting
     target: Sources = ()  # handoffs: the agent handed to (the model's request it carried out ends with that name)
@@ -177,6 +198,11 @@ class SpanRule(BaseModel):
     call_id: Sources = ()
     error: Sources = ()  # tools: the failure's text, where the span status does not carry it
     failed_when: When | None = None  # tools: a condition on the span that says the call failed
+    # tools: a condition on a failed span that says the body never ran (arguments its tool's own
+    # schema refused), and the refusal's reason (else the span's error)
+    refused_when: When | None = None
+    refusal: str | None = Field(None, min_length=1)
+    not_failed_when: tuple[When, ...] = ()  # any span: conditions, any of which says its error is no failure
     requests: Messages | None = None  # models
     responses: Messages | None = None
     tokens: Tokens | None = None
@@ -200,20 +226,32 @@ class SpanRule(BaseModel):
     def _fields_of_its_role(self) -> SpanRule:
         allowed = {
             "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived"},
-            "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when"},
+            "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "refused_when", "refusal"},
             "model": {"requests", "responses", "tokens", "tool_definitions"},
             "names_agent": {"agent_name"},
             "acting_agent": {"agent_name"},
             "handoff": {"target"},
+            "answers": {"responses"},
             "no_call": set(),
         }[self.role]
-        stray = sorted(name for name in self.model_fields_set - {"when", "role"} if name not in allowed)
+        stray = sorted(name for name in self.model_fields_set - {"when", "role", "not_failed_when"} if name not in allowed)
         if stray:
             raise ValueError(f"a {self.role} span reads no {', '.join(stray)}")
         if self.role in ("names_agent", "acting_agent") and not self.agent_name:
             raise ValueError(f"a span of role {self.role} names an agent: it needs agent_name")
         if self.role == "handoff" and not self.target:
             raise ValueError("a handoff needs target")
+        if self.role == "answers" and self.responses is None:
+            raise ValueError("a span of role answers needs responses")
+        if self.when.span_name is None and self.when.attribute is None:
+            raise ValueError("when: needs span_name or attribute (matches alone would be tried on every span)")
+        if self.when.event is not None:
+            raise ValueError("when: event is for conditions on a span found (failed_when, not_failed_when, refused_when)")
+        if self.refusal is not None and self.refused_when is None:
+            raise ValueError("refusal is the reason refused_when gives: give refused_when")
+        for name, conditions in (("when", [self.when]), ("failed_when", [self.failed_when]), ("not_failed_when", self.not_failed_when)):
+            if any(condition is not None and "tool" in _groups(condition) for condition in conditions):
+                raise ValueError(f"{name}: a group named tool is compared with the tool's name: only refused_when has one")
         if self.requests is not None and self.requests.format not in REQUEST_FORMATS and self.requests.format != "items":
             raise ValueError(f"requests: format {self.requests.format} holds only answers (responses)")
         groups = re.compile(self.when.span_name_matches).groupindex if self.when.span_name_matches else {}
@@ -224,8 +262,14 @@ class SpanRule(BaseModel):
         return self
 
 
+def _groups(when: When) -> set[str]:
+    """The named groups of a condition's ``matches`` patterns."""
+    return {name for pattern in when.matches.values() for name in re.compile(pattern).groupindex}
+
+
 class Convention(BaseModel):
-    """One convention file.
+    """One convention file. ``refines``: conventions whose spans this one's carry, read more
+    closely here (OpenLLMetry's over one framework): its rules are tried before theirs.
 
     >>> Convention(name="acme", description="d", spans=[{"when": {"span_name": "acme.run"}, "role": "agent_run"}]).name
     'acme'
@@ -234,6 +278,7 @@ class Convention(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     name: str = Field(pattern=r"^[a-z0-9_.-]+$")
     description: str = Field(min_length=1)
+    refines: tuple[str, ...] = ()
     spans: tuple[SpanRule, ...]
 
     @field_validator("spans")

@@ -10,7 +10,7 @@ from ...model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from ..common import RESULT_PREFIX, error_text, str_or_none, text_of
 from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, first_at
 from ..usage import tokens_from
-from . import holds
+from . import condition_holds
 from .model import Messages, Source, SpanRule
 
 _TRUE = (True, "true", "True", 1)
@@ -29,7 +29,10 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
     ('tool', 'rm', {'p': '/'}, 'denied')
     """
     record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
-    record.error = error_text(span)
+    error = error_text(span)
+    if error is not None and any(condition_holds(condition, span) for condition in rule.not_failed_when):
+        error = None  # control flow the framework raised, not a failure
+    record.error = error
     if rule.role == "agent_run":
         record.role = Role.AGENT_RUN
         if rule.clock_slack_ms:
@@ -48,6 +51,8 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
         record.agent_name = str_or_none(_value(span, rule.agent_name, match))
     elif rule.role == "handoff":
         record.role, record.handoff_to = Role.TOOL, str_or_none(_value(span, rule.target, match))
+    elif rule.role == "answers" and rule.responses is not None:  # no model call: the answers alone
+        record.responses = _messages(span, rule.responses, requests=False)
     elif rule.role == "model":
         record.role, record.model_call = Role.MODEL, True
         if rule.requests is not None:
@@ -70,12 +75,14 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
     record.returned = result is not None
     if as_json(result) is not None:  # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``)
         record.output = text_of(result)[:RESULT_PREFIX]
-    failed = rule.failed_when is not None and holds(rule.failed_when, span.attributes)
+    failed = rule.failed_when is not None and condition_holds(rule.failed_when, span)
     if record.error is None and failed:
         said = _value(span, rule.error, match)
         record.error = text_of(said if said is not None else result)
     elif record.error == "" and rule.error:
         record.error = text_of(_value(span, rule.error, match))
+    if record.error is not None and rule.refused_when is not None and condition_holds(rule.refused_when, span, record.tool_name):
+        record.refusal = rule.refusal or record.error  # the body never ran
 
 
 def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[str] | None) -> Any:
