@@ -26,6 +26,7 @@ from otel_reliability.adapters.decoders import (
     RESPONSE_FORMATS, as_kwargs, as_python, chat_completions_requests, chat_completions_responses,
 )
 from otel_reliability.cli import EXIT_FAILED, main
+from otel_reliability.model import SpanData
 
 from .receiver_harness import start_receiver
 
@@ -148,10 +149,10 @@ BAD_FILES = [
     ("a field of another role", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    agent_name: a.agent\n",
      "spans[0]: a tool span reads no agent_name"),
     ("an unknown role", "name: x\ndescription: d\nspans:\n  - when: {span_name: t}\n    role: planner\n",
-     "spans[0].role: expected 'agent_run', 'tool', 'model', 'names_agent', 'acting_agent', 'handoff' or 'no_call', got 'planner'"),
+     "spans[0].role: expected 'agent_run', 'tool', 'model', 'names_agent', 'acting_agent', 'handoff', 'answers' or 'no_call', got 'planner'"),
     ("no rules", "name: x\ndescription: d\nspans: []\n", "spans: give at least one rule"),
     ("an unknown decoder", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, decode: yaml}}\n",
-     "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python' or 'raw', got 'yaml'"),
+     "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python', 'raw', 'callback_input' or 'last_ai_message', got 'yaml'"),
     ("an empty list of places", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: []\n",
      "spans[0].arguments: must not be empty"),
     ("a group the pattern lacks",
@@ -168,6 +169,26 @@ BAD_FILES = [
      "spans[0]: a span of role acting_agent names an agent: it needs agent_name"),
     ("a tool that outlives its steps", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    outlived: true\n",
      "spans[0]: a tool span reads no outlived"),
+    ("a rule found by an event", "name: x\ndescription: d\nspans:\n  - when: {attribute: a.kind, event: exception}\n    role: tool\n",
+     "spans[0]: when: event is for conditions on a span found (failed_when, not_failed_when, refused_when)"),
+    ("a rule found by a pattern alone", "name: x\ndescription: d\nspans:\n  - when: {matches: {a.kind: tool}}\n    role: tool\n",
+     "spans[0]: when: needs span_name or attribute (matches alone would be tried on every span)"),
+    ("a pattern that is no regular expression", "name: x\ndescription: d\nspans:\n  - when: {attribute: a.kind, matches: {a.kind: '('}}\n"
+     "    role: tool\n", "spans[0].when: matches a.kind: '(' is no regular expression: missing ), unterminated subpattern"),
+    ("one attribute of the same value", "name: x\ndescription: d\nspans:\n  - when: {attribute: a.kind, same_value: [a.name]}\n"
+     "    role: tool\n", "spans[0].when: same_value compares attributes with each other: give two or more"),
+    ("a tool's name compared where none is read", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}"
+     "    not_failed_when: [{matches: {error.type: '(?P<tool>.*)'}}]\n",
+     "spans[0]: not_failed_when: a group named tool is compared with the tool's name: only refused_when has one"),
+    ("a run refused", "name: x\ndescription: d\nspans:\n  - when: {span_name: run}\n    role: agent_run\n"
+     "    refused_when: {attribute: a.invalid}\n", "spans[0]: a agent_run span reads no refused_when"),
+    ("a refusal's reason without its condition", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    refusal: invalid arguments\n",
+     "spans[0]: refusal is the reason refused_when gives: give refused_when"),
+    ("answers from nowhere", "name: x\ndescription: d\nspans:\n  - when: {span_name: node}\n    role: answers\n",
+     "spans[0]: a span of role answers needs responses"),
+    ("refining a convention not in force", f"name: x\ndescription: d\nrefines: [acme]\nspans:\n{_GOOD_RULE}",
+     "refines: no convention named 'acme' is in force"),
+    ("refining itself", f"name: x\ndescription: d\nrefines: [x]\nspans:\n{_GOOD_RULE}", "refines: x refine each other in a circle"),
     ("not UTF-8", b"name: caf\xe9\n", "not UTF-8: byte 0xe9 at offset 9 (line 1)"),
 ]
 
@@ -219,7 +240,7 @@ def test_chat_completions_messages_give_the_newest_requests_and_answers():
 
 # The modules of the conventions still read by code (issue 32, item 2 moves them out): a shipped
 # file layered over one of them (OpenLLMetry over LlamaIndex) shares its keys until it moves.
-STILL_IN_CODE = {"genai.py", "genai_events.py", "genai_tools.py", "openinference.py", "traceloop.py", "vertex.py", "usage.py"}
+STILL_IN_CODE = {"genai.py", "genai_events.py", "genai_tools.py", "openinference.py", "vertex.py", "usage.py"}
 READER_CODE = [path for folder in ("adapters", "assembly", "sources") for path in (ROOT / "otel_reliability" / folder).rglob("*.py")
                if not (path.parent.name == "adapters" and path.name in STILL_IN_CODE)]
 
@@ -257,13 +278,32 @@ def test_a_format_that_holds_only_answers_is_refused_for_requests(tmp_path):
         conventions.load_file(path)
 
 
+_TASK = {"traceloop.span.kind": "task", "traceloop.entity.name": "calculator", "gen_ai.operation.name": "execute_task"}
+
+
+# held: True, the rule that reads the span may make it a run (or name the agent of one); False, it
+# reads it as something else; None, no rule reads it and the built-in adapters decide
 @pytest.mark.parametrize(("attributes", "held"), [
     ({"ai.operationId": "ai.generateText"}, True),
     ({"ai.operationId": "ai.streamText"}, True),
     ({"ai.operationId": "ai.generateText.doGenerate"}, False),  # a model call: never a run, not held back
     ({"ai.operationId": "ai.toolCall"}, False),
     ({"mlflow.spanType": '"AGENT"'}, True),  # a JSON string's text, as MLflow writes it
-    ({"langfuse.observation.type": ["agent"]}, True),  # a value the test cannot look up: held, to_record decides
+    ({"langfuse.observation.type": ["agent"]}, None),  # a list is no value a rule asks for: no rule reads it
+    ({**_TASK, "traceloop.association.properties.lc_agent_name": "calculator"}, True),  # a sub-agent's task
+    ({**_TASK, "traceloop.association.properties.lc_agent_name": "supervisor"}, False),  # a graph node of another agent
+    ({"traceloop.span.kind": "agent", "gen_ai.operation.name": "invoke_agent"}, False),  # OpenLLMetry's, not a GenAI run
+    ({"gen_ai.workflow.nodes": "[]", "gen_ai.operation.name": "invoke_agent"}, True),  # a graph's wrapper names its agent
 ])
 def test_the_front_doors_hold_back_only_the_spans_a_convention_file_may_read_as_a_run(attributes, held):
     assert conventions.may_be_run("span", attributes) is held
+
+
+def test_a_layered_convention_is_tried_before_the_one_it_refines():
+    # OpenLLMetry's LlamaIndex file reads a workflow span as a run that outlives its span; the
+    # general OpenLLMetry file would read it as a plain run. Sorted by file name it would come first.
+    order = [origin.convention.name for origin in conventions.in_force()]
+    assert order.index("traceloop-llama-index") < order.index("traceloop") and order.index("traceloop-agno") < order.index("traceloop")
+    span = SpanData(1, 2, 0, "FunctionAgent.workflow", 0, 1, {"traceloop.span.kind": "workflow", "traceloop.entity.name": "FunctionAgent"})
+    rule, name, _ = conventions.rule_for(span)
+    assert (name, rule.outlived) == ("traceloop-llama-index", True)

@@ -74,7 +74,7 @@ def as_python(value: Any) -> Any:
 
 def as_callback_input(value: Any) -> Any:
     """A tool's input as a callback records it, ``{"input_str": "<str() of the input>", "inputs":
-    {…}, "kwargs": {…}}`` (LangChain's ``on_tool_start``): ``inputs`` when it is a mapping, else
+    {…}, "kwargs": {…}}`` (a tool callback's arguments): ``inputs`` when it is a mapping, else
     ``input_str`` read as a Python literal mapping, else that text; a value that is no such
     record is kept as recorded (undecoded: its JSON is parsed when the run is judged).
 
@@ -99,12 +99,13 @@ def as_callback_input(value: Any) -> Any:
     return literal if isinstance(literal, dict) else text
 
 
-def langchain_final_answer(value: Any) -> str | None:
-    """LangChain's serialized state (``{"outputs": {"messages": [...]}}``, each message
-    ``{"lc": 1, "type": "constructor", "id": [..., "AIMessage"], "kwargs": {"content": …}}``):
-    the text of its last AI message, None when that message has no text (it ended on a tool call).
+def last_ai_message(value: Any) -> str | None:
+    """A final state whose messages are serialized as constructor records (``{"outputs":
+    {"messages": [...]}}``, each ``{"lc": 1, "type": "constructor", "id": [..., "AIMessage"],
+    "kwargs": {"content": …}}``): the text of its last AI message, None when that message has
+    no text (it ended on a tool call).
 
-    >>> langchain_final_answer('{"outputs": {"messages": [{"id": ["langchain", "AIMessage"], "kwargs": {"content": "50"}}]}}')
+    >>> last_ai_message('{"outputs": {"messages": [{"id": ["schema", "AIMessage"], "kwargs": {"content": "50"}}]}}')
     '50'
     """
     decoded = loads(value)
@@ -120,7 +121,7 @@ def langchain_final_answer(value: Any) -> str | None:
 
 VALUE_DECODERS: dict[str, Callable[[Any], Any]] = {
     "json": as_json, "text": as_text, "kwargs": as_kwargs, "python": as_python, "raw": lambda value: value,
-    "callback_input": as_callback_input, "langchain_final_answer": langchain_final_answer,
+    "callback_input": as_callback_input, "last_ai_message": last_ai_message,
 }
 
 
@@ -222,15 +223,16 @@ def ai_sdk_failed_results(value: Any) -> tuple[ToolResponse, ...]:
     return tuple(responses)
 
 
-def langchain_error_answers(value: Any) -> tuple[ToolResponse, ...]:
-    """LangChain's serialized messages in a graph node's state update (``{"outputs":
-    {"messages": [...]}}``, or the list itself): its error ``ToolMessage``s, the answers a
-    node gave calls no tool ran for (an unknown tool, a guard, a limit, a rejected approval).
+def constructor_error_answers(value: Any) -> tuple[ToolResponse, ...]:
+    """Messages serialized as constructor records (``{"lc": 1, "type": "constructor", "id":
+    [..., "ToolMessage"], "kwargs": {…}}``) in a graph node's state update (``{"outputs":
+    {"messages": [...]}}``, or the list itself): its error ``ToolMessage``s, the answers a node
+    gave calls no tool ran for (an unknown tool, a guard, a limit, a rejected approval).
 
     A node's output is its state update, not the whole history, so it is small; most hold no
     error message, which a substring test tells without decoding.
 
-    >>> [answer] = langchain_error_answers('{"outputs": {"messages": [{"id": ["ToolMessage"], "kwargs":'
+    >>> [answer] = constructor_error_answers('{"outputs": {"messages": [{"id": ["ToolMessage"], "kwargs":'
     ...                                    ' {"content": "no such tool", "tool_call_id": "c1", "status": "error"}}]}}')
     >>> answer.call_id, answer.content, answer.error
     ('c1', 'no such tool', True)
@@ -251,5 +253,5 @@ def langchain_error_answers(value: Any) -> tuple[ToolResponse, ...]:
 REQUEST_FORMATS: dict[str, Callable[[Any], tuple[ToolRequest, ...]]] = {"chat_completions": chat_completions_requests}
 RESPONSE_FORMATS: dict[str, Callable[[Any], tuple[ToolResponse, ...]]] = {
     "chat_completions": chat_completions_responses, "ai_sdk_messages": ai_sdk_failed_results,
-    "langchain_messages": langchain_error_answers,
+    "constructor_messages": constructor_error_answers,
 }

@@ -23,7 +23,7 @@ the conventions alone, which is what a framework the reader knows nothing of get
 score). A few framework
 facts stay even then, because they are how an instrumentation writes its own convention
 rather than what one framework means by it: OpenLLMetry's LangGraph control-flow exceptions,
-callback wrappers and the pydantic error of a tool's own argument model (``traceloop``),
+callback wrappers and the pydantic error of a tool's own argument model (its convention file),
 Google ADK's own ``call_llm`` attributes (``vertex``) and its placeholder call id and merged
 tool span (``genai_tools``), openai-agents' handoff span names and LangGraph's ``tools`` node
 under OpenInference (``openinference``). Without them those instrumentations' traces do not

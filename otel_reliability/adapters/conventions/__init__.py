@@ -123,7 +123,8 @@ def _refining_first(origins: Sequence[Origin]) -> tuple[Origin, ...]:
         # the first one left that no other one left refines
         ready = next((o for o in left if not any(o.convention.name in other.convention.refines for other in left)), None)
         if ready is None:
-            raise ConventionError(f"conventions refine each other in a circle: {sorted(o.convention.name for o in left)}")
+            circle = sorted(o.convention.name for o in left if o.convention.refines)
+            raise ConventionError(f"convention file {left[0].source}: refines: {', '.join(circle)} refine each other in a circle")
         ordered.append(ready)
         left.remove(ready)
     return tuple(ordered)
@@ -142,7 +143,7 @@ def use(paths: Iterable[str | Path]) -> None:
     now on, in this process; an empty list leaves only the shipped ones. Every file is
     validated before any takes effect (``ConventionError``).
 
-    >>> use([]); [o.convention.name for o in in_force()] == [o.convention.name for o in _SHIPPED]
+    >>> use([]); sorted(o.convention.name for o in in_force()) == sorted(o.convention.name for o in _SHIPPED)
     True
     """
     global _active

@@ -93,7 +93,7 @@ class Source(BaseModel):
     span_name: bool = False
     span_name_group: str | None = Field(None, min_length=1)
     path: str | None = Field(None, min_length=1)
-    decode: Literal["json", "text", "kwargs", "python", "raw", "callback_input", "langchain_final_answer"] = "json"
+    decode: Literal["json", "text", "kwargs", "python", "raw", "callback_input", "last_ai_message"] = "json"
 
     @model_validator(mode="before")
     @classmethod
@@ -121,13 +121,13 @@ class Messages(BaseModel):
     item's ``call_id``, ``name``, ``arguments``, ``content`` and ``error`` flag;
     ``chat_completions``: chat-completions messages (``tool_calls``; ``role: tool`` answers);
     ``ai_sdk_messages``: the AI SDK's model messages (answers only: the ``tool-result`` parts
-    that say no result came back); ``langchain_messages``: LangChain's serialized messages in a
-    graph node's output (answers only: its error ``ToolMessage``s)."""
+    that say no result came back); ``constructor_messages``: messages serialized as constructor
+    records in a graph node's output (answers only: its error ``ToolMessage``s)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     attribute: str = Field(min_length=1)
     event: str | None = Field(None, min_length=1)
-    format: Literal["items", "chat_completions", "ai_sdk_messages", "langchain_messages"] = "items"
+    format: Literal["items", "chat_completions", "ai_sdk_messages", "constructor_messages"] = "items"
     path: str | None = None
     call_id: str | None = None
     name: str | None = None
