@@ -1,4 +1,4 @@
-"""What the OpenLLMetry (traceloop) and Vercel AI SDK adapters read from a span, beyond the corpus.
+"""What the OpenLLMetry (traceloop) and Vercel AI SDK convention files read from a span, beyond the corpus.
 
 The corpus tests (test_corpus_truth.py) pin whole chains; these pin the readings a real
 trace of this sample does not exercise: hostile or odd wrapped arguments, errors that
@@ -85,7 +85,7 @@ def _spans_of(framework):
     return [span for path in trace_files(framework) for span in read_spans(path)]
 
 
-@pytest.mark.parametrize("framework", ["traceloop_langgraph", "vercel_ai"])
+@pytest.mark.parametrize("framework", ["traceloop_langgraph", "llama_index_traceloop", "agno_traceloop", "crewai_traceloop", "vercel_ai"])
 def test_every_span_read_as_a_run_is_held_back_by_the_front_door_test(framework):
     # The span processor holds back what may_be_run says may be a run, to forward it with its verdict.
     for span in _spans_of(framework):

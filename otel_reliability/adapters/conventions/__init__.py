@@ -91,7 +91,9 @@ def load_file(path: str | Path) -> Convention:
 
 class _Compiled:
     """The conventions in force as lookup tables: rules by span name and by attribute key,
-    each list in the order it is tried."""
+    each list in the order it is tried, and by the key's value: the rules that ask for that
+    value (``equals``) and those that ask for none, so that a kind's value finds its rules
+    without testing the others."""
 
     def __init__(self, origins: Sequence[Origin]) -> None:
         names = [o.convention.name for o in origins]
@@ -106,6 +108,14 @@ class _Compiled:
                 table.setdefault(str(key), []).append((rule, origin.convention.name))
         self.attribute_keys = frozenset(self.by_attribute)
         self.attribute_order = tuple(self.by_attribute)  # rules are tried in the files' order, never a set's
+        # key -> (value -> its rules, the rules of any other value); a value's list may hold a rule
+        # that then does not match (1 == True), never leave out one that would
+        self.by_value: dict[str, tuple[dict[Any, list[tuple[SpanRule, str]]], list[tuple[SpanRule, str]]]] = {}
+        for key, pairs in self.by_attribute.items():
+            valued = [pair for pair in pairs if pair[0].when.equals and pair[0].when.path is None]
+            values = {value: [pair for pair in pairs if pair not in valued or value in pair[0].when.equals]
+                      for rule, _ in valued for value in rule.when.equals}
+            self.by_value[key] = values, [pair for pair in pairs if pair not in valued]
         self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
                          if (pattern := rule.when.span_name_matches) is not None}
 
@@ -171,9 +181,22 @@ def _candidates(active: _Compiled, span_name: str, attributes: Mapping[str, Any]
     """The rules that may read a span of this name and these attributes, in the order they are tried."""
     candidates = active.by_span_name.get(span_name, ())
     if not active.attribute_keys.isdisjoint(attributes):
-        found = [pair for key in active.attribute_order if key in attributes for pair in active.by_attribute[key]]
+        found = [pair for key in active.attribute_order if key in attributes for pair in _valued(active, key, attributes[key])]
         candidates = [*candidates, *found]
     return candidates
+
+
+def _valued(active: _Compiled, key: str, value: Any) -> list[tuple[SpanRule, str]]:
+    """The rules found by ``key`` that may read a span whose ``key`` has this value."""
+    values, others = active.by_value[key]
+    if type(value) is str:
+        if value.startswith('"'):  # a JSON string's text may be compared as its value: every rule
+            return active.by_attribute[key]
+        return values.get(value, others)
+    try:
+        return values.get(value, others)
+    except TypeError:  # a list's value: no rule's equals holds it
+        return others
 
 
 def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | None:
@@ -283,4 +306,10 @@ def holds(when: When, attributes: Mapping[str, Any]) -> bool:
 
 
 def _in(value: Any, equals: tuple[Any, ...]) -> bool:
-    return not isinstance(value, (list, dict, tuple)) and any(value == v and type(value) is type(v) for v in equals)
+    if isinstance(value, (list, dict, tuple)):
+        return False
+    kind = type(value)
+    for candidate in equals:  # a loop, not any(): this runs for each rule a span's kind finds
+        if value == candidate and kind is type(candidate):
+            return True
+    return False
