@@ -100,24 +100,35 @@ class _Compiled:
         if len(set(names)) != len(names):
             raise ConventionError(f"two conventions share a name: {sorted({n for n in names if names.count(n) > 1})}")
         self.origins = origins = _refining_first(origins)
-        self.by_span_name: dict[str, list[tuple[SpanRule, str]]] = {}
-        self.by_attribute: dict[str, list[tuple[SpanRule, str]]] = {}
+        self.by_span_name: dict[str, list[_Candidate]] = {}
+        self.by_attribute: dict[str, list[_Candidate]] = {}
         for origin in origins:
             for rule in origin.convention.spans:
                 table, key = (self.by_span_name, rule.when.span_name) if rule.when.span_name else (self.by_attribute, rule.when.attribute)
-                table.setdefault(str(key), []).append((rule, origin.convention.name))
+                table.setdefault(str(key), []).append((rule, origin.convention.name, _only_values(rule.when)))
         self.attribute_keys = frozenset(self.by_attribute)
         self.attribute_order = tuple(self.by_attribute)  # rules are tried in the files' order, never a set's
         # key -> (value -> its rules, the rules of any other value); a value's list may hold a rule
         # that then does not match (1 == True), never leave out one that would
-        self.by_value: dict[str, tuple[dict[Any, list[tuple[SpanRule, str]]], list[tuple[SpanRule, str]]]] = {}
-        for key, pairs in self.by_attribute.items():
-            valued = [pair for pair in pairs if pair[0].when.equals and pair[0].when.path is None]
-            values = {value: [pair for pair in pairs if pair not in valued or value in pair[0].when.equals]
-                      for rule, _ in valued for value in rule.when.equals}
-            self.by_value[key] = values, [pair for pair in pairs if pair not in valued]
+        self.by_value: dict[str, tuple[dict[Any, list[_Candidate]], list[_Candidate]]] = {}
+        for key, found in self.by_attribute.items():
+            valued = [c for c in found if c[0].when.equals and c[0].when.path is None]
+            values = {value: [c for c in found if c not in valued or value in c[0].when.equals]
+                      for rule, *_ in valued for value in rule.when.equals}
+            self.by_value[key] = values, [c for c in found if c not in valued]
         self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
                          if (pattern := rule.when.span_name_matches) is not None}
+
+
+# a rule, its convention's name, and the values its attribute must have when that is all it asks
+# (an empty tuple: any), None when it asks more: such a rule is tested without _matches
+_Candidate = tuple[SpanRule, str, "tuple[Any, ...] | None"]
+
+
+def _only_values(when: When) -> tuple[Any, ...] | None:
+    """``when``'s values of its attribute when its attribute is all it asks for, else None."""
+    asks_more = (when.span_name, when.span_name_matches, when.path, when.event) != (None,) * 4 or when.also or when.without
+    return None if asks_more or when.same_value or when.matches or when.attribute is None else when.equals
 
 
 def _refining_first(origins: Sequence[Origin]) -> tuple[Origin, ...]:
@@ -177,16 +188,16 @@ def removed() -> Iterator[None]:
         _active = kept
 
 
-def _candidates(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> Sequence[tuple[SpanRule, str]]:
+def _candidates(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> Sequence[_Candidate]:
     """The rules that may read a span of this name and these attributes, in the order they are tried."""
     candidates = active.by_span_name.get(span_name, ())
     if not active.attribute_keys.isdisjoint(attributes):
-        found = [pair for key in active.attribute_order if key in attributes for pair in _valued(active, key, attributes[key])]
+        found = [c for key in active.attribute_order if key in attributes for c in _valued(active, key, attributes[key])]
         candidates = [*candidates, *found]
     return candidates
 
 
-def _valued(active: _Compiled, key: str, value: Any) -> list[tuple[SpanRule, str]]:
+def _valued(active: _Compiled, key: str, value: Any) -> list[_Candidate]:
     """The rules found by ``key`` that may read a span whose ``key`` has this value."""
     values, others = active.by_value[key]
     if type(value) is str:
@@ -203,8 +214,13 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
     """The first rule that reads ``span``, the name of its convention and the match of its
     ``span_name_matches`` (for fields read from the name's groups); None when no rule does."""
     active = _active
-    for rule, name in _candidates(active, span.name, span.attributes):
-        matched = _matches(rule.when, span.name, span.attributes, active.patterns)
+    attributes = span.attributes
+    for rule, name, values in _candidates(active, span.name, attributes):
+        if values is not None:  # its attribute's value is all it asks (found by that attribute: present)
+            if not values or _value_in(attributes[str(rule.when.attribute)], values):
+                return rule, name, None
+            continue
+        matched = _matches(rule.when, span.name, attributes, active.patterns)
         if matched is not False:
             return rule, name, matched if isinstance(matched, re.Match) else None
     return None
@@ -221,8 +237,11 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any]) -> bool | None:
     True
     """
     active = _active
-    for rule, _ in _candidates(active, span_name, attributes):
-        matched = _matches(rule.when, span_name, attributes, active.patterns, decode=False)
+    for rule, _, values in _candidates(active, span_name, attributes):
+        if values is not None:
+            matched: re.Match[str] | bool | None = not values or _value_in(attributes[str(rule.when.attribute)], values)
+        else:
+            matched = _matches(rule.when, span_name, attributes, active.patterns, decode=False)
         if matched is False:
             continue
         if rule.role in _MAY_BE_RUN:
@@ -297,12 +316,13 @@ def holds(when: When, attributes: Mapping[str, Any]) -> bool:
         value = first_at(as_json(value), when.path)
         if value is None:
             return False
-    if not when.equals:
-        return True
-    if _in(value, when.equals):
-        return True
-    # a JSON string's text ("\"TOOL\"", as MLflow writes span types) compared as its value
-    return isinstance(value, str) and value.startswith('"') and _in(value.strip('"'), when.equals)
+    return not when.equals or _value_in(value, when.equals)
+
+
+def _value_in(value: Any, equals: tuple[Any, ...]) -> bool:
+    """Whether ``value`` is one of ``equals``, or is a JSON string's text of one ("\"TOOL\"", as
+    MLflow writes span types)."""
+    return _in(value, equals) or (isinstance(value, str) and value.startswith('"') and _in(value.strip('"'), equals))
 
 
 def _in(value: Any, equals: tuple[Any, ...]) -> bool:

@@ -14,6 +14,7 @@ from . import condition_holds
 from .model import Messages, Source, SpanRule
 
 _TRUE = (True, "true", "True", 1)
+_JSON_WHITESPACE = " \t\n\r"
 
 
 def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) -> SpanRecord:
@@ -73,7 +74,9 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
     record.call_id = str_or_none(_value(span, rule.call_id, match))
     result = _value(span, rule.result, match)
     record.returned = result is not None
-    if as_json(result) is not None:  # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``)
+    # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``); told
+    # from its text, since decoding a whole result only to see it is not null costs more
+    if result is not None and not (type(result) is str and result.strip(_JSON_WHITESPACE) == "null"):
         record.output = text_of(result)[:RESULT_PREFIX]
     failed = rule.failed_when is not None and condition_holds(rule.failed_when, span)
     if record.error is None and failed:
