@@ -165,6 +165,9 @@ class SpanRecord:
     # tool executions: a failed span that a refusal before the body ran would have left alike
     # (arguments that did not parse, an error a profile names as either)
     refusal_possible: bool = False
+    # tool executions: an OK span whose result is not what a body's return would have left (a
+    # convention's ``result_is_json``, the result not JSON): the call may have failed
+    failure_possible: bool = False
     # run spans (and spans that may turn out to be runs): the agent's version, its
     # ``gen_ai.agent.version`` else its resource's ``service.version``; None when neither says
     agent_version: str | None = None

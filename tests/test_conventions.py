@@ -26,7 +26,11 @@ from otel_reliability.adapters.decoders import (
     RESPONSE_FORMATS, as_kwargs, as_python, chat_completions_requests, chat_completions_responses,
 )
 from otel_reliability.cli import EXIT_FAILED, main
+from otel_reliability.engine import Engine, judge_spans
+from otel_reliability.model import NOT_EVALUATED, PASSED
+from otel_reliability.sources import read_telemetry
 
+from .corpus import CORPUS
 from .receiver_harness import start_receiver
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -168,6 +172,8 @@ BAD_FILES = [
      "spans[0]: a span of role acting_agent names an agent: it needs agent_name"),
     ("a tool that outlives its steps", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    outlived: true\n",
      "spans[0]: a tool span reads no outlived"),
+    ("a JSON result read decoded", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    result: a.out\n    result_is_json: true\n",
+     "spans[0]: result_is_json tells the result's text as written: read result with decode: raw"),
     ("not UTF-8", b"name: caf\xe9\n", "not UTF-8: byte 0xe9 at offset 9 (line 1)"),
 ]
 
@@ -267,3 +273,25 @@ def test_a_format_that_holds_only_answers_is_refused_for_requests(tmp_path):
 ])
 def test_the_front_doors_hold_back_only_the_spans_a_convention_file_may_read_as_a_run(attributes, held):
     assert conventions.may_be_run("span", attributes) is held
+
+
+# Spring AI writes what a tool method returned as JSON and an exception's message bare in its
+# place (its convention's ``result_is_json``): (scenario, tool, result as the span writes it,
+# outcome, could be, the verdict of the default expectation)
+RESULTS_AS_JSON = [
+    ("tool_error", "fetch_url", "network unreachable", "ok", "error", NOT_EVALUATED),
+    ("single_tool", "multiply", "50", "ok", None, PASSED),
+    ("sequential_chain", "lookup_weather", '"sunny, 21C"', "ok", None, PASSED),  # a String result, quoted
+]
+
+
+@pytest.mark.parametrize(("scenario", "tool", "result", "outcome", "could_be", "status"), RESULTS_AS_JSON,
+                         ids=[r[0] for r in RESULTS_AS_JSON])
+def test_a_result_that_is_not_written_as_returned_values_are_may_be_a_failure(scenario, tool, result, outcome, could_be, status):
+    spans = read_telemetry(CORPUS / "spring_ai" / f"{scenario}.json").spans
+    [verdict] = [r.verdict for r in judge_spans(Engine(), spans)]
+    [attempt] = [a for a in verdict.chain if a.tool == tool]
+    assert attempt.witnesses.result == result
+    assert (attempt.outcome, attempt.could_be, verdict.eval_status) == (outcome, could_be, status)
+    if could_be is not None:
+        assert "its result is not what its convention writes for a returned value" in attempt.witnesses.doubt

@@ -9,7 +9,8 @@ attempt records which it has, what each says and the rule that joined request an
 * the execution ended OK with no recorded result, while the run's other executions record
   theirs (a call held for an approval and denied leaves such a span): it may have been refused;
 * its result, its error or the answer handed back reads as a refusal or a failure
-  (``adapters.lexicon``: a small list of texts, which only opens an outcome, never decides it);
+  (``adapters.lexicon``: a small list of texts, which only opens an outcome, never decides it),
+  or its result is not written as its convention writes a returned value (``failure_possible``);
 * the answer handed back is not the result the execution recorded: it may have failed after
   the body returned (a check of its output withheld the result);
 * the execution failed as a refusal before the body ran would have left it: its arguments do
@@ -159,6 +160,8 @@ def _doubt(
         return _OTHER_OUTCOME[reading], f"the execution span says {status}, the answer reads as a {reading}: {_quoted(said)}"
     if outcome != OK:
         return _refused_alike(result, unfit)
+    if execution.failure_possible:
+        return ERROR, f"the execution span says OK, but its result is not what its convention writes for a returned value: {_quoted(result)}"
     if not execution.returned and others_return:
         return REFUSED, "the execution span says OK with no recorded result, while the run's other executions record theirs"
     if said and result and not _same(result, said):

@@ -177,6 +177,9 @@ class SpanRule(BaseModel):
     call_id: Sources = ()
     error: Sources = ()  # tools: the failure's text, where the span status does not carry it
     failed_when: When | None = None  # tools: a condition on the span that says the call failed
+    # tools: the producer writes whatever a body returned as JSON text, so a result that is not
+    # JSON was written in the return's place (an exception's message): the call may have failed
+    result_is_json: bool = False
     requests: Messages | None = None  # models
     responses: Messages | None = None
     tokens: Tokens | None = None
@@ -200,7 +203,7 @@ class SpanRule(BaseModel):
     def _fields_of_its_role(self) -> SpanRule:
         allowed = {
             "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived"},
-            "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when"},
+            "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "result_is_json"},
             "model": {"requests", "responses", "tokens", "tool_definitions"},
             "names_agent": {"agent_name"},
             "acting_agent": {"agent_name"},
@@ -212,6 +215,8 @@ class SpanRule(BaseModel):
             raise ValueError(f"a {self.role} span reads no {', '.join(stray)}")
         if self.role in ("names_agent", "acting_agent") and not self.agent_name:
             raise ValueError(f"a span of role {self.role} names an agent: it needs agent_name")
+        if self.result_is_json and any(source.decode != "raw" for source in self.result):
+            raise ValueError("result_is_json tells the result's text as written: read result with decode: raw")
         if self.role == "handoff" and not self.target:
             raise ValueError("a handoff needs target")
         if self.requests is not None and self.requests.format not in REQUEST_FORMATS and self.requests.format != "items":

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...jsontext import decode_json
 from ...model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from ..common import RESULT_PREFIX, error_text, str_or_none, text_of
 from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, first_at
@@ -70,12 +71,22 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
     record.returned = result is not None
     if as_json(result) is not None:  # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``)
         record.output = text_of(result)[:RESULT_PREFIX]
+    if rule.result_is_json and isinstance(result, str):
+        record.failure_possible = not _is_json(result)
     failed = rule.failed_when is not None and holds(rule.failed_when, span.attributes)
     if record.error is None and failed:
         said = _value(span, rule.error, match)
         record.error = text_of(said if said is not None else result)
     elif record.error == "" and rule.error:
         record.error = text_of(_value(span, rule.error, match))
+
+
+def _is_json(text: str) -> bool:
+    try:
+        decode_json(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[str] | None) -> Any:
