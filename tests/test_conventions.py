@@ -155,7 +155,7 @@ BAD_FILES = [
      "spans[0].role: expected 'agent_run', 'tool', 'model', 'names_agent', 'acting_agent', 'handoff' or 'no_call', got 'planner'"),
     ("no rules", "name: x\ndescription: d\nspans: []\n", "spans: give at least one rule"),
     ("an unknown decoder", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, decode: yaml}}\n",
-     "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python' or 'raw', got 'yaml'"),
+     "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python', 'raw' or 'identifier', got 'yaml'"),
     ("an empty list of places", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: []\n",
      "spans[0].arguments: must not be empty"),
     ("a group the pattern lacks",
@@ -295,3 +295,13 @@ def test_a_result_that_is_not_written_as_returned_values_are_may_be_a_failure(sc
     assert (attempt.outcome, attempt.could_be, verdict.eval_status) == (outcome, could_be, status)
     if could_be is not None:
         assert "its result is not what its convention writes for a returned value" in attempt.witnesses.doubt
+
+
+def test_a_tool_span_named_by_its_display_name_joins_the_request_and_leaves_unspanned_calls_open():
+    # OpenLIT over CrewAI spans only CrewAI's delegation tool ("Delegate work to coworker", read as
+    # the identifier the model asked for), never the agents' own tools: the coworker's lookup has no
+    # span, and that says nothing about whether it ran (its convention's spans_some_calls)
+    spans = read_telemetry(CORPUS / "openlit_crewai" / "delegation.json").spans
+    chain = [(a.tool, a.outcome, a.could_be, a.witnesses.joined_by) for r in judge_spans(Engine(), spans) for a in r.verdict.chain]
+    assert [c[:3] for c in chain] == [("delegate_work_to_coworker", "ok", None), ("lookup", "refused", "ok")]
+    assert chain[0][3] != "unpaired"

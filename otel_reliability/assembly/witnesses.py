@@ -59,7 +59,9 @@ def executed(
     arguments do not fit its tool's declared parameters (``assembly.declared``), for a failed call."""
     result = execution.error if execution.error is not None else execution.output
     said = answer.content if answer is not None else None
-    witnesses = attempt.witnesses = Witnesses(joined_by, requested, _STATUS[execution.error is not None], result, said)
+    witnesses = attempt.witnesses = Witnesses(
+        joined_by, requested, _STATUS[execution.error is not None], result, said, spans_every_call=not execution.spans_some_calls
+    )
     if attempt.could_be is not None or attempt.outcome not in (OK, ERROR):
         return  # already open, or refused on a witness's own word
     doubt = _doubt(attempt.outcome, execution, result, answer, others_return, unfit)
@@ -96,8 +98,8 @@ def ending_call(attempts: list[Attempt]) -> None:
 
 def unexplained_in_traced(runs: list[Run]) -> None:
     """A refusal answered with no reason, in a trace whose tool spans carried out other requests
-    (the instrumentation traces the calls it runs): not run, so it may have failed, not have
-    returned (``could_be`` ``error`` instead of ``ok``)."""
+    (the instrumentation traces the calls it runs, unless its convention says it spans only some):
+    not run, so it may have failed, not have returned (``could_be`` ``error`` instead of ``ok``)."""
     traced = set()
     unexplained = []
     for run in runs:
@@ -107,7 +109,8 @@ def unexplained_in_traced(runs: list[Run]) -> None:
                 if witnesses is None or not witnesses.request:
                     continue
                 if witnesses.execution is not None:
-                    traced.add(member.trace_id)
+                    if witnesses.spans_every_call:
+                        traced.add(member.trace_id)
                 elif attempt.outcome == REFUSED and attempt.could_be == OK:
                     unexplained.append((member.trace_id, attempt))
     for trace_id, attempt in unexplained:

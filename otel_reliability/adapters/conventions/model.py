@@ -76,7 +76,7 @@ class Source(BaseModel):
     span_name: bool = False
     span_name_group: str | None = Field(None, min_length=1)
     path: str | None = Field(None, min_length=1)
-    decode: Literal["json", "text", "kwargs", "python", "raw"] = "json"
+    decode: Literal["json", "text", "kwargs", "python", "raw", "identifier"] = "json"
 
     @model_validator(mode="before")
     @classmethod
@@ -180,6 +180,9 @@ class SpanRule(BaseModel):
     # tools: the producer writes whatever a body returned as JSON text, so a result that is not
     # JSON was written in the return's place (an exception's message): the call may have failed
     result_is_json: bool = False
+    # tools: the instrumentation spans only some of the calls it runs (those of a framework's own
+    # tools, say): a request with no execution span in the same trace may still have run
+    spans_some_calls: bool = False
     requests: Messages | None = None  # models
     responses: Messages | None = None
     tokens: Tokens | None = None
@@ -203,7 +206,7 @@ class SpanRule(BaseModel):
     def _fields_of_its_role(self) -> SpanRule:
         allowed = {
             "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived"},
-            "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "result_is_json"},
+            "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "result_is_json", "spans_some_calls"},
             "model": {"requests", "responses", "tokens", "tool_definitions"},
             "names_agent": {"agent_name"},
             "acting_agent": {"agent_name"},

@@ -71,6 +71,7 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
     record.returned = result is not None
     if as_json(result) is not None:  # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``)
         record.output = text_of(result)[:RESULT_PREFIX]
+    record.spans_some_calls = rule.spans_some_calls
     if rule.result_is_json and isinstance(result, str):
         record.failure_possible = not _is_json(result)
     failed = rule.failed_when is not None and holds(rule.failed_when, span.attributes)
