@@ -165,6 +165,12 @@ class SpanRecord:
     # tool executions: a failed span that a refusal before the body ran would have left alike
     # (arguments that did not parse, an error a profile names as either)
     refusal_possible: bool = False
+    # tool executions: an OK span whose result is not what a body's return would have left (a
+    # convention's ``result_is_json``, the result not JSON): the call may have failed
+    failure_possible: bool = False
+    # tool executions: the instrumentation spans only some of the calls it runs (a convention's
+    # ``spans_some_calls``), so a request of the trace with no execution span may still have run
+    spans_some_calls: bool = False
     # run spans (and spans that may turn out to be runs): the agent's version, its
     # ``gen_ai.agent.version`` else its resource's ``service.version``; None when neither says
     agent_version: str | None = None
@@ -214,6 +220,9 @@ class Witnesses:
     # why the outcome is open: which witnesses disagree, and what each says (None: they agree,
     # or the open outcome is one the spans leave by their shape, not by what they say)
     doubt: str | None = None
+    # the execution's instrumentation spans every call it runs: only then does another request of
+    # its trace that has no execution say the call never ran (``witnesses.unexplained_in_traced``)
+    spans_every_call: bool = True
 
 
 @dataclass(slots=True)

@@ -26,8 +26,11 @@ from otel_reliability.adapters.decoders import (
     RESPONSE_FORMATS, as_kwargs, as_python, chat_completions_requests, chat_completions_responses,
 )
 from otel_reliability.cli import EXIT_FAILED, main
-from otel_reliability.model import SpanData
+from otel_reliability.engine import Engine, judge_spans
+from otel_reliability.model import NOT_EVALUATED, PASSED, SpanData
+from otel_reliability.sources import read_telemetry
 
+from .corpus import CORPUS
 from .receiver_harness import start_receiver
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -152,7 +155,8 @@ BAD_FILES = [
      "spans[0].role: expected 'agent_run', 'tool', 'model', 'names_agent', 'acting_agent', 'handoff', 'answers' or 'no_call', got 'planner'"),
     ("no rules", "name: x\ndescription: d\nspans: []\n", "spans: give at least one rule"),
     ("an unknown decoder", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, decode: yaml}}\n",
-     "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python', 'raw', 'callback_input' or 'last_ai_message', got 'yaml'"),
+     "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python', 'raw', 'identifier', 'callback_input' or 'last_ai_message', "
+     "got 'yaml'"),
     ("an empty list of places", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: []\n",
      "spans[0].arguments: must not be empty"),
     ("a group the pattern lacks",
@@ -169,6 +173,8 @@ BAD_FILES = [
      "spans[0]: a span of role acting_agent names an agent: it needs agent_name"),
     ("a tool that outlives its steps", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    outlived: true\n",
      "spans[0]: a tool span reads no outlived"),
+    ("a JSON result read decoded", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    result: a.out\n    result_is_json: true\n",
+     "spans[0]: result_is_json tells the result's text as written: read result with decode: raw"),
     ("a rule found by an event", "name: x\ndescription: d\nspans:\n  - when: {attribute: a.kind, event: exception}\n    role: tool\n",
      "spans[0]: when: event is for conditions on a span found (failed_when, not_failed_when, refused_when)"),
     ("a rule found by a pattern alone", "name: x\ndescription: d\nspans:\n  - when: {matches: {a.kind: tool}}\n    role: tool\n",
@@ -307,3 +313,35 @@ def test_a_layered_convention_is_tried_before_the_one_it_refines():
     span = SpanData(1, 2, 0, "FunctionAgent.workflow", 0, 1, {"traceloop.span.kind": "workflow", "traceloop.entity.name": "FunctionAgent"})
     rule, name, _ = conventions.rule_for(span)
     assert (name, rule.outlived) == ("traceloop-llama-index", True)
+
+
+# Spring AI writes what a tool method returned as JSON and an exception's message bare in its
+# place (its convention's ``result_is_json``): (scenario, tool, result as the span writes it,
+# outcome, could be, the verdict of the default expectation)
+RESULTS_AS_JSON = [
+    ("tool_error", "fetch_url", "network unreachable", "ok", "error", NOT_EVALUATED),
+    ("single_tool", "multiply", "50", "ok", None, PASSED),
+    ("sequential_chain", "lookup_weather", '"sunny, 21C"', "ok", None, PASSED),  # a String result, quoted
+]
+
+
+@pytest.mark.parametrize(("scenario", "tool", "result", "outcome", "could_be", "status"), RESULTS_AS_JSON,
+                         ids=[r[0] for r in RESULTS_AS_JSON])
+def test_a_result_that_is_not_written_as_returned_values_are_may_be_a_failure(scenario, tool, result, outcome, could_be, status):
+    spans = read_telemetry(CORPUS / "spring_ai" / f"{scenario}.json").spans
+    [verdict] = [r.verdict for r in judge_spans(Engine(), spans)]
+    [attempt] = [a for a in verdict.chain if a.tool == tool]
+    assert attempt.witnesses.result == result
+    assert (attempt.outcome, attempt.could_be, verdict.eval_status) == (outcome, could_be, status)
+    if could_be is not None:
+        assert "its result is not what its convention writes for a returned value" in attempt.witnesses.doubt
+
+
+def test_a_tool_span_named_by_its_display_name_joins_the_request_and_leaves_unspanned_calls_open():
+    # OpenLIT over CrewAI spans only CrewAI's delegation tool ("Delegate work to coworker", read as
+    # the identifier the model asked for), never the agents' own tools: the coworker's lookup has no
+    # span, and that says nothing about whether it ran (its convention's spans_some_calls)
+    spans = read_telemetry(CORPUS / "openlit_crewai" / "delegation.json").spans
+    chain = [(a.tool, a.outcome, a.could_be, a.witnesses.joined_by) for r in judge_spans(Engine(), spans) for a in r.verdict.chain]
+    assert [c[:3] for c in chain] == [("delegate_work_to_coworker", "ok", None), ("lookup", "refused", "ok")]
+    assert chain[0][3] != "unpaired"

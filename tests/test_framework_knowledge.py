@@ -102,9 +102,6 @@ NOT_YET: dict[tuple[str, str], str] = {
     ("crewai", "delegation"): _CREWAI_COWORKER,
     ("crewai", "delegation_hierarchical"): _CREWAI_COWORKER,
     ("crewai_traceloop", "multi_turn"): "Agent.kickoff without a crew: OpenLLMetry records only the model spans, each its own trace",
-    ("openlit_crewai", "delegation"): (
-        "OpenLIT over CrewAI: the delegate tool is recorded under two names and the coworker's run is named by no span"
-    ),
     ("haystack", "blocked_approval_rejected"): _HAYSTACK_NO_TOOL_SPAN,
     ("haystack", "invalid_arguments"): _HAYSTACK_NO_TOOL_SPAN,
     ("haystack", "tool_error"): _HAYSTACK_NO_TOOL_SPAN,

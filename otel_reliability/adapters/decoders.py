@@ -10,6 +10,7 @@ model span's messages.
 from __future__ import annotations
 
 import ast
+import re
 from typing import Any, Callable, Iterator
 
 from ..model import ToolRequest, ToolResponse
@@ -72,6 +73,25 @@ def as_python(value: Any) -> Any:
         return value
 
 
+def as_identifier(value: Any) -> Any:
+    """A display name as the identifier a framework hands the model for it: camelCase split, lower
+    case, each run of other characters one ``_`` (a tool span named by its display name then
+    joins the model's request, which names the identifier). Anything but a string is kept.
+
+    >>> as_identifier("Delegate work to coworker"), as_identifier("lookupWeather"), as_identifier("Ask the HR-team!")
+    ('delegate_work_to_coworker', 'lookup_weather', 'ask_the_hr_team')
+    """
+    if not isinstance(value, str):
+        return value
+    split = _CAMEL_LOWER_UPPER.sub(r"\1_\2", _CAMEL_UPPER_LOWER.sub(r"\1_\2", value))
+    return _NOT_ALNUM.sub("_", split.lower()).strip("_")
+
+
+_CAMEL_UPPER_LOWER = re.compile(r"([A-Z]+)([A-Z][a-z])")
+_CAMEL_LOWER_UPPER = re.compile(r"([a-z0-9])([A-Z])")
+_NOT_ALNUM = re.compile(r"[^a-z0-9]+")
+
+
 def as_callback_input(value: Any) -> Any:
     """A tool's input as a callback records it, ``{"input_str": "<str() of the input>", "inputs":
     {…}, "kwargs": {…}}`` (a tool callback's arguments): ``inputs`` when it is a mapping, else
@@ -121,7 +141,7 @@ def last_ai_message(value: Any) -> str | None:
 
 VALUE_DECODERS: dict[str, Callable[[Any], Any]] = {
     "json": as_json, "text": as_text, "kwargs": as_kwargs, "python": as_python, "raw": lambda value: value,
-    "callback_input": as_callback_input, "last_ai_message": last_ai_message,
+    "identifier": as_identifier, "callback_input": as_callback_input, "last_ai_message": last_ai_message,
 }
 
 

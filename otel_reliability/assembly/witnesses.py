@@ -9,7 +9,8 @@ attempt records which it has, what each says and the rule that joined request an
 * the execution ended OK with no recorded result, while the run's other executions record
   theirs (a call held for an approval and denied leaves such a span): it may have been refused;
 * its result, its error or the answer handed back reads as a refusal or a failure
-  (``adapters.lexicon``: a small list of texts, which only opens an outcome, never decides it);
+  (``adapters.lexicon``: a small list of texts, which only opens an outcome, never decides it),
+  or its result is not written as its convention writes a returned value (``failure_possible``);
 * the answer handed back is not the result the execution recorded: it may have failed after
   the body returned (a check of its output withheld the result);
 * the execution failed as a refusal before the body ran would have left it: its arguments do
@@ -58,7 +59,9 @@ def executed(
     arguments do not fit its tool's declared parameters (``assembly.declared``), for a failed call."""
     result = execution.error if execution.error is not None else execution.output
     said = answer.content if answer is not None else None
-    witnesses = attempt.witnesses = Witnesses(joined_by, requested, _STATUS[execution.error is not None], result, said)
+    witnesses = attempt.witnesses = Witnesses(
+        joined_by, requested, _STATUS[execution.error is not None], result, said, spans_every_call=not execution.spans_some_calls
+    )
     if attempt.could_be is not None or attempt.outcome not in (OK, ERROR):
         return  # already open, or refused on a witness's own word
     doubt = _doubt(attempt.outcome, execution, result, answer, others_return, unfit)
@@ -95,8 +98,8 @@ def ending_call(attempts: list[Attempt]) -> None:
 
 def unexplained_in_traced(runs: list[Run]) -> None:
     """A refusal answered with no reason, in a trace whose tool spans carried out other requests
-    (the instrumentation traces the calls it runs): not run, so it may have failed, not have
-    returned (``could_be`` ``error`` instead of ``ok``)."""
+    (the instrumentation traces the calls it runs, unless its convention says it spans only some):
+    not run, so it may have failed, not have returned (``could_be`` ``error`` instead of ``ok``)."""
     traced = set()
     unexplained = []
     for run in runs:
@@ -106,7 +109,8 @@ def unexplained_in_traced(runs: list[Run]) -> None:
                 if witnesses is None or not witnesses.request:
                     continue
                 if witnesses.execution is not None:
-                    traced.add(member.trace_id)
+                    if witnesses.spans_every_call:
+                        traced.add(member.trace_id)
                 elif attempt.outcome == REFUSED and attempt.could_be == OK:
                     unexplained.append((member.trace_id, attempt))
     for trace_id, attempt in unexplained:
@@ -159,6 +163,8 @@ def _doubt(
         return _OTHER_OUTCOME[reading], f"the execution span says {status}, the answer reads as a {reading}: {_quoted(said)}"
     if outcome != OK:
         return _refused_alike(result, unfit)
+    if execution.failure_possible:
+        return ERROR, f"the execution span says OK, but its result is not what its convention writes for a returned value: {_quoted(result)}"
     if not execution.returned and others_return:
         return REFUSED, "the execution span says OK with no recorded result, while the run's other executions record theirs"
     if said and result and not _same(result, said):

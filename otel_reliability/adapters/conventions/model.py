@@ -93,7 +93,7 @@ class Source(BaseModel):
     span_name: bool = False
     span_name_group: str | None = Field(None, min_length=1)
     path: str | None = Field(None, min_length=1)
-    decode: Literal["json", "text", "kwargs", "python", "raw", "callback_input", "last_ai_message"] = "json"
+    decode: Literal["json", "text", "kwargs", "python", "raw", "identifier", "callback_input", "last_ai_message"] = "json"
 
     @model_validator(mode="before")
     @classmethod
@@ -203,6 +203,12 @@ class SpanRule(BaseModel):
     refused_when: When | None = None
     refusal: str | None = Field(None, min_length=1)
     not_failed_when: tuple[When, ...] = ()  # any span: conditions, any of which says its error is no failure
+    # tools: the producer writes whatever a body returned as JSON text, so a result that is not
+    # JSON was written in the return's place (an exception's message): the call may have failed
+    result_is_json: bool = False
+    # tools: the instrumentation spans only some of the calls it runs (those of a framework's own
+    # tools, say): a request with no execution span in the same trace may still have run
+    spans_some_calls: bool = False
     requests: Messages | None = None  # models
     responses: Messages | None = None
     tokens: Tokens | None = None
@@ -226,7 +232,8 @@ class SpanRule(BaseModel):
     def _fields_of_its_role(self) -> SpanRule:
         allowed = {
             "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived"},
-            "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "refused_when", "refusal"},
+            "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "refused_when", "refusal",
+                     "result_is_json", "spans_some_calls"},
             "model": {"requests", "responses", "tokens", "tool_definitions"},
             "names_agent": {"agent_name"},
             "acting_agent": {"agent_name"},
@@ -239,6 +246,8 @@ class SpanRule(BaseModel):
             raise ValueError(f"a {self.role} span reads no {', '.join(stray)}")
         if self.role in ("names_agent", "acting_agent") and not self.agent_name:
             raise ValueError(f"a span of role {self.role} names an agent: it needs agent_name")
+        if self.result_is_json and any(source.decode != "raw" for source in self.result):
+            raise ValueError("result_is_json tells the result's text as written: read result with decode: raw")
         if self.role == "handoff" and not self.target:
             raise ValueError("a handoff needs target")
         if self.role == "answers" and self.responses is None:

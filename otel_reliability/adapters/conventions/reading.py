@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ...jsontext import decode_json
 from ...model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from ..common import RESULT_PREFIX, error_text, str_or_none, text_of
 from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, first_at
@@ -78,6 +79,9 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
     # from its text, since decoding a whole result only to see it is not null costs more
     if result is not None and not (type(result) is str and result.strip(_JSON_WHITESPACE) == "null"):
         record.output = text_of(result)[:RESULT_PREFIX]
+    record.spans_some_calls = rule.spans_some_calls
+    if rule.result_is_json and isinstance(result, str):
+        record.failure_possible = not _is_json(result)
     failed = rule.failed_when is not None and condition_holds(rule.failed_when, span)
     if record.error is None and failed:
         said = _value(span, rule.error, match)
@@ -86,6 +90,14 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
         record.error = text_of(_value(span, rule.error, match))
     if record.error is not None and rule.refused_when is not None and condition_holds(rule.refused_when, span, record.tool_name):
         record.refusal = rule.refusal or record.error  # the body never ran
+
+
+def _is_json(text: str) -> bool:
+    try:
+        decode_json(text)
+    except ValueError:
+        return False
+    return True
 
 
 def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[str] | None) -> Any:
