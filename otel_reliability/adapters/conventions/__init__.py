@@ -108,6 +108,7 @@ class _Compiled:
                 table.setdefault(str(key), []).append((rule, origin.convention.name, _only_values(rule.when)))
         self.attribute_keys = frozenset(self.by_attribute)
         self.attribute_order = tuple(self.by_attribute)  # rules are tried in the files' order, never a set's
+        self.attribute_rank = {key: rank for rank, key in enumerate(self.attribute_order)}
         # key -> (value -> its rules, the rules of any other value); a value's list may hold a rule
         # that then does not match (1 == True), never leave out one that would
         self.by_value: dict[str, tuple[dict[Any, list[_Candidate]], list[_Candidate]]] = {}
@@ -191,10 +192,15 @@ def removed() -> Iterator[None]:
 def _candidates(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> Sequence[_Candidate]:
     """The rules that may read a span of this name and these attributes, in the order they are tried."""
     candidates = active.by_span_name.get(span_name, ())
-    if not active.attribute_keys.isdisjoint(attributes):
-        found = [c for key in active.attribute_order if key in attributes for c in _valued(active, key, attributes[key])]
-        candidates = [*candidates, *found]
-    return candidates
+    if active.attribute_keys.isdisjoint(attributes):
+        return candidates
+    keys = active.attribute_keys.intersection(attributes)  # the span's keys, walked in C
+    if len(keys) == 1:
+        [key] = keys
+        found = _valued(active, key, attributes[key])
+    else:
+        found = [c for key in sorted(keys, key=active.attribute_rank.__getitem__) for c in _valued(active, key, attributes[key])]
+    return [*candidates, *found] if candidates else found
 
 
 def _valued(active: _Compiled, key: str, value: Any) -> list[_Candidate]:
@@ -257,9 +263,13 @@ def _matches(when: When, span_name: str, attributes: Mapping[str, Any], patterns
     pattern's match; None (with ``decode`` False) when only decoding an attribute's JSON would tell."""
     if when.span_name is not None and span_name != when.span_name:
         return False
-    # the name's pattern before the attribute: a ``path`` condition decodes the attribute's JSON
+    # the other attributes first, a few lookups (a framework's instrumentation told apart from
+    # another's on spans alike: most spans a rule finds are not its own); then the name's pattern;
+    # the attribute last: a ``path`` condition decodes its JSON
+    if not _others_hold(when, attributes):
+        return False
     matched = patterns[when.span_name_matches].fullmatch(span_name) if when.span_name_matches is not None else True
-    if not matched or not _attributes_hold(when, attributes, None, decode):
+    if not matched or not _attributes_hold(when, attributes, None, decode, also=False):
         return False
     return None if not decode and when.path is not None else matched
 
@@ -278,15 +288,20 @@ def condition_holds(when: When, span: SpanData, tool_name: str | None = None) ->
     return attributes is not None and _attributes_hold(when, attributes, tool_name, True)
 
 
-def _attributes_hold(when: When, attributes: Mapping[str, Any], tool_name: str | None, decode: bool) -> bool:
-    """``when``'s conditions on attributes: its attribute (its JSON ``path`` only with ``decode``),
-    ``also``, ``without``, ``same_value`` and ``matches``."""
-    if when.attribute is not None and not (holds(when, attributes) if decode or when.path is None else when.attribute in attributes):
-        return False
+def _others_hold(when: When, attributes: Mapping[str, Any]) -> bool:
+    """``when``'s ``also`` and ``without``: the attributes the span must and must not carry."""
     if when.also and not all(key in attributes and (not values or _in(attributes[key], values))
                              for key, values in when.also.items()):
         return False
-    if when.without and not attributes.keys().isdisjoint(when.without):
+    return not when.without or attributes.keys().isdisjoint(when.without)
+
+
+def _attributes_hold(when: When, attributes: Mapping[str, Any], tool_name: str | None, decode: bool, also: bool = True) -> bool:
+    """``when``'s conditions on attributes: its attribute (its JSON ``path`` only with ``decode``),
+    ``also`` and ``without`` (unless ``also`` is False: tested already), ``same_value`` and ``matches``."""
+    if when.attribute is not None and not (holds(when, attributes) if decode or when.path is None else when.attribute in attributes):
+        return False
+    if also and not _others_hold(when, attributes):
         return False
     if when.same_value:
         first, *others = when.same_value
