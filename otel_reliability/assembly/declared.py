@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import Any, Iterable, Mapping
 
-from ..jsontext import decode_json
+from ..adapters.common import loads
 
 # JSON Schema's types, as the arguments a model sends decode to them (a bool is no number)
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -30,9 +30,9 @@ def declared_tools(raw: Iterable[Any]) -> dict[str, Mapping[str, Any] | None]:
     """Each tool the raw ``tool_definitions`` declare, with its parameters' schema (None: none given)."""
     tools: dict[str, Mapping[str, Any] | None] = {}
     for value in raw:
-        items = _decoded(value)
+        items = loads(value)
         for item in items if isinstance(items, (list, tuple)) else (items,):
-            definition = _decoded(item)
+            definition = loads(item)
             if not isinstance(definition, dict):
                 continue
             function = definition.get("function")
@@ -46,7 +46,7 @@ def declared_tools(raw: Iterable[Any]) -> dict[str, Mapping[str, Any] | None]:
 
 def schema_of(raw: Any) -> Mapping[str, Any] | None:
     """A parameters schema the reader can check arguments against (an object with ``properties``), else None."""
-    schema = _decoded(raw)
+    schema = loads(raw)
     if isinstance(schema, dict) and schema.get("type") == "object" and isinstance(schema.get("properties"), dict):
         return schema
     return None
@@ -98,12 +98,3 @@ def _article(value: Any) -> str:
     return {str: "a string", bool: "a boolean", int: "an integer", float: "a number", list: "an array", dict: "an object"}.get(
         type(value), "null" if value is None else type(value).__name__
     )
-
-
-def _decoded(value: Any) -> Any:
-    if not isinstance(value, str):
-        return value
-    try:
-        return decode_json(value)
-    except ValueError:
-        return None

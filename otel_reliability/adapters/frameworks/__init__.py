@@ -28,12 +28,10 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Callable, Iterator, Literal
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ...input_errors import validation_problems, yaml_problem
 from ...model import Role, SpanRecord
-from ...textfile import NotUtf8Error, read_text
+from ..data_files import load_folder
 
 FOLDER = Path(__file__).parent
 REFUSED, REFUSAL_POSSIBLE, RAN, FAILED = "refused", "refusal_possible", "ran", "failed"
@@ -81,20 +79,7 @@ class Framework(BaseModel):
 
 def load(folder: Path = FOLDER) -> tuple[Framework, ...]:
     """Every framework file of ``folder``, validated; one that is not valid raises, naming it."""
-    found = []
-    for path in sorted(folder.glob("*.yaml")):
-        try:
-            found.append(Framework.model_validate(yaml.safe_load(read_text(path))))
-        except NotUtf8Error:
-            raise
-        except yaml.YAMLError as exc:
-            raise ValueError(f"framework file {path.name}: not valid YAML: {yaml_problem(exc)}") from None
-        except ValidationError as exc:
-            raise ValueError(f"framework file {path.name}: {validation_problems(exc)}") from None
-    names = [f.name for f in found]
-    if len(set(names)) != len(names):
-        raise ValueError(f"framework files share a name: {sorted(n for n in names if names.count(n) > 1)}")
-    return tuple(found)
+    return load_folder(folder, Framework, "framework file")
 
 
 class _Texts:

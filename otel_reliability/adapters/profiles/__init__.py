@@ -44,11 +44,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from ...input_errors import validation_problems, yaml_problem
-from ...textfile import NotUtf8Error, read_text
+from ..data_files import load_folder
 
 FOLDER = Path(__file__).parent
 
@@ -117,20 +115,7 @@ class Profile(BaseModel):
 
 def load(folder: Path = FOLDER) -> tuple[Profile, ...]:
     """Every profile of ``folder``, validated; a file that is not a valid profile raises, naming it."""
-    found = []
-    for path in sorted(folder.glob("*.yaml")):
-        try:
-            found.append(Profile.model_validate(yaml.safe_load(read_text(path))))
-        except NotUtf8Error:
-            raise  # names the file and the byte already
-        except yaml.YAMLError as exc:
-            raise ValueError(f"profile {path.name}: not valid YAML: {yaml_problem(exc)}") from None
-        except ValidationError as exc:
-            raise ValueError(f"profile {path.name}: {validation_problems(exc)}") from None
-    names = [p.name for p in found]
-    if len(set(names)) != len(names):
-        raise ValueError(f"profiles share a name: {sorted(n for n in names if names.count(n) > 1)}")
-    return tuple(found)
+    return load_folder(folder, Profile, "profile")
 
 
 class _Active:
