@@ -71,6 +71,7 @@ class _Request:
     issued_ns: int  # the end of the model call that asked for it
     opened_ns: int  # its start: the request may have been streamed out before the call ended
     window_end_ns: int  # the start of the run's next model call: an execution after it answers a later request
+    turn: int  # which of the run's model calls asked for it (their index in start order)
     _arguments: dict[str, Any] | None = None
     paired_by: str | None = None  # how an execution was found for it (``PAIRED_BY``); None: no execution
     # Paired relaxed while another request of the same model call named the same tool: which
@@ -142,14 +143,16 @@ def attempts_of(
         answers, answered_after = _answers(owned)
         failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
         ran = {a.call_id: a.start_ns for a in attempts if a.call_id is not None}
+        asked_before = _ran_asked_before(requests, executions, pairs)
         for request in unexecuted:
             if not executions and request.request.call_id is None:
                 attempt = _unrecorded(request, agent, path)
                 attempt.witnesses = Witnesses(UNPAIRED, request=True)
             else:
                 attempt = _unexecuted(request, answers, agent, path, run_error, failures)
-                attempt.start_ns = _in_answer_order(attempt, answered_after, ran)
-                witnesses.requested_only(attempt, UNPAIRED, answers.get(attempt.call_id) if attempt.call_id else None)
+                answer = answers.get(attempt.call_id) if attempt.call_id else None
+                attempt.start_ns = _in_turn_order(attempt, answer is not None, answered_after, ran, asked_before.get(id(request)))
+                witnesses.requested_only(attempt, UNPAIRED, answer)
             attempts.append(attempt)
         attempts.sort(key=_start)  # the executions' attempts are in start order already
     witnesses.ending_call(attempts)
@@ -203,7 +206,7 @@ def _requests(models: list[SpanRecord]) -> list[_Request]:
             first = seen.get(request.call_id) if request.call_id is not None else _held_one_of(request, out)
             if first is not None:
                 continue  # the model asked for it, then a span held it: one call
-            read = _Request(request, record.end_ns, record.start_ns, window_end)
+            read = _Request(request, record.end_ns, record.start_ns, window_end, index)
             if request.call_id is not None:
                 seen[request.call_id] = read
             out.append(read)
@@ -336,14 +339,47 @@ def _answers(owned: Sequence[SpanRecord]) -> tuple[dict[str, ToolResponse], dict
     return answers, before
 
 
-def _in_answer_order(attempt: Attempt, answered_after: dict[str, tuple[str, ...]], ran: dict[str, int]) -> int:
-    """When a call no execution span records comes in the chain: after the last call that ran
-    among those answered before it in the same model input (a limit that refuses the second
-    of two calls asked at once refused it after the first ran), else when it was asked for."""
-    for earlier in reversed(answered_after.get(attempt.call_id, ()) if attempt.call_id else ()):
+def _in_turn_order(
+    attempt: Attempt,
+    answered: bool,
+    answered_after: dict[str, tuple[str, ...]],
+    ran: dict[str, int],
+    ran_asked_before: int | None,
+) -> int:
+    """When a call no execution span records comes in the chain: after the calls of its turn
+    that ran and that the model asked for before it (``ran_asked_before``: the latest start
+    among them) or that were answered before it in the same model input; else when it was asked
+    for. The framework deals with the calls of a turn in the order the model asked for them,
+    whatever instant it refused one in: a limit checked after the model call refuses the second
+    of two calls before the first runs, and may answer either first. A call refused because the
+    run failed (no answer of its own) stays where it was asked: the failure came before it could
+    run."""
+    if attempt.outcome == REFUSED and not answered:
+        return attempt.start_ns
+    start = attempt.start_ns if ran_asked_before is None else max(attempt.start_ns, ran_asked_before)
+    for earlier in reversed(answered_after.get(attempt.call_id, ()) if attempt.call_id is not None else ()):
         if earlier in ran:
-            return max(attempt.start_ns, ran[earlier])
-    return attempt.start_ns
+            return max(start, ran[earlier])
+    return start
+
+
+def _ran_asked_before(
+    requests: list[_Request], executions: list[SpanRecord], pairs: dict[int, _Request]
+) -> dict[int, int]:
+    """id(request) → the latest start of the executions of the calls its model call asked for
+    before it (absent when none of them ran)."""
+    started = {id(request): execution.start_ns for execution in executions if (request := pairs.get(id(execution)))}
+    latest: dict[int, int] = {}
+    turn, last = -1, None
+    for request in requests:
+        if request.turn != turn:
+            turn, last = request.turn, None
+        if last is not None:
+            latest[id(request)] = last
+        start = started.get(id(request))
+        if start is not None:
+            last = start if last is None else max(last, start)
+    return latest
 
 
 def _unexecuted(
