@@ -25,7 +25,8 @@ What is left:
 * a request with no execution was never run: ``refused`` when a later answer says
   so or the run failed before it could run, ``error`` when the producer records the
   answer as a failed run (agno's rejected confirmation), ``pending`` when nothing
-  answered it before the run ended (a run paused for a human).
+  answered it before the run ended (a run paused for a human); it comes in the chain in its
+  turn's request order (``assembly.turn_order``).
 
 Every attempt records its witnesses (request, execution, answer) and how they were joined
 (``Attempt.witnesses``), and is left open where they disagree (``assembly.witnesses``). Where
@@ -47,7 +48,7 @@ from operator import attrgetter
 from typing import Any, Sequence
 
 from ..model import ERROR, OK, PENDING, REFUSED, Attempt, Role, SpanRecord, ToolRequest, ToolResponse, Witnesses
-from . import declared, witnesses
+from . import declared, turn_order, witnesses
 from .arguments import is_raw, parse_arguments
 
 _start = attrgetter("start_ns")
@@ -140,10 +141,11 @@ def attempts_of(
         attempts.append(attempt)
     unexecuted = [request for request in requests if not request.paired]
     if unexecuted:
-        answers, answered_after = _answers(owned)
+        answers, answered_after = turn_order.answers(owned)
         failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
         ran = {a.call_id: a.start_ns for a in attempts if a.call_id is not None}
-        asked_before = _ran_asked_before(requests, executions, pairs)
+        started = {id(request): execution.start_ns for execution in executions if (request := pairs.get(id(execution)))}
+        asked_before = turn_order.ran_asked_before([(id(request), request.turn) for request in requests], started)
         for request in unexecuted:
             if not executions and request.request.call_id is None:
                 attempt = _unrecorded(request, agent, path)
@@ -151,7 +153,9 @@ def attempts_of(
             else:
                 attempt = _unexecuted(request, answers, agent, path, run_error, failures)
                 answer = answers.get(attempt.call_id) if attempt.call_id else None
-                attempt.start_ns = _in_turn_order(attempt, answer is not None, answered_after, ran, asked_before.get(id(request)))
+                attempt.start_ns = turn_order.in_turn_order(
+                    attempt, answer is not None, answered_after, ran, asked_before.get(id(request))
+                )
                 witnesses.requested_only(attempt, UNPAIRED, answer)
             attempts.append(attempt)
         attempts.sort(key=_start)  # the executions' attempts are in start order already
@@ -324,62 +328,6 @@ def _answered_in(models: list[SpanRecord]) -> dict[str, ToolResponse]:
         for response in record.responses:
             answered.setdefault(response.call_id, response)
     return answered
-
-
-def _answers(owned: Sequence[SpanRecord]) -> tuple[dict[str, ToolResponse], dict[str, tuple[str, ...]]]:
-    """Each call id's first answer, and the call ids answered before it in the same model input
-    (the framework hands the results back in the order it dealt with the calls)."""
-    answers: dict[str, ToolResponse] = {}
-    before: dict[str, tuple[str, ...]] = {}
-    for record in sorted(owned, key=_start):
-        for index, response in enumerate(record.responses):
-            if response.call_id not in answers:
-                answers[response.call_id] = response
-                before[response.call_id] = tuple(r.call_id for r in record.responses[:index])
-    return answers, before
-
-
-def _in_turn_order(
-    attempt: Attempt,
-    answered: bool,
-    answered_after: dict[str, tuple[str, ...]],
-    ran: dict[str, int],
-    ran_asked_before: int | None,
-) -> int:
-    """When a call no execution span records comes in the chain: after the calls of its turn
-    that ran and that the model asked for before it (``ran_asked_before``: the latest start
-    among them) or that were answered before it in the same model input; else when it was asked
-    for. The framework deals with the calls of a turn in the order the model asked for them,
-    whatever instant it refused one in: a limit checked after the model call refuses the second
-    of two calls before the first runs, and may answer either first. A call refused because the
-    run failed (no answer of its own) stays where it was asked: the failure came before it could
-    run."""
-    if attempt.outcome == REFUSED and not answered:
-        return attempt.start_ns
-    start = attempt.start_ns if ran_asked_before is None else max(attempt.start_ns, ran_asked_before)
-    for earlier in reversed(answered_after.get(attempt.call_id, ()) if attempt.call_id is not None else ()):
-        if earlier in ran:
-            return max(start, ran[earlier])
-    return start
-
-
-def _ran_asked_before(
-    requests: list[_Request], executions: list[SpanRecord], pairs: dict[int, _Request]
-) -> dict[int, int]:
-    """id(request) → the latest start of the executions of the calls its model call asked for
-    before it (absent when none of them ran)."""
-    started = {id(request): execution.start_ns for execution in executions if (request := pairs.get(id(execution)))}
-    latest: dict[int, int] = {}
-    turn, last = -1, None
-    for request in requests:
-        if request.turn != turn:
-            turn, last = request.turn, None
-        if last is not None:
-            latest[id(request)] = last
-        start = started.get(id(request))
-        if start is not None:
-            last = start if last is None else max(last, start)
-    return latest
 
 
 def _unexecuted(
