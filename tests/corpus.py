@@ -243,10 +243,6 @@ LIMITS = {
         'no span records a tool execution and the answers carry no call id: the refused call is read as '
         'run, not evaluated'
     ),
-    "langgraph_subagents/blocked_tool_call_limit": (
-        'the truth lists calls as requested; the limit refused the second call (after the model) before '
-        'the first ran'
-    ),
     "langgraph_subagents/invalid_arguments": 'a validation failure is an ERROR tool span, like the tool raising',
     "llama_index/blocked_approval_denied": "the denial is the tool's own OK return text",
     "llama_index/blocked_handoff_not_allowed": 'the refused handoff is an OK tool span whose text says so',
@@ -258,10 +254,6 @@ LIMITS = {
     "openai_agents_openinference/blocked_tool_input_guardrail": (
         'a rejecting input guardrail leaves an OK tool span whose output is its message: recorded like a '
         'run'
-    ),
-    "openlit_langgraph/blocked_tool_call_limit": (
-        'the truth lists calls as requested; the limit refused the second call (after the model) before '
-        'the first ran'
     ),
     "semantic_kernel/blocked_function_filter": (
         'a function filter that returns a result in place of the call leaves an OK tool span with that '
@@ -278,10 +270,6 @@ LIMITS = {
     "spring_ai/unknown_tool": (
         'the run fails before any tool span, and no span records the requested name but the error '
         'text of the run: no run is found'
-    ),
-    "traceloop_langgraph/blocked_tool_call_limit": (
-        'the truth lists calls as requested; the limit refused the second call (after the model) before '
-        'the first ran'
     ),
     "traceloop_langgraph/single_tool_content_off": 'content off (TRACELOOP_TRACE_CONTENT=false): no span records a call id',
 }
@@ -401,10 +389,6 @@ AS_RECORDED = {
         ('call_hay_unknown_tool_format_disk_1', 'format_disk', 'Agent', 'ok'),
         ('call_hay_unknown_tool_multiply_1', 'multiply', 'Agent', 'ok'),
     ],
-    "langgraph_subagents/blocked_tool_call_limit": [
-        ('call_mul_2', 'multiply', 'calculator', 'refused'),
-        ('call_mul_1', 'multiply', 'calculator', 'ok'),
-    ],
     "langgraph_subagents/invalid_arguments": [
         ('call_mul_bad', 'multiply', 'calculator', 'error'),
         ('call_mul_1', 'multiply', 'calculator', 'ok'),
@@ -436,10 +420,6 @@ AS_RECORDED = {
         ('call_oaioi_blocked_tool_input_guardrail_delete_file_1', 'delete_file', 'janitor', 'ok'),
         ('call_oaioi_blocked_tool_input_guardrail_delete_file_2', 'delete_file', 'janitor', 'ok'),
     ],
-    "openlit_langgraph/blocked_tool_call_limit": [
-        ('call_olg_blocked_tool_call_limit_multiply_2', 'multiply', 'calculator', 'refused'),
-        ('call_olg_blocked_tool_call_limit_multiply_1', 'multiply', 'calculator', 'ok'),
-    ],
     "semantic_kernel/blocked_function_filter": [
         ('call_sk_blocked_function_filter_delete_file_1', 'FilePlugin-delete_file', 'janitor', 'ok'),
     ],
@@ -449,10 +429,6 @@ AS_RECORDED = {
         ('call_mul_2', 'multiply', 'calculator', 'ok'),
     ],
     "spring_ai/unknown_tool": [],
-    "traceloop_langgraph/blocked_tool_call_limit": [
-        ('call_mul_2', 'multiply', 'calculator', 'refused'),
-        ('call_mul_1', 'multiply', 'calculator', 'ok'),
-    ],
     "traceloop_langgraph/single_tool_content_off": [
         (None, 'multiply', 'calculator', 'ok'),
     ],

@@ -76,20 +76,11 @@ _HAYSTACK_NO_TOOL_SPAN = (
     "OpenInference over Haystack records no tool span and no call id: executions are only Python reprs in the next "
     "model input"
 )
-_LANGGRAPH_LIMIT_ORDER = (
-    "the truth lists calls as requested; LangGraph's tool-call limit refused the second call before the first ran "
-    "(tests/corpus.py LIMITS), so the real order is read"
-)
-
 # (folder, scenario) → why it is not read right yet
 NOT_YET: dict[tuple[str, str], str] = {
     ("agno_traceloop", "approval_approved"): _AGNO_STREAM,
     ("agno_traceloop", "blocked_approval_rejected"): _AGNO_STREAM,
     ("agno_traceloop", "single_tool_stream"): _AGNO_STREAM,
-    ("agno_traceloop", "blocked_tool_call_limit"): (
-        "agno's limit answers come in the next model input with ids agno shortened: the refused calls stay "
-        "pending|refused, out of order"
-    ),
     ("agno_traceloop", "team_delegation_stream"): _AGNO_TEAM_STREAM,
     ("agno_traceloop", "team_nested_stream"): _AGNO_TEAM_STREAM,
     ("beeai", "blocked_tool_call_limit"): _BEEAI_INSIDE_MODEL,
@@ -106,9 +97,6 @@ NOT_YET: dict[tuple[str, str], str] = {
     ("haystack", "invalid_arguments"): _HAYSTACK_NO_TOOL_SPAN,
     ("haystack", "tool_error"): _HAYSTACK_NO_TOOL_SPAN,
     ("haystack", "unknown_tool"): _HAYSTACK_NO_TOOL_SPAN,
-    ("langgraph_subagents", "blocked_tool_call_limit"): _LANGGRAPH_LIMIT_ORDER,
-    ("traceloop_langgraph", "blocked_tool_call_limit"): _LANGGRAPH_LIMIT_ORDER,
-    ("openlit_langgraph", "blocked_tool_call_limit"): _LANGGRAPH_LIMIT_ORDER,
     ("llama_index_traceloop", "blocked_approval_denied"): (
         "the call_tool step that waited for the approval records the call with no output, as an agent-as-tool step "
         "whose output was lost does: read as a second, open attempt"
