@@ -16,9 +16,10 @@ from typing import Iterable
 from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
 from . import witnesses
 from .attempts import attempts_of
-from .inferred import UNNAMED, infer_runs, name_unnamed_runs
+from .inferred import UNNAMED, infer_runs, name_unnamed_runs, started_in_tools
 from .layers import fold_layers
 from .profiled import apply_profiles
+from .started import started_members
 from .ownership import enclosing_run, inherit_dispatched_call_id, right_in_run_span, run_of_sender, stretch_outlived_runs
 from .usage import model_usage
 
@@ -47,7 +48,7 @@ def as_read(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
         # is a marked run's own (``infer_runs``), and a call right in a run span is no layer
         # of another (``fold_layers``), so both would return ``spans`` as they are.
         return name_unnamed_runs(spans)
-    return fold_layers(name_unnamed_runs(infer_runs(stretch_outlived_runs(spans))))
+    return started_in_tools(fold_layers(name_unnamed_runs(infer_runs(stretch_outlived_runs(spans)))))
 
 
 def _calls_right_in_run_spans(spans: dict[int, SpanRecord]) -> bool:
@@ -199,6 +200,7 @@ def _build(
     if member_records:
         run.members = _member_runs(member_records, owned, members, path)
         _delegated(run)
+    started_members(run, owned_records, path)  # agents a tool started that no span records
     return run
 
 
