@@ -44,9 +44,11 @@ TARGETS = {
 # nothing, and with the framework files and the OpenLLMetry-LlamaIndex, OpenLIT-LangGraph and
 # Spring AI convention files, cold 626 / 21 / 24 (3.6 % wrong), warm 635 / 20 / 16; once a Spring AI
 # result that is not JSON and OpenLIT-CrewAI's unspanned calls were left open, cold 628 / 21 / 22
-# (3.3 % wrong), warm 637 / 19 / 15). Take a target out once it holds: its strict xfail then
-# fails, saying so.
-NOT_REACHED_YET = {"cold wrong <= 3 %", "warm right >= 97 %", "warm wrong <= 1 %"}
+# (3.3 % wrong), warm 637 / 19 / 15; once a CrewAI run's transcript stood for the model turns no span
+# records and a call made inside another tool's body was its own member run, cold 631 / 22 / 18
+# (2.7 % wrong: that target holds), warm 642 / 18 / 11). Take a target out once it holds: its
+# strict xfail then fails, saying so.
+NOT_REACHED_YET = {"warm right >= 97 %", "warm wrong <= 1 %"}
 
 
 def scores() -> dict[str, dict[str, dict[str, int]]]:

@@ -14,7 +14,7 @@ from operator import attrgetter
 from typing import Iterable
 
 from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
-from . import witnesses
+from . import transcript, witnesses
 from .attempts import attempts_of
 from .inferred import UNNAMED, infer_runs, name_unnamed_runs, started_in_tools
 from .layers import fold_layers
@@ -37,7 +37,8 @@ def _key(record: SpanRecord) -> _Key:
 def as_read(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
     """One trace's records (span id → record) as assembly reads them: with what its profiles
     say, the runs found from structure, the runs no span names named from what encloses them,
-    and each call's layers folded into one record.
+    each call's layers folded into one record, and each call made inside another tool's body
+    marked (``SpanRecord.started_by``).
 
     >>> as_read({})
     {}
@@ -189,7 +190,8 @@ def _build(
         continues=tuple(map(_key, group[:-1])),
         agent_version=latest.agent_version,
         own_attempts=attempts_of(
-            owned_records, name, path, run_error, [r.tool_definitions for r in group if r.tool_definitions is not None]
+            owned_records + transcript.turns(latest, owned_records),  # a transcript's turns, where no span records them
+            name, path, run_error, [r.tool_definitions for r in group if r.tool_definitions is not None],
         ),
     )
     counted = group if usage_from is None else usage_from

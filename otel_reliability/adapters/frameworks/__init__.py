@@ -16,7 +16,10 @@ body never ran; an answer's refusal has a short ``reason``), ``refusal_possible`
 a body that failed leave the same), ``ran`` (the body returned; a check of its output failed the
 span; an answer that says so is no refusal) or ``failed`` (a body that failed, its error written
 as the result). ``only_without_result``: only where the span records no result (the
-instrumentation captured no content), since with content the result tells. A reading without framework knowledge
+instrumentation captured no content), since with content the result tells. ``starts_agents``
+names the framework's own tools whose body runs another of its agents, and the argument that
+names that agent (CrewAI's delegation tools, ``coworker``): a call made inside such a tool's
+body is that agent's (``assembly.started``). A reading without framework knowledge
 (``knowledge.removed``, the cold reader) applies none of it.
 """
 
@@ -177,7 +180,7 @@ def agent_started_by(tool: str, arguments: Mapping[str, Any]) -> str | None:
     """
     argument = _active.starters.get(tool)
     named = arguments.get(argument) if argument is not None else None
-    return named.strip() or None if isinstance(named, str) else None
+    return (named.strip() or None) if isinstance(named, str) else None
 
 
 def _first(texts: tuple[Text, ...], where: str, record: SpanRecord) -> Text | None:
