@@ -18,8 +18,8 @@ run is what encloses its loop, so:
 
 * **a tool inside a tool** — a tool execution inside another tool's body, with no model call
   or run between and not a layer of it (``assembly.layers``, folded before this is asked): the
-  outer tool started an agent that no span records (CrewAI's coworker under OpenInference,
-  whose model calls are not traced), or ran the inner tool itself. The spans do not say which
+  outer tool started an agent that no span records (a coworker a delegation tool starts, under
+  an instrumentation that traces no model call), or ran the inner tool itself. The spans do not say which
   agent made the inner call, so it is its own member run (``started_in_tools``), named by what
   the framework says the starting call's arguments name (``frameworks.agent_started_by``),
   else by no span (``agent_named`` False).
@@ -201,15 +201,16 @@ def started_in_tools(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
     >>> started_in_tools({2: outer, 3: inner})[3].started_by
     2
     """
+    tools = [record for record in spans.values() if record.role is _TOOL]
+    if len(tools) < 2:
+        return spans
     started: dict[int, SpanRecord] = {}
-    for span_id, record in spans.items():
-        if record.role is not _TOOL:
-            continue
+    for record in tools:
         node = spans.get(record.parent_id)
         for _ in range(MAX_DEPTH):
             if node is None or node.role is not Role.OTHER:
                 break
             node = spans.get(node.parent_id)
         if node is not None and node.role is _TOOL:
-            started[span_id] = replace(record, started_by=node.span_id)
+            started[record.span_id] = replace(record, started_by=node.span_id)
     return {**spans, **started} if started else spans

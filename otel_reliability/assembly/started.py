@@ -3,33 +3,36 @@
 A tool execution inside another tool's body, with nothing but plain spans between
 (``inferred.started_in_tools`` marks it), was made by an agent the outer tool started, or by
 the outer tool's body itself; no span says which. The run that owns both spans is not the one
-that made the inner call (CrewAI's delegation under OpenInference's default mode, which traces
-no model call: the coworker's call hangs right under the delegating tool, inside the
-delegating agent's run span). So the inner calls become a member run of the run that made
+that made the inner call (a delegation under an instrumentation that traces no model call: the
+coworker's call hangs right under the delegating tool, inside the delegating agent's run
+span; docs/frameworks/ says where). So the inner calls become a member run of the run that made
 the outer call, recorded by the outer tool's span:
 
 * named by the agent the framework says the outer call's arguments name (a framework's own
-  delegation tool: ``frameworks.agent_started_by``, CrewAI's ``coworker``);
+  delegation tool: ``frameworks.agent_started_by``, data in ``adapters/frameworks/``);
 * else named after the tool, and no span names its agent (``Run.agent_named`` False): the
   checks that ask whose call it was are not judged on it.
 """
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Sequence
 
 from ..adapters import frameworks
 from ..model import Run, SpanRecord
 from .inferred import INSIDE_TOOL, NAMED_BY_TOOL
 
+_STARTED_BY = attrgetter("started_by")
+
 
 def started_members(run: Run, owned: Sequence[SpanRecord], path: tuple[str, ...]) -> None:
     """Move the run's attempts made inside another of its calls' tool bodies (``path``: the
     agent path of its calls) into member runs of the run that made that call, in start order
     (a member may start another)."""
-    starters = {record.span_id: record for record in owned if record.started_by}
-    if not starters:
+    if not any(map(_STARTED_BY, owned)):  # nearly every run: checked without a Python loop
         return
+    starters = {record.span_id: record for record in owned if record.started_by}
     spans = {record.span_id: record for record in owned}
     # span id of each call → the run that made it, and that run's agent path
     made_by: dict[int, tuple[Run, tuple[str, ...]]] = {a.span_id: (run, path) for a in run.own_attempts if a.span_id}

@@ -1,7 +1,7 @@
 """A run's model turns read from its own transcript, where no model-call span records them.
 
 Some instrumentations trace a run and its tool executions but not the model calls in between
-(OpenInference over CrewAI in its default mode), while the run span's output keeps the run's
+(docs/frameworks/ says where), while the run span's output keeps the run's
 conversation as chat messages: ``{"messages": [{"role": "assistant", "tool_calls": [{"id",
 "function": {"name", "arguments"}}]}, {"role": "tool", "tool_call_id", "content"}, …]}``, the
 chat-completions format. Those messages are the calls' two other witnesses (SPEC §3): each
@@ -20,6 +20,7 @@ model calls (``model_call`` False): they count no usage.
 
 from __future__ import annotations
 
+from operator import attrgetter
 from typing import Any, Sequence
 
 from ..adapters import frameworks
@@ -28,6 +29,7 @@ from ..model import Role, SpanRecord, ToolRequest, ToolResponse
 from .arguments import parse_arguments
 
 _MODEL, _TOOL = Role.MODEL, Role.TOOL
+_ROLE = attrgetter("role")
 _MARK = '"messages"'
 TURN = "turn in the run's transcript"  # the name of each record read from it
 
@@ -41,7 +43,7 @@ def turns(run: SpanRecord, owned: Sequence[SpanRecord]) -> list[SpanRecord]:
     >>> [(t.requests[0].name if t.requests else None, [r.content for r in t.responses]) for t in read]
     [('nope', []), (None, ['Tool not found'])]
     """
-    if not run.output or _MARK not in run.output or any(r.role is _MODEL for r in owned):
+    if not run.output or _MARK not in run.output or _MODEL in map(_ROLE, owned):
         return []
     messages = _own_turn(loads(run.output))
     if not any(m.get("role") == "assistant" and m.get("tool_calls") for m in messages):
