@@ -183,6 +183,10 @@ class SpanRecord:
     # run spans only: the span closes when the run is started, not when it ends (an asynchronous
     # workflow's handle), so the run lasts until the last span under it ends (``assembly.as_read``)
     outlived: bool = False
+    # assembly only, tool executions: the span id of the tool execution whose body ran this call
+    # with no run span between (an agent the tool started that no span records,
+    # ``inferred.started_in_tools``); 0 when none did
+    started_by: int = 0
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns

@@ -159,19 +159,6 @@ LIMITS = {
         'beeai rejects the unknown tool inside the model call and asks the model again: no span records '
         'it'
     ),
-    "crewai/blocked_hook": "default mode: the hook-blocked call has no span; it is only in the run span's output JSON",
-    "crewai/blocked_usage_limit": (
-        "default mode: the limit-refused call has no span; it is only in the run span's output JSON"
-    ),
-    "crewai/delegation": (
-        "default mode: the coworker has no agent span; its tool span sits under the delegating tool's"
-    ),
-    "crewai/delegation_hierarchical": (
-        "default mode: the coworker has no agent span; its tool span sits under the delegating tool's"
-    ),
-    "crewai/unknown_tool": (
-        "default mode: the unknown tool's call has no span; it is only in the run span's output JSON"
-    ),
     "crewai_event_listener/blocked_hook": 'the hook-blocked call has an OK tool span; only its output text says it never ran',
     "crewai_event_listener/blocked_usage_limit": 'the limit-refused call has an OK tool span; only its output text says it never ran',
     "crewai_event_listener/unknown_tool": "the unknown tool's call has an OK tool span; only its output text says no tool ran",
@@ -297,21 +284,6 @@ AS_RECORDED = {
     ],
     "beeai_genai_semconv/unknown_tool": [
         ('call_beeai_unknown_tool_multiply_1', 'multiply', 'calculator', 'ok'),
-    ],
-    "crewai/blocked_hook": [],
-    "crewai/blocked_usage_limit": [
-        ('call_crew_blocked_usage_limit_mul_1', 'multiply', 'calculator', 'ok'),
-    ],
-    "crewai/delegation": [
-        ('call_crew_delegation_delegate_1', 'delegate_work_to_coworker', 'lead', 'ok'),
-        ('call_crew_delegation_lookup_1', 'lookup', 'lead', 'ok'),
-    ],
-    "crewai/delegation_hierarchical": [
-        ('call_crew_delegation_hierarchical_delegate_1', 'delegate_work_to_coworker', 'Crew Manager', 'ok'),
-        ('call_crew_delegation_hierarchical_lookup_1', 'lookup', 'Crew Manager', 'ok'),
-    ],
-    "crewai/unknown_tool": [
-        ('call_crew_unknown_tool_mul_1', 'multiply', 'calculator', 'ok'),
     ],
     "crewai_event_listener/blocked_hook": [
         ('call_crewel_blocked_hook_del_1', 'delete_file', 'janitor', 'ok'),

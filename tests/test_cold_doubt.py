@@ -140,7 +140,7 @@ def test_a_genai_model_span_without_genai_messages_reads_the_openinference_ones(
     assert [v.eval_status for v in judged("strands_openinference/refused_hook_cancel")] == [FAILED]
 
 
-NOTHING_WITNESSED = ["openai_agents_guardrails/input_guardrail_tripped", "crewai/blocked_hook"]
+NOTHING_WITNESSED = ["openai_agents_guardrails/input_guardrail_tripped"]
 
 
 @pytest.mark.parametrize("trace", NOTHING_WITNESSED)

@@ -64,14 +64,6 @@ _AGNO_TEAM_STREAM = (
     "are roots of traces of their own: no run holds them (read honestly as no run)"
 )
 _BEEAI_INSIDE_MODEL = "beeai rejects the call inside the model call and asks the model again: no span records it (LIMITS)"
-_CREWAI_TRANSCRIPT = (
-    "CrewAI under OpenInference records no model span: the refused request and CrewAI's answer are only in the "
-    "run span's output transcript, which is not read"
-)
-_CREWAI_COWORKER = (
-    "who ran it (point 4): the coworker's tool span sits right under the delegate tool, and only that call's "
-    "arguments name the coworker"
-)
 _HAYSTACK_NO_TOOL_SPAN = (
     "OpenInference over Haystack records no tool span and no call id: executions are only Python reprs in the next "
     "model input"
@@ -87,11 +79,6 @@ NOT_YET: dict[tuple[str, str], str] = {
     ("beeai", "unknown_tool"): _BEEAI_INSIDE_MODEL,
     ("beeai_genai_semconv", "blocked_tool_call_limit"): _BEEAI_INSIDE_MODEL,
     ("beeai_genai_semconv", "unknown_tool"): _BEEAI_INSIDE_MODEL,
-    ("crewai", "blocked_hook"): _CREWAI_TRANSCRIPT,
-    ("crewai", "blocked_usage_limit"): _CREWAI_TRANSCRIPT,
-    ("crewai", "unknown_tool"): _CREWAI_TRANSCRIPT,
-    ("crewai", "delegation"): _CREWAI_COWORKER,
-    ("crewai", "delegation_hierarchical"): _CREWAI_COWORKER,
     ("crewai_traceloop", "multi_turn"): "Agent.kickoff without a crew: OpenLLMetry records only the model spans, each its own trace",
     ("haystack", "blocked_approval_rejected"): _HAYSTACK_NO_TOOL_SPAN,
     ("haystack", "invalid_arguments"): _HAYSTACK_NO_TOOL_SPAN,
