@@ -10,7 +10,8 @@ every reading agrees on.
   message (only an error type, nothing, or a message withheld);
 * a nested failed tool span that records its enclosing call's failure again is no second call;
 * a GenAI model span with no GenAI messages is read by the OpenInference messages it carries;
-* ``fail_on`` is not evaluated on a run whose spans witness no call at all.
+* ``fail_on`` is not evaluated on a run whose spans witness no call at all, nor (the checks
+  that held) on a run whose calls all read ok while one of its other spans failed.
 """
 
 from __future__ import annotations
@@ -155,3 +156,35 @@ def test_a_run_with_tool_spans_and_no_model_spans_is_still_judged_on_them():
     # docs/conventions.md, "Left as they are, by decision": autogen run alone records no model span
     [verdict] = judged("autogen/single_tool")
     assert (verdict.usage.model_calls, [a.tool for a in verdict.chain], verdict.eval_status) == (0, ["multiply"], PASSED)
+
+
+# (trace, read cold, the verdict, (tool, outcome, open) of each call, what the run's verdict says it could not judge)
+FAILED_STEP = [
+    # DSPy: a reply naming a tool ReAct does not have fails the adapter's parse; cold, no span is that call
+    ("dspy/unknown_tool", True, NOT_EVALUATED, [("multiply", OK, None), ("finish", OK, NOT_A_CALL)],
+     "fail_on error, refused: every call reads ok, but a span of the run that is no call failed "
+     "(ChatAdapter.__call__: AdapterParseError: Failed to parse field next_tool_name w…)"),
+    ("dspy_litellm/unknown_tool", True, NOT_EVALUATED, [("multiply", OK, None), ("finish", OK, NOT_A_CALL)],
+     "fail_on error, refused: every call reads ok, but a span of the run that is no call failed "
+     "(ChatAdapter.__call__: AdapterParseError: Failed to parse field next_tool_name w…)"),
+    # with DSPy's knowledge the failed parse is the refused call itself
+    ("dspy/unknown_tool", False, FAILED, [("format_disk", REFUSED, None), ("multiply", OK, None)], None),
+    # a failed step beside a failed call: the failure already seen breaks fail_on, confidently
+    ("traceloop_langgraph/tool_error", True, FAILED, [("fetch_url", ERROR, None)], None),
+    ("smolagents/tool_error", True, FAILED, [("divide", ERROR, None), ("divide", OK, None), ("final_answer", OK, NOT_A_CALL)], None),
+]
+
+
+@pytest.mark.parametrize(("trace", "cold", "status", "chain", "unjudged"), FAILED_STEP,
+                         ids=[f"{t}-{'cold' if c else 'warm'}" for t, c, *_ in FAILED_STEP])
+def test_fail_on_is_not_evaluated_where_every_call_reads_ok_but_another_span_of_the_run_failed(trace, cold, status, chain, unjudged):
+    [verdict] = judged(trace, cold=cold)
+    assert (verdict.eval_status, [(a.tool, a.outcome, a.could_be) for a in verdict.chain]) == (status, chain)
+    said = [c for c in verdict.unevaluated_checks if c.startswith("fail_on")]
+    assert said == ([] if unjudged is None else [f"{unjudged}, so a call that failed or was refused there would not be seen"])
+
+
+def test_a_failed_step_beside_a_failed_call_leaves_the_other_fail_on_outcomes_judged():
+    # traceloop over LangGraph: the tools node fails with the tool it ran; no refusal is hidden there
+    [verdict] = judged("traceloop_langgraph/tool_error", Expectation(name="refusals", fail_on=["refused"]))
+    assert (verdict.eval_status, verdict.unevaluated_checks) == (PASSED, [])

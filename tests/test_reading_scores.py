@@ -44,9 +44,10 @@ TARGETS = {
 # nothing, and with the framework files and the OpenLLMetry-LlamaIndex, OpenLIT-LangGraph and
 # Spring AI convention files, cold 626 / 21 / 24 (3.6 % wrong), warm 635 / 20 / 16; once a Spring AI
 # result that is not JSON and OpenLIT-CrewAI's unspanned calls were left open, cold 628 / 21 / 22
-# (3.3 % wrong), warm 637 / 19 / 15). Take a target out once it holds: its strict xfail then
+# (3.3 % wrong), warm 637 / 19 / 15; once a run whose calls all read ok but one of whose other spans
+# failed left fail_on unjudged, cold 628 / 23 / 20 (2.98 % wrong: cold wrong <= 3 % holds)). Take a target out once it holds: its strict xfail then
 # fails, saying so.
-NOT_REACHED_YET = {"cold wrong <= 3 %", "warm right >= 97 %", "warm wrong <= 1 %"}
+NOT_REACHED_YET = {"warm right >= 97 %", "warm wrong <= 1 %"}
 
 
 def scores() -> dict[str, dict[str, dict[str, int]]]:
