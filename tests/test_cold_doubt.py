@@ -8,6 +8,8 @@ every reading agrees on.
 * a failed call that a refusal before the body ran would leave looking the same may have been
   refused: its arguments do not fit its tool's declared parameters, or its span keeps no
   message (only an error type, nothing, or a message withheld);
+* a failed call whose error says a check of what the body returned failed (an output
+  guardrail) may have been ok;
 * a nested failed tool span that records its enclosing call's failure again is no second call;
 * a GenAI model span with no GenAI messages is read by the OpenInference messages it carries;
 * ``fail_on`` is not evaluated on a run whose spans witness no call at all, nor (the checks
@@ -21,6 +23,7 @@ from contextlib import nullcontext
 import pytest
 
 from otel_reliability.adapters import knowledge
+from otel_reliability.adapters.lexicon import after_return
 from otel_reliability.assembly.declared import misfit
 from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.expectations import Expectation
@@ -188,3 +191,23 @@ def test_a_failed_step_beside_a_failed_call_leaves_the_other_fail_on_outcomes_ju
     # traceloop over LangGraph: the tools node fails with the tool it ran; no refusal is hidden there
     [verdict] = judged("traceloop_langgraph/tool_error", Expectation(name="refusals", fail_on=["refused"]))
     assert (verdict.eval_status, verdict.unevaluated_checks) == (PASSED, [])
+
+
+def test_a_call_failed_by_a_check_of_what_it_returned_may_have_been_ok():
+    # openai-agents' tool output guardrail raised after read_config returned: the span fails with
+    # the guardrail's tripwire; cold it is ok or failed, so fail_on is not judged; with the
+    # framework's file its text says the body ran
+    [verdict] = judged("openai_agents_guardrails/tool_output_guardrail_raise")
+    [call] = verdict.chain
+    assert (verdict.eval_status, call.tool, call.outcome, call.could_be) == (NOT_EVALUATED, "read_config", ERROR, OK)
+    assert call.witnesses.doubt.startswith("the execution span says ERROR, its error reads as a check of what the body returned: ")
+    [warm] = judged("openai_agents_guardrails/tool_output_guardrail_raise", cold=False)
+    assert [(a.tool, a.outcome, a.could_be) for a in warm.chain] == [("read_config", OK, None)]
+
+
+def test_a_guardrail_before_the_body_still_reads_as_a_refusal():
+    # the tool input guardrail raised before delete_file ran: its text says nothing of a returned
+    # body, so the failed call stays open as refused, and fail_on breaks either way
+    assert not after_return("Tool input guardrail ToolInputGuardrail triggered tripwire")
+    [verdict] = judged("openai_agents_guardrails/blocked_tool_input_guardrail_raise")
+    assert (verdict.eval_status, [(a.tool, a.outcome, a.could_be) for a in verdict.chain]) == (FAILED, [("delete_file", ERROR, REFUSED)])
