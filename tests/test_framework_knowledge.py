@@ -67,7 +67,6 @@ _BEEAI_INSIDE_MODEL = "beeai rejects the call inside the model call and asks the
 # (folder, scenario) → why it is not read right yet
 NOT_YET: dict[tuple[str, str], str] = {
     ("agno_traceloop", "approval_approved"): _AGNO_STREAM,
-    ("agno_traceloop", "blocked_approval_rejected"): _AGNO_STREAM,
     ("agno_traceloop", "single_tool_stream"): _AGNO_STREAM,
     ("agno_traceloop", "team_delegation_stream"): _AGNO_TEAM_STREAM,
     ("agno_traceloop", "team_nested_stream"): _AGNO_TEAM_STREAM,
