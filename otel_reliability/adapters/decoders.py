@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 from ..model import ToolRequest, ToolResponse
 from ..jsontext import decode_json
 from .common import loads, str_or_none, text_of
+from .gemini_formats import gemini_requests, gemini_responses
 from .history import newest_messages
 
 _PYTHON_LITERAL_LIMIT = 100_000  # characters: literal_eval of a huge repr costs more than it tells
@@ -275,3 +276,8 @@ RESPONSE_FORMATS: dict[str, Callable[[Any], tuple[ToolResponse, ...]]] = {
     "chat_completions": chat_completions_responses, "ai_sdk_messages": ai_sdk_failed_results,
     "constructor_messages": constructor_error_answers,
 }
+
+# ------------------------------------------------------------------ message formats of other modules
+
+REQUEST_FORMATS["gemini_contents"] = gemini_requests
+RESPONSE_FORMATS["gemini_contents"] = gemini_responses

@@ -122,12 +122,17 @@ class Messages(BaseModel):
     ``chat_completions``: chat-completions messages (``tool_calls``; ``role: tool`` answers);
     ``ai_sdk_messages``: the AI SDK's model messages (answers only: the ``tool-result`` parts
     that say no result came back); ``constructor_messages``: messages serialized as constructor
-    records in a graph node's output (answers only: its error ``ToolMessage``s)."""
+    records in a graph node's output (answers only: its error ``ToolMessage``s);
+    ``gemini_contents``: Gemini ``Content`` (``gemini_formats``: the ``function_call`` parts of a
+    response's ``content``, the newest ``function_response`` parts of a request's ``contents``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     attribute: str = Field(min_length=1)
     event: str | None = Field(None, min_length=1)
-    format: Literal["items", "chat_completions", "ai_sdk_messages", "constructor_messages"] = "items"
+    format: Literal[
+        "items", "chat_completions", "ai_sdk_messages", "constructor_messages",
+        "gemini_contents",
+    ] = "items"
     path: str | None = None
     call_id: str | None = None
     name: str | None = None
