@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 from ..model import ToolRequest, ToolResponse
 from ..jsontext import decode_json
 from .common import loads, str_or_none, text_of
+from .gemini_formats import gemini_requests, gemini_responses
 from .history import newest_messages
 
 _PYTHON_LITERAL_LIMIT = 100_000  # characters: literal_eval of a huge repr costs more than it tells
@@ -327,9 +328,10 @@ def repr_responses(value: Any) -> tuple[ToolResponse, ...]:
 
 
 REQUEST_FORMATS: dict[str, Callable[[Any], tuple[ToolRequest, ...]]] = {
-    "chat_completions": chat_completions_requests, "repr_messages": repr_requests,
+    "chat_completions": chat_completions_requests, "repr_messages": repr_requests, "gemini_contents": gemini_requests,
 }
 RESPONSE_FORMATS: dict[str, Callable[[Any], tuple[ToolResponse, ...]]] = {
     "chat_completions": chat_completions_responses, "ai_sdk_messages": ai_sdk_failed_results,
     "constructor_messages": constructor_error_answers, "repr_messages": repr_responses,
+    "gemini_contents": gemini_responses,
 }

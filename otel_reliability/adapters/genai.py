@@ -15,7 +15,7 @@ import re
 from typing import Any, Callable, Iterator, Mapping
 
 from ..model import EventData, Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from . import genai_tools, openinference, vertex
+from . import genai_tools, openinference
 from .common import error_text, loads, str_or_none, text_of
 from .history import newest_messages
 from .knowledge import FRAMEWORKS
@@ -38,18 +38,15 @@ def may_be_run(attributes: Mapping[str, Any]) -> bool | None:
 
 
 class GenAIAdapter:
-    markers = (OPERATION, vertex.RESPONSE)
+    markers = (OPERATION,)
 
     def adapt(self, span: SpanData) -> SpanRecord:
         attrs = span.attributes
         operation = attrs.get(OPERATION)
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         error = record.error = error_text(span)
-        if type(operation) is not str:  # one test for the common case: this runs for every span
-            if operation is None:
-                return vertex.model_call(span, record)
-            if not isinstance(operation, str):
-                return record  # an operation that is no text names none of ours
+        if type(operation) is not str and not isinstance(operation, str):  # one test for the common case
+            return record  # an operation that is no text names none of ours
         if operation in RUN_OPERATIONS:
             record.role = Role.AGENT_RUN
             # Only the attribute names the agent: a span named ``invoke_agent <x>`` without it does

@@ -124,12 +124,17 @@ class Messages(BaseModel):
     that say no result came back); ``constructor_messages``: messages serialized as constructor
     records in a graph node's output (answers only: its error ``ToolMessage``s);
     ``repr_messages``: messages written as Python dataclass reprs in a JSON object's lists (the
-    ``ToolCall``s asked for; the ``ToolCallResult``s handed back, ``error`` flagging a failure)."""
+    ``ToolCall``s asked for; the ``ToolCallResult``s handed back, ``error`` flagging a failure);
+    ``gemini_contents``: Gemini ``Content`` (``gemini_formats``: the ``function_call`` parts of a
+    response's ``content``, the newest ``function_response`` parts of a request's ``contents``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     attribute: str = Field(min_length=1)
     event: str | None = Field(None, min_length=1)
-    format: Literal["items", "chat_completions", "ai_sdk_messages", "constructor_messages", "repr_messages"] = "items"
+    format: Literal[
+        "items", "chat_completions", "ai_sdk_messages", "constructor_messages", "repr_messages",
+        "gemini_contents",
+    ] = "items"
     path: str | None = None
     call_id: str | None = None
     name: str | None = None
