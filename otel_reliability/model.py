@@ -183,6 +183,10 @@ class SpanRecord:
     # run spans only: the span closes when the run is started, not when it ends (an asynchronous
     # workflow's handle), so the run lasts until the last span under it ends (``assembly.as_read``)
     outlived: bool = False
+    # model calls: the call's recorded finish reason says the model stopped to have tools called
+    # (``gen_ai.response.finish_reasons`` ``tool_calls``, or where a convention file puts it): a
+    # call after which no tool ran asked for one that never ran (``assembly.witnesses.unseen_calls``)
+    stopped_for_tools: bool = False
     # assembly only, tool executions: the span id of the tool execution whose body ran this call
     # with no run span between (an agent the tool started that no span records,
     # ``inferred.started_in_tools``); 0 when none did
@@ -208,6 +212,24 @@ class EventRecord:
     # An assistant message of the replayed history: the answers recorded before it under the
     # same span were replayed, not added by this model call (the span keeps only the newest).
     assistant_turn: bool = False
+
+
+@dataclass(slots=True, frozen=True)
+class UnseenCall:
+    """A model call that finished asking for tools, naming none, after which nothing of its run
+    ran (``assembly.unseen``): a call it asked for never ran, refused or held."""
+
+    span_name: str
+    span_id: int
+    start_ns: int
+    until_ns: int | None  # the run's next model call's start; None: it was the run's last
+
+    @property
+    def reason(self) -> str:
+        return (
+            f"the model call {self.span_name!r} (span {self.span_id:016x}) finished asking for tools and no tool ran "
+            "after it: a call the spans do not name may have been refused"
+        )
 
 
 @dataclass(slots=True)
@@ -298,6 +320,8 @@ class Run:
     model_calls: int = 0
     tokens: int = 0  # over the calls whose spans carry usage
     untokened_model_calls: int = 0  # calls whose spans carry no usage
+    # the model calls that finished asking for tools with nothing run after them (``assembly.unseen``)
+    unseen_calls: tuple[UnseenCall, ...] = ()
 
     def evidence(self) -> list[Attempt]:
         """Depth-first pre-order: the run's own attempts, then each member's in start order."""

@@ -30,6 +30,8 @@ class Attempts:
     usage: Usage = field(default_factory=Usage)
     # agents of the run's runs that no span names (each called after its span): whose calls are theirs is unknown
     unnamed_agents: frozenset[str] = frozenset()
+    # why a call no span names may never have run (``Run.unseen_calls``, the run's and its members')
+    unseen_calls: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

@@ -9,7 +9,10 @@ refused it. Counts cover every named attempt of the run and its members.
 A run whose spans witness no call at all (no model call, so no request, and no tool call) gives
 ``fail_on`` nothing to read: a call it failed or refused would look the same as none, so
 ``fail_on`` is not evaluated on it. (A run with tool calls but no model spans is still judged on
-them: ``inspect`` says its requests cannot be seen, docs/conventions.md.)
+them: ``inspect`` says its requests cannot be seen, docs/conventions.md.) Nor are ``fail_on``
+refused and pending, where no call is refused or pending, on a run with a model call that
+finished asking for tools after which nothing ran (``Attempts.unseen_calls``): a call the spans
+do not name never ran, refused or held.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from otel_reliability.model import ERROR, Attempt
 
 _FAIL_ON = "fail_on "
 _OUTCOME_WORDS = {"error": "errored", "refused": "refused", "pending": "pending"}
+_NEVER_RAN = (f"{_FAIL_ON}refused", f"{_FAIL_ON}pending")  # the outcomes of a call that never ran
 
 
 @dataclass(slots=True)
@@ -45,6 +49,10 @@ def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
             f"{_FAIL_ON}{', '.join(expectation.fail_on)}: the spans record no model call and no tool call, "
             "so a call that failed or was refused would not be seen"
         )
+    if attempts.unseen_calls:
+        unseen = [r for r in results if r.policy in _NEVER_RAN and not r.violations]
+        results = [r for r in results if r not in unseen]
+        unevaluated += [f"{r.policy}: {'; '.join(attempts.unseen_calls)}" for r in unseen]
     broken = [r for r in results if r.violations]
     return CheckResult(len(results), len(broken), {"policy_violations": [v for r in broken for v in r.violations]}, unevaluated)
 
