@@ -320,6 +320,9 @@ class Run:
     model_calls: int = 0
     tokens: int = 0  # over the calls whose spans carry usage
     untokened_model_calls: int = 0  # calls whose spans carry no usage
+    # the spans the run owns directly that failed and are neither a tool's nor a model call's (a
+    # step, a chain, a parser), each as "name: error": a failure no call of the run may show
+    failed_steps: tuple[str, ...] = ()
     # the model calls that finished asking for tools with nothing run after them (``assembly.unseen``)
     unseen_calls: tuple[UnseenCall, ...] = ()
 

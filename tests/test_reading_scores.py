@@ -47,8 +47,10 @@ TARGETS = {
 # (3.3 % wrong), warm 637 / 19 / 15; once a call no execution records came in its turn's request
 # order, cold 632 / 19 / 20 (3.0 % wrong: that target holds), warm 641 / 17 / 13; once a CrewAI
 # run's transcript stood for the model turns no span records and a call made inside another tool's
-# body was its own member run, cold 635 / 20 / 16 (2.4 % wrong), warm 646 / 16 / 9). Take a
-# target out once it holds: its strict xfail then fails, saying so.
+# body was its own member run, cold 635 / 20 / 16 (2.4 % wrong), warm 646 / 16 / 9; once a run whose
+# calls all read ok but one of whose other spans failed left fail_on unjudged, and a call failed by a
+# check of its output was left open as maybe ok, cold 636 / 22 / 13 (1.9 % wrong), warm 646 / 16 / 9). Take a target out once it holds: its
+# strict xfail then fails, saying so.
 NOT_REACHED_YET = {"warm right >= 97 %", "warm wrong <= 1 %"}
 
 

@@ -28,6 +28,7 @@ _Key = tuple[int, int]
 _start = attrgetter("start_ns")
 _AGENT_RUN = Role.AGENT_RUN
 _TOOL = Role.TOOL
+_OTHER = Role.OTHER
 _CONTENT = (Role.TOOL, Role.MODEL)  # what a run does itself, as opposed to what it only wraps
 
 
@@ -199,6 +200,7 @@ def _build(
     counted = group if usage_from is None else usage_from
     calls_of = owned_records if counted is group else _gathered(counted, owned)
     run.model_calls, run.tokens, run.untokened_model_calls = model_usage(calls_of, counted)
+    run.failed_steps = tuple(f"{r.name}: {r.error}" for r in owned_records if r.error is not None and r.role is _OTHER)
     run.unseen_calls = unseen_calls(owned_records, member_records)
     if len({r.agent_name for r in acting}) > 1:
         _hand_over(run.own_attempts, acting, parent_path)
