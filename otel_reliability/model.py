@@ -107,6 +107,9 @@ class ToolResponse:
     # The refusal the framework's own answer names (ADK's "This tool call is rejected."): the
     # call never ran even where a failed tool span records it without its result.
     names_refusal: str | None = None
+    # The producer flags failures and did not flag this one: the call ran and returned it
+    # (a result the producer wrote with ``error=False``), for a run no span records the executions of.
+    ran: bool = False
 
 
 @dataclass(slots=True)

@@ -214,22 +214,6 @@ LIMITS = {
         "ADK writes the call id '<not specified>' on a tool that raised, and without content capture no "
         "span holds the model's request that carries it"
     ),
-    "haystack/blocked_approval_rejected": (
-        'OpenInference records no tool execution in Haystack and its answers carry no call id: the '
-        'rejected call is read as run, not evaluated'
-    ),
-    "haystack/invalid_arguments": (
-        'no span records a tool execution and the answers carry no call id: the refused call is read as '
-        'run, not evaluated'
-    ),
-    "haystack/tool_error": (
-        'no span records a tool execution and the answers carry no call id: the failed call is read as '
-        'run, not evaluated'
-    ),
-    "haystack/unknown_tool": (
-        'no span records a tool execution and the answers carry no call id: the refused call is read as '
-        'run, not evaluated'
-    ),
     "langgraph_subagents/invalid_arguments": 'a validation failure is an ERROR tool span, like the tool raising',
     "llama_index/blocked_approval_denied": "the denial is the tool's own OK return text",
     "llama_index/blocked_handoff_not_allowed": 'the refused handoff is an OK tool span whose text says so',
@@ -347,21 +331,6 @@ AS_RECORDED = {
     ],
     "google_adk_no_content/tool_error": [
         (None, 'fetch_url', 'fetcher', 'error'),
-    ],
-    "haystack/blocked_approval_rejected": [
-        ('call_hay_blocked_approval_rejected_delete_file_1', 'delete_file', 'Agent', 'ok'),
-    ],
-    "haystack/invalid_arguments": [
-        ('call_hay_invalid_arguments_multiply_1', 'multiply', 'Agent', 'ok'),
-        ('call_hay_invalid_arguments_multiply_2', 'multiply', 'Agent', 'ok'),
-    ],
-    "haystack/tool_error": [
-        ('call_hay_tool_error_divide_1', 'divide', 'Agent', 'ok'),
-        ('call_hay_tool_error_divide_2', 'divide', 'Agent', 'ok'),
-    ],
-    "haystack/unknown_tool": [
-        ('call_hay_unknown_tool_format_disk_1', 'format_disk', 'Agent', 'ok'),
-        ('call_hay_unknown_tool_multiply_1', 'multiply', 'Agent', 'ok'),
     ],
     "langgraph_subagents/invalid_arguments": [
         ('call_mul_bad', 'multiply', 'calculator', 'error'),

@@ -146,8 +146,12 @@ def attempts_of(
         ran = {a.call_id: a.start_ns for a in attempts if a.call_id is not None}
         started = {id(request): execution.start_ns for execution in executions if (request := pairs.get(id(execution)))}
         asked_before = turn_order.ran_asked_before([(id(request), request.turn) for request in requests], started)
+        # No span records an execution, but the answers say which calls ran: one they do not
+        # name may have run after the run's last model call (a step limit ends the run there).
+        said_ran = not executions and any(answer.ran for answer in answers.values())
         for request in unexecuted:
-            if not executions and request.request.call_id is None:
+            call_id = request.request.call_id
+            if not executions and (call_id is None or (answers[call_id].ran if call_id in answers else said_ran)):
                 attempt = _unrecorded(request, agent, path)
                 attempt.witnesses = Witnesses(UNPAIRED, request=True)
             else:
@@ -359,12 +363,12 @@ def _unexecuted(
 
 
 def _unrecorded(request: _Request, agent: str, path: tuple[str, ...]) -> Attempt:
-    """A request with no call id in a run whose spans record no tool execution at all: the
-    instrumentation traces no tools and no answer can name the call, so nothing says whether it
-    ran or what it returned. Read as run, and marked as read (``outcome_known``): never a
-    refusal or a pending call, which the spans do not say either."""
+    """A request in a run whose spans record no tool execution at all, with no call id (no
+    answer can name it) or answered as having run (``ToolResponse.ran``): the instrumentation
+    traces no tools, so nothing says what the call did. Read as run, and marked as read
+    (``outcome_known``): never a refusal or a pending call, which the spans do not say either."""
     captured = request.request.arguments is not None
     return Attempt(
-        request.request.name, request.arguments, OK, agent, path, None, None, None, request.issued_ns, captured,
-        outcome_known=False,
+        request.request.name, request.arguments, OK, agent, path, request.request.call_id, None, None, request.issued_ns,
+        captured, outcome_known=False,
     )

@@ -124,12 +124,14 @@ class Messages(BaseModel):
     ``chat_completions``: chat-completions messages (``tool_calls``; ``role: tool`` answers);
     ``ai_sdk_messages``: the AI SDK's model messages (answers only: the ``tool-result`` parts
     that say no result came back); ``constructor_messages``: messages serialized as constructor
-    records in a graph node's output (answers only: its error ``ToolMessage``s)."""
+    records in a graph node's output (answers only: its error ``ToolMessage``s);
+    ``repr_messages``: messages written as Python dataclass reprs in a JSON object's lists (the
+    ``ToolCall``s asked for; the ``ToolCallResult``s handed back, ``error`` flagging a failure)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     attribute: str = Field(min_length=1)
     event: str | None = Field(None, min_length=1)
-    format: Literal["items", "chat_completions", "ai_sdk_messages", "constructor_messages"] = "items"
+    format: Literal["items", "chat_completions", "ai_sdk_messages", "constructor_messages", "repr_messages"] = "items"
     path: str | None = None
     call_id: str | None = None
     name: str | None = None
