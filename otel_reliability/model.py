@@ -186,9 +186,7 @@ class SpanRecord:
     # run spans only: the span closes when the run is started, not when it ends (an asynchronous
     # workflow's handle), so the run lasts until the last span under it ends (``assembly.as_read``)
     outlived: bool = False
-    # model calls: the call's recorded finish reason says the model stopped to have tools called
-    # (``gen_ai.response.finish_reasons`` ``tool_calls``, or where a convention file puts it): a
-    # call after which no tool ran asked for one that never ran (``assembly.witnesses.unseen_calls``)
+    # model calls: its recorded finish reason says it stopped to have tools called (``assembly.unseen``)
     stopped_for_tools: bool = False
     # assembly only, tool executions: the span id of the tool execution whose body ran this call
     # with no run span between (an agent the tool started that no span records,
@@ -219,8 +217,7 @@ class EventRecord:
 
 @dataclass(slots=True, frozen=True)
 class UnseenCall:
-    """A model call that finished asking for tools, naming none, after which nothing of its run
-    ran (``assembly.unseen``): a call it asked for never ran, refused or held."""
+    """A model call that asked for tools, naming none, and nothing of its run ran after it (``assembly.unseen``)."""
 
     span_name: str
     span_id: int
@@ -229,10 +226,8 @@ class UnseenCall:
 
     @property
     def reason(self) -> str:
-        return (
-            f"the model call {self.span_name!r} (span {self.span_id:016x}) finished asking for tools and no tool ran "
-            "after it: a call the spans do not name may have been refused"
-        )
+        return (f"the model call {self.span_name!r} (span {self.span_id:016x}) finished asking for tools and no tool ran "
+                "after it: a call the spans do not name may have been refused")
 
 
 @dataclass(slots=True)
