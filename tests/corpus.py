@@ -236,7 +236,9 @@ LIMITS = {
     ),
     "spring_ai/limit": (
         'the call over the per-tool limit has no span and the model spans carry no messages: the run '
-        'passes on the two calls that ran (docs/conventions.md leaves runs without message content so)'
+        'passes on the two calls that ran (docs/conventions.md leaves runs without message content so); '
+        'the model call that asked for all three finished with TOOL_CALLS, but two ran after it: its '
+        'finish reason cannot tell that one more was asked for'
     ),
     "spring_ai/unknown_tool": (
         'the run fails before any tool span, and no span records the requested name but the error '

@@ -6,7 +6,8 @@ older event-based shape (``gen_ai.choice``, ``gen_ai.tool.message``) that strand
 still emits by default, where a tool's arguments live only in an event. What a tool
 span's own attributes say beyond the convention (refusals, placeholders, synthetic
 spans) is read in ``genai_tools``; Google ADK's legacy ``call_llm`` spans, which carry
-the model's Gemini content instead of GenAI messages, in ``vertex``.
+the model's Gemini content instead of GenAI messages, by the convention file
+``google_adk_call_llm.yaml``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any, Callable, Iterator, Mapping
 
 from ..model import EventData, Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from . import genai_tools, openinference
-from .common import error_text, loads, str_or_none, text_of
+from .common import error_text, loads, stops_for_tools, str_or_none, text_of
 from .history import newest_messages
 from .knowledge import FRAMEWORKS
 from .usage import genai_tokens
@@ -25,6 +26,7 @@ OPERATION = "gen_ai.operation.name"  # marks the convention
 RUN_OPERATIONS = frozenset({"invoke_agent", "invoke_workflow", "invoke_swarm", "invoke_graph"})
 MODEL_OPERATIONS = frozenset({"chat", "generate_content", "text_completion"})
 DETAILS_EVENT = "gen_ai.client.inference.operation.details"
+FINISH_REASONS = "gen_ai.response.finish_reasons"  # read only for whether the model stopped to have tools called
 _TOOL_DEFINITIONS = "gen_ai.tool.definitions"  # the tools offered to the model, kept raw (``assembly.declared``)
 _ASCII_ESCAPE = re.compile(r"\\u00[0-7]")  # a \u escape of an ASCII character
 
@@ -81,6 +83,7 @@ class GenAIAdapter:
             record.role = Role.MODEL
             record.model_call = True
             record.tokens = genai_tokens(attrs)
+            record.stopped_for_tools = stops_for_tools(attrs.get(FINISH_REASONS))
             record.tool_definitions = attrs.get(_TOOL_DEFINITIONS)
             record.requests = _requests(span)
             record.responses = _responses(span)

@@ -21,6 +21,7 @@ from .layers import fold_layers
 from .profiled import apply_profiles
 from .started import started_members
 from .ownership import enclosing_run, inherit_dispatched_call_id, right_in_run_span, run_of_sender, stretch_outlived_runs
+from .unseen import handed_over, unseen_calls
 from .usage import model_usage
 
 _Key = tuple[int, int]
@@ -101,6 +102,7 @@ def assemble(records: Iterable[SpanRecord]) -> list[Run]:
     if len(runs) > 1:
         _handed_over_between(runs)
     witnesses.unexplained_in_traced(runs)
+    handed_over(runs)
     return runs
 
 
@@ -199,6 +201,7 @@ def _build(
     calls_of = owned_records if counted is group else _gathered(counted, owned)
     run.model_calls, run.tokens, run.untokened_model_calls = model_usage(calls_of, counted)
     run.failed_steps = tuple(f"{r.name}: {r.error}" for r in owned_records if r.error is not None and r.role is _OTHER)
+    run.unseen_calls = unseen_calls(owned_records, member_records)
     if len({r.agent_name for r in acting}) > 1:
         _hand_over(run.own_attempts, acting, parent_path)
     if member_records:

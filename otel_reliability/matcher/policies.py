@@ -13,6 +13,9 @@ them: ``inspect`` says its requests cannot be seen, docs/conventions.md.) Nor ar
 checks that held on a run whose calls all read ``ok`` while a span of it that is no call failed
 (``Attempts.failed_steps``: a step, a chain, an output parser): a call no span records may have
 failed or been refused there. A ``fail_on`` already broken stays broken.
+Nor are ``fail_on`` refused and pending that held on a run with a model call that finished asking
+for tools after which nothing ran (``Attempts.unseen_calls``): a call the spans do not name never
+ran, refused or held.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from otel_reliability.model import ERROR, OK, Attempt
 
 _FAIL_ON = "fail_on "
 _OUTCOME_WORDS = {"error": "errored", "refused": "refused", "pending": "pending"}
+_NEVER_RAN = (f"{_FAIL_ON}refused", f"{_FAIL_ON}pending")  # the outcomes of a call that never ran
 
 
 @dataclass(slots=True)
@@ -57,6 +61,10 @@ def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
                 f"that is no call failed ({_step(attempts.failed_steps[0])}), so a call that failed or was refused there "
                 "would not be seen"
             )
+    if attempts.unseen_calls:
+        unseen = [r for r in results if r.policy in _NEVER_RAN and not r.violations]
+        results = [r for r in results if r not in unseen]
+        unevaluated += [f"{r.policy}: {'; '.join(attempts.unseen_calls)}" for r in unseen]
     broken = [r for r in results if r.violations]
     return CheckResult(len(results), len(broken), {"policy_violations": [v for r in broken for v in r.violations]}, unevaluated)
 

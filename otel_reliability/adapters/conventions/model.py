@@ -111,7 +111,9 @@ class Source(BaseModel):
 
 
 Sources = Annotated[tuple[Source, ...], Field(min_length=1)]
-SOURCE_FIELDS = ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error", "tool_definitions")
+SOURCE_FIELDS = (
+    "agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error", "tool_definitions", "finish_reasons",
+)
 
 
 class Messages(BaseModel):
@@ -222,6 +224,10 @@ class SpanRule(BaseModel):
     # models: the tools declared to the model, each with its parameters (``assembly.declared``);
     # read with ``decode: raw``, they are decoded only for a call that failed
     tool_definitions: Sources = ()
+    # models: the call's finish reason (one text or a list), where the convention does not keep it
+    # in ``gen_ai.response.finish_reasons``; read only for whether it says the model stopped to
+    # have tools called (``tool_calls``, ``TOOL_CALLS``, ``tool_use``…, ``common.stops_for_tools``)
+    finish_reasons: Sources = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -241,7 +247,7 @@ class SpanRule(BaseModel):
             "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived"},
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "refused_when", "refusal",
                      "result_is_json", "spans_some_calls"},
-            "model": {"requests", "responses", "tokens", "tool_definitions"},
+            "model": {"requests", "responses", "tokens", "tool_definitions", "finish_reasons"},
             "names_agent": {"agent_name"},
             "acting_agent": {"agent_name"},
             "handoff": {"target"},

@@ -8,7 +8,7 @@ from typing import Any
 
 from ...jsontext import decode_json
 from ...model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from ..common import RESULT_PREFIX, error_text, str_or_none, text_of
+from ..common import RESULT_PREFIX, error_text, stops_for_tools, str_or_none, text_of
 from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, first_at
 from ..usage import tokens_from
 from . import condition_holds
@@ -64,6 +64,7 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
         if rule.tokens is not None:
             record.tokens = tokens_from(span.attributes, rule.tokens.parts, rule.tokens.totals)
         record.tool_definitions = _value(span, rule.tool_definitions, match)
+        record.stopped_for_tools = stops_for_tools(_value(span, rule.finish_reasons, match))
     return record
 
 
