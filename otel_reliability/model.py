@@ -304,6 +304,10 @@ class Run:
     # the spans the run owns directly that failed and are neither a tool's nor a model call's (a
     # step, a chain, a parser), each as "name: error": a failure no call of the run may show
     failed_steps: tuple[str, ...] = ()
+    # True when the run owns no record of a model turn (no model-call span, no turn read from its
+    # transcript, no model record a log event or a runtime message made): a call the model asked
+    # for that never ran leaves no trace. False where assembly did not say (runs built otherwise)
+    requests_unseen: bool = False
 
     def evidence(self) -> list[Attempt]:
         """Depth-first pre-order: the run's own attempts, then each member's in start order."""
