@@ -323,6 +323,10 @@ class Run:
     failed_steps: tuple[str, ...] = ()
     # the model calls that finished asking for tools with nothing run after them (``assembly.unseen``)
     unseen_calls: tuple[UnseenCall, ...] = ()
+    # True when the run owns no record of a model turn (no model-call span, no turn read from its
+    # transcript, no model record a log event or a runtime message made): a call the model asked
+    # for that never ran leaves no trace. False where assembly did not say (runs built otherwise)
+    requests_unseen: bool = False
 
     def evidence(self) -> list[Attempt]:
         """Depth-first pre-order: the run's own attempts, then each member's in start order."""

@@ -133,11 +133,13 @@ INVARIANT_BROKEN: dict[str, str] = {}
 LIMITS = {
     "autogen/blocked_workbench": (
         'no tool span and no model spans; run alone (agent.run) no runtime message span records the call '
-        "either: only a team run's do (blocked_workbench_team)"
+        "either: only a team run's do (blocked_workbench_team); the run shows no request, so fail_on refused is not "
+        'evaluated (NOT_EVALUATED)'
     ),
     "autogen/unknown_tool": (
         'no tool span and no model spans; run alone (agent.run) no runtime message span records the call '
-        "either: only a team run's do (unknown_tool_team)"
+        "either: only a team run's do (unknown_tool_team); the run shows no request, so fail_on refused is not "
+        'evaluated (NOT_EVALUATED)'
     ),
     "beeai/blocked_tool_call_limit": (
         'beeai rejects the call past the limit inside the model call and asks the model again: no span '

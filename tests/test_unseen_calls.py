@@ -130,3 +130,12 @@ def test_the_genai_finish_reason_is_read_off_a_real_model_span():
     path = CORPUS / "spring_ai" / "limit.json"
     [result] = judge_spans(Engine(), read_telemetry(path).spans)
     assert result.verdict.eval_status == PASSED  # asked for three, two ran after it: the spans cannot tell (LIMITS)
+
+
+def test_the_reason_names_the_unseen_model_calls_in_start_order_however_the_spans_arrived():
+    # a receiver gets a trace's spans in any order (batches, a Collector): its verdict must read as
+    # eval's of the file does, word for word
+    spans = read_telemetry(CORPUS / "agent_framework_baseline_semconv" / "invalid_arguments.json").spans
+    in_file = [r.verdict.unevaluated_checks for r in judge_spans(Engine(), list(spans))]
+    reversed_ = [r.verdict.unevaluated_checks for r in judge_spans(Engine(), list(reversed(spans)))]
+    assert in_file == reversed_ and "finished asking for tools" in in_file[0][0]

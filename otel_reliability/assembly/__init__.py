@@ -26,9 +26,11 @@ from .usage import model_usage
 
 _Key = tuple[int, int]
 _start = attrgetter("start_ns")
+_ROLE = attrgetter("role")
 _AGENT_RUN = Role.AGENT_RUN
 _TOOL = Role.TOOL
 _OTHER = Role.OTHER
+_MODEL = Role.MODEL
 _CONTENT = (Role.TOOL, Role.MODEL)  # what a run does itself, as opposed to what it only wraps
 
 
@@ -176,6 +178,7 @@ def _build(
         if record.error is not None:
             run_error = record.error
             break
+    read = owned_records + transcript.turns(latest, owned_records)  # a transcript's turns, where no span records them
     run = Run(
         trace_id=latest.trace_id,
         span_id=latest.span_id,
@@ -192,10 +195,8 @@ def _build(
         agent_named=named,
         continues=tuple(map(_key, group[:-1])),
         agent_version=latest.agent_version,
-        own_attempts=attempts_of(
-            owned_records + transcript.turns(latest, owned_records),  # a transcript's turns, where no span records them
-            name, path, run_error, [r.tool_definitions for r in group if r.tool_definitions is not None],
-        ),
+        own_attempts=attempts_of(read, name, path, run_error, [r.tool_definitions for r in group if r.tool_definitions is not None]),
+        requests_unseen=_MODEL not in map(_ROLE, read),  # no model turn: no request can be seen
     )
     counted = group if usage_from is None else usage_from
     calls_of = owned_records if counted is group else _gathered(counted, owned)

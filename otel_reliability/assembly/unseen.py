@@ -33,7 +33,7 @@ def unseen_calls(owned: list[SpanRecord], member_runs: list[SpanRecord]) -> tupl
         return ()
     calls = sorted((r for r in owned if r.model_call), key=_start)
     unseen = []
-    for model in asked:
+    for model in sorted(asked, key=_start):  # in start order, however the spans arrived: the verdict's reason lists them
         until = next((r.start_ns for r in calls if r.start_ns > model.start_ns), None)
         if not any(_carries_out(r, model, until) for r in (*owned, *member_runs)):
             unseen.append(UnseenCall(model.name, model.span_id, model.start_ns, until))

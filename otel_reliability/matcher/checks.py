@@ -34,6 +34,9 @@ class Attempts:
     failed_steps: tuple[str, ...] = ()
     # why a call no span names may never have run (``Run.unseen_calls``, the run's and its members')
     unseen_calls: tuple[str, ...] = ()
+    # no run of the tree owns a record of a model turn (``Run.requests_unseen``): a call the model
+    # asked for that never ran (refused, pending) cannot be seen
+    requests_unseen: bool = False
 
 
 @dataclass(slots=True)
