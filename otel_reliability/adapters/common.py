@@ -74,12 +74,33 @@ def stops_for_tools(finish_reasons: Any) -> bool:
     """
     if finish_reasons is None:
         return False
-    if isinstance(finish_reasons, str):
+    kind = type(finish_reasons)
+    if kind is str:
         decoded = loads(finish_reasons) if finish_reasons[:1] == "[" else None
         finish_reasons = decoded if isinstance(decoded, list) else (finish_reasons,)
-    if not isinstance(finish_reasons, (list, tuple)):
+    elif kind is not tuple and kind is not list:
         return False
-    return any(isinstance(r, str) and r.lower().translate(_SEPARATORS) in _STOPPED_FOR_TOOLS for r in finish_reasons)
+    for reason in finish_reasons:
+        if type(reason) is str:
+            said = _SAID.get(reason)
+            if said is None:
+                said = _learn(reason)
+            if said:
+                return True
+    return False
+
+
+# Each finish reason seen, read once: every model span of a run carries one of a handful of
+# them, and normalising one costs more than looking it up (this runs for every model span).
+_SAID: dict[str, bool] = {}
+_SAID_LIMIT = 256  # distinct reasons remembered; past it a reason is normalised every time
+
+
+def _learn(reason: str) -> bool:
+    said = reason.lower().translate(_SEPARATORS) in _STOPPED_FOR_TOOLS
+    if len(_SAID) < _SAID_LIMIT:
+        _SAID[reason] = said
+    return said
 
 
 def loads(value: Any) -> Any:
