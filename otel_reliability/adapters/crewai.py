@@ -17,7 +17,8 @@ import re
 from typing import Any, Mapping
 
 from ..model import ToolRequest
-from .common import loads, str_or_none
+from .common import loads
+from .decoders import tool_call_requests
 
 _DISPLAY_NAMED = "tool.result_as_answer"  # set on default-mode tool spans only
 _OTHER_CHARACTERS = re.compile(r"[^a-z0-9]+")
@@ -39,10 +40,4 @@ def requests_in_output(attrs: Mapping[str, Any]) -> tuple[ToolRequest, ...]:
     raw = attrs.get("output.value")
     if not isinstance(raw, str) or not raw.startswith('[{"id": '):
         return ()
-    calls = loads(raw)
-    requests = []
-    for call in calls if isinstance(calls, list) else ():
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict) and function.get("name"):
-            requests.append(ToolRequest(str(function["name"]), function.get("arguments"), str_or_none(call.get("id"))))
-    return tuple(requests)
+    return tool_call_requests(loads(raw))
