@@ -23,6 +23,8 @@ MARKED = {
     "test_live_frameworks": ("live", "each framework's runs in its own .venv-live-<framework>"),
     "test_framework_docs": ("live", "the docs pages' snippets in each framework's venv"),
     "test_framework_docs_node": ("live", "the Vercel AI SDK page under Node.js"),
+    "test_framework_docs_genkit": ("live", "the Genkit page under Node.js"),
+    "test_framework_docs_spring_ai": ("live", "the Spring AI page's app on the JVM, built with Maven from ~/.m2"),
     "test_live_agno": ("live", "agno agents and teams, instrumented"),
     "test_live_pydantic_ai": ("live", "pydantic-ai agents, instrumented"),
     "test_reputation_live": ("live", "pydantic-ai agents feeding standings"),

@@ -12,7 +12,8 @@ llama_index.md, openai_agents.md and openai_agents_guardrails.md (the guardrails
 openai_v2.md, openai_v2_latest.md, smolagents.md, strands.md, traceloop_langgraph.md.
 
 vercel_ai.md's JavaScript snippet runs in Node.js against a real receiver
-(tests/test_framework_docs_node.py). Only checked here: vercel_ai_otel.md (``ai`` 7, which
+(tests/test_framework_docs_node.py), genkit.md's too (tests/test_framework_docs_genkit.py), and
+spring_ai.md's dependencies, properties and Java on the JVM (tests/test_framework_docs_spring_ai.py). Only checked here: vercel_ai_otel.md (``ai`` 7, which
 cannot share tests/node with ``ai`` 6; its SDK call is only a comment).
 """
 
