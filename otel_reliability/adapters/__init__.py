@@ -16,7 +16,6 @@ from typing import Any, Mapping, Protocol
 
 from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord, ToolRequest
 from . import genai, openinference
-from .autogen_runtime import AutogenRuntimeAdapter
 from . import conventions, frameworks
 from .conventions.reading import read_by_rule
 from .common import RESULT_PREFIX, SESSION_KEYS, session_of, str_or_none
@@ -43,7 +42,7 @@ class Adapter(Protocol):
 
 # The most specific convention first (convention files, OpenLLMetry's and MCP's among them,
 # whose spans carry GenAI attributes too, are read before any of these).
-ADAPTERS: tuple[Adapter, ...] = (GenAIAdapter(), OpenInferenceAdapter(), AutogenRuntimeAdapter())
+ADAPTERS: tuple[Adapter, ...] = (GenAIAdapter(), OpenInferenceAdapter())
 # Every marker with its adapter, in ADAPTERS order: finding a span's adapter costs a few
 # dict lookups, not a call per adapter (this runs for every span).
 _BY_MARKER: tuple[tuple[str, Adapter], ...] = tuple((key, adapter) for adapter in ADAPTERS for key in adapter.markers)

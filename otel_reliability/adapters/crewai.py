@@ -7,8 +7,8 @@
   derives from it for the model: lower case, every run of other characters one ``_``.
 * CrewAI validates a call's arguments inside its tool wrapper, before the body: that a span
   whose error is that validation's is a refusal is data, in ``frameworks/crewai.yaml``.
-* The event-listener mode's model spans that requested tools have no ``llm.output_messages``;
-  the calls are the ``output.value`` JSON list ``[{"id", "function": {"name", "arguments"}}]``.
+* The event-listener mode's model spans that requested tools list the calls elsewhere: data, in
+  ``conventions/openinference_crewai.yaml``.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from __future__ import annotations
 import re
 from typing import Any, Mapping
 
-from ..model import ToolRequest
-from .common import loads, str_or_none
 
 _DISPLAY_NAMED = "tool.result_as_answer"  # set on default-mode tool spans only
 _OTHER_CHARACTERS = re.compile(r"[^a-z0-9]+")
@@ -32,17 +30,3 @@ def tool_name(name: str, attrs: Mapping[str, Any]) -> str:
     if _DISPLAY_NAMED not in attrs:
         return name
     return _OTHER_CHARACTERS.sub("_", name.lower()).strip("_") or name
-
-
-def requests_in_output(attrs: Mapping[str, Any]) -> tuple[ToolRequest, ...]:
-    """The calls a model span without output messages lists in its ``output.value``."""
-    raw = attrs.get("output.value")
-    if not isinstance(raw, str) or not raw.startswith('[{"id": '):
-        return ()
-    calls = loads(raw)
-    requests = []
-    for call in calls if isinstance(calls, list) else ():
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict) and function.get("name"):
-            requests.append(ToolRequest(str(function["name"]), function.get("arguments"), str_or_none(call.get("id"))))
-    return tuple(requests)

@@ -80,13 +80,3 @@ def unwrapped_arguments(raw: Any) -> dict[str, Any] | None:
 def waits_for_event(error: str | None) -> bool:
     """Whether a tool span's error is the workflow pausing for an event (the call runs again later)."""
     return error is not None and error.startswith(_WAITING)
-
-
-def prepares_a_call(span_name: str) -> bool:
-    """An LLM span that only builds the request (``OpenAILike._prepare_chat_with_tools``): the
-    call itself is the ``achat``/``astream_chat`` span after it, so this one is no model call.
-
-    >>> prepares_a_call("OpenAILike._prepare_chat_with_tools"), prepares_a_call("OpenAILike.achat")
-    (True, False)
-    """
-    return span_name.endswith("._prepare_chat_with_tools")

@@ -19,22 +19,13 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from . import crewai, frameworks, langchain_agents, llama_index, smolagents
+from . import crewai, flattened, langchain_agents, llama_index, smolagents
 from .common import error_text, loads, object_of, str_or_none, text_of
 from .knowledge import FRAMEWORKS
-from .usage import openinference_tokens
 
 KIND = "openinference.span.kind"  # marks the convention
-_INPUT_MESSAGE = "llm.input_messages."
-_OUTPUT_MESSAGE = "llm.output_messages."
-# The keys one of which every message (and every tool call) of a flattened list sets, the most common first.
-_MESSAGE_FIELDS = (".message.role", ".message.content", ".message.tool_call_id",
-                   ".message.contents.0.message_content.type", ".message.tool_calls.0.tool_call.function.name",
-                   ".message.tool_calls.0.tool_call.id")
-_CALL_FIELDS = (".tool_call.function.name", ".tool_call.id", ".tool_call.function.arguments")
-_TOOLS = "llm.tools."  # the tools offered to the model, one JSON definition each (``assembly.declared``)
-_TOOL_FIELDS = (".tool.json_schema",)
-_FIRST_TOOL = f"{_TOOLS}0{_TOOL_FIELDS[0]}"
+_INPUT_MESSAGES = "llm.input_messages"
+_OUTPUT_MESSAGES = "llm.output_messages"
 _HANDOFF_PREFIX = "handoff to "
 _GRAPH_KINDS = ("CHAIN", "AGENT")
 _DISPATCH_MARKER = '"tool_call_with_context"'
@@ -62,15 +53,6 @@ class OpenInferenceAdapter:
             record.error = None  # the workflow paused the call; it runs again, under a span of its own
         elif kind == "TOOL" or (kind == "AGENT" and attrs.get("tool.name")):
             _read_tool(span, record, knows)
-        elif kind == "LLM":
-            record.role = Role.MODEL
-            if not (knows and llama_index.prepares_a_call(span.name)):
-                record.model_call = True
-                record.tokens = openinference_tokens(attrs)
-            read_messages(attrs, record, knows)
-            if _FIRST_TOOL in attrs:  # one lookup for the many model spans that declare no tools
-                tools = _count(attrs, _TOOLS, _TOOL_FIELDS)
-                record.tool_definitions = tuple(attrs.get(f"{_TOOLS}{i}{_TOOL_FIELDS[0]}") for i in range(tools))
         elif kind in _GRAPH_KINDS:
             _read_graph_span(span, record, kind, _metadata(attrs), knows)
         return record
@@ -145,61 +127,12 @@ def _metadata(attrs: Any) -> dict[str, Any]:
     return metadata if isinstance(metadata, dict) else {}
 
 
-def read_messages(attrs: Any, record: SpanRecord, knows: bool) -> None:
-    """The calls the model asked for, and the answers its input adds: those after its last
-    assistant message, since the input replays the history (``adapters.history`` says why
-    that is enough). OpenInference flattens lists, so the indices of messages and of their
-    tool calls run from 0 without gaps, and the input is read from its end.
-    """
-    requests = []
-    for message in range(_count(attrs, _OUTPUT_MESSAGE)):
-        prefix = f"{_OUTPUT_MESSAGE}{message}.message.tool_calls."
-        for call in range(_count(attrs, prefix, _CALL_FIELDS)):
-            name = attrs.get(f"{prefix}{call}.tool_call.function.name")
-            if name:
-                arguments = attrs.get(f"{prefix}{call}.tool_call.function.arguments")
-                call_id = str_or_none(attrs.get(f"{prefix}{call}.tool_call.id"))
-                requests.append(ToolRequest(str(name), arguments, call_id))
-    record.requests = tuple(requests) if requests or not knows else crewai.requests_in_output(attrs)
-    answers = []
-    for message in range(_count(attrs, _INPUT_MESSAGE) - 1, -1, -1):
-        prefix = f"{_INPUT_MESSAGE}{message}.message."
-        role = attrs.get(prefix + "role")
-        if role == "assistant":
-            break
-        call_id = attrs.get(prefix + "tool_call_id")
-        if role == "tool" and call_id is not None:
-            answers.append(_response(str(call_id), str(attrs.get(prefix + "content") or "")))
-    answers.reverse()
-    record.responses = tuple(answers)
-
-
-def _count(attrs: Any, prefix: str, fields: tuple[str, ...] = _MESSAGE_FIELDS) -> int:
-    """How many items ``prefix<i>`` the attributes hold, an item being an index that sets one of ``fields``.
-
-    The search probes only the first field, which items nearly always set, then walks on
-    past any item that sets only others.
-    """
-    probed = fields[0]
-    high = 0
-    if f"{prefix}0{probed}" in attrs:
-        low, high = 0, 1  # items 0..low are present; high is yet to be probed
-        while f"{prefix}{high}{probed}" in attrs:
-            low, high = high, high * 2
-        while high - low > 1:
-            middle = (low + high) // 2
-            if f"{prefix}{middle}{probed}" in attrs:
-                low = middle
-            else:
-                high = middle
-    while any(f"{prefix}{high}{field}" in attrs for field in fields):
-        high += 1
-    return high
-
-
-def _response(call_id: str, content: str, error: bool = False) -> ToolResponse:
-    # a framework that answers a call it did not run as a failure, not a refusal (agno's rejection)
-    return ToolResponse(call_id, content, refusal=not frameworks.answer_says_it_ran(content), error=error)
+def read_messages(attrs: Any, record: SpanRecord, knows: bool = True) -> None:
+    """The calls a model span stamped by GenAI too asked for and the answers its input adds, in
+    OpenInference's flattened messages (``flattened``; ``openinference.yaml`` reads its own model
+    spans so). ``knows`` is not read: the flattened format holds no framework knowledge."""
+    record.requests = flattened.requests(attrs, _OUTPUT_MESSAGES)
+    record.responses = flattened.responses(attrs, _INPUT_MESSAGES)
 
 
 def _read_dispatch(attrs: Any, record: SpanRecord) -> None:
@@ -226,6 +159,6 @@ def _tool_messages(raw: Any) -> tuple[ToolResponse, ...]:
         data = message.get("data") if isinstance(message, dict) else None
         if isinstance(data, dict) and data.get("tool_call_id") is not None:
             responses.append(
-                _response(str(data["tool_call_id"]), text_of(data.get("content")), error=data.get("status") == "error")
+                flattened.answer(str(data["tool_call_id"]), text_of(data.get("content")), error=data.get("status") == "error")
             )
     return tuple(responses)

@@ -28,11 +28,11 @@ from ...input_errors import validation_problems, yaml_problem
 from ...model import SpanData
 from ...textfile import NotUtf8Error, read_text
 from ..decoders import as_json, first_at
-from .model import Convention, SpanRule, When
+from .model import Convention, Inside, SpanRule, When
 
 __all__ = [
     "Convention", "ConventionError", "Origin", "condition_holds", "in_force", "load_file", "may_be_run", "paths_from",
-    "removed", "rule_for", "use",
+    "frameworks_removed", "removed", "rule_for", "use",
 ]
 
 FOLDER = Path(__file__).parent
@@ -119,6 +119,14 @@ class _Compiled:
             self.by_value[key] = values, [c for c in found if c not in valued]
         self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
                          if (pattern := rule.when.span_name_matches) is not None}
+        self._cold: _Compiled | None = None
+
+    def without_frameworks(self) -> _Compiled:
+        """These conventions without the files of framework knowledge, compiled once."""
+        if self._cold is None:
+            kept = [origin for origin in self.origins if origin.convention.framework is None]
+            self._cold = self if len(kept) == len(self.origins) else _Compiled(kept)
+        return self._cold
 
 
 # a rule, its convention's name, and the values its attribute must have when that is all it asks
@@ -128,7 +136,7 @@ _Candidate = tuple[SpanRule, str, "tuple[Any, ...] | None"]
 
 def _only_values(when: When) -> tuple[Any, ...] | None:
     """``when``'s values of its attribute when its attribute is all it asks for, else None."""
-    asks_more = (when.span_name, when.span_name_matches, when.path, when.event) != (None,) * 4 or when.also or when.without
+    asks_more = (when.span_name, when.span_name_matches, when.path, when.event) != (None,) * 4 or when.also or when.without or when.inside
     return None if asks_more or when.same_value or when.matches or when.attribute is None else when.equals
 
 
@@ -183,6 +191,18 @@ def removed() -> Iterator[None]:
     """Read with no convention file at all while the block runs."""
     global _active
     kept, _active = _active, _Compiled(())
+    try:
+        yield
+    finally:
+        _active = kept
+
+
+@contextmanager
+def frameworks_removed() -> Iterator[None]:
+    """Read without the files that state a framework's knowledge (``framework:``) while the block
+    runs: the cold reading (``knowledge.removed()``)."""
+    global _active
+    kept, _active = _active, _active.without_frameworks()
     try:
         yield
     finally:
@@ -271,7 +291,7 @@ def _matches(when: When, span_name: str, attributes: Mapping[str, Any], patterns
     matched = patterns[when.span_name_matches].fullmatch(span_name) if when.span_name_matches is not None else True
     if not matched or not _attributes_hold(when, attributes, None, decode, also=False):
         return False
-    return None if not decode and when.path is not None else matched
+    return None if not decode and (when.path is not None or when.inside) else matched
 
 
 def condition_holds(when: When, span: SpanData, tool_name: str | None = None) -> bool:
@@ -312,7 +332,21 @@ def _attributes_hold(when: When, attributes: Mapping[str, Any], tool_name: str |
         found = _pattern(pattern).fullmatch(value) if isinstance(value, str) else None
         if found is None or ("tool" in found.re.groupindex and found.group("tool") != tool_name):
             return False
-    return True
+    return not when.inside or (decode and all(_inside_holds(condition, attributes) for condition in when.inside))
+
+
+def _inside_holds(condition: Inside, attributes: Mapping[str, Any]) -> bool:
+    """Whether the value at ``condition.path`` in its attribute's JSON exists (and is one of its
+    ``equals``); text that names none of the string values it may equal is not decoded."""
+    raw = attributes.get(condition.attribute)
+    if raw is None:
+        return False
+    equals = condition.equals
+    texts = [value for value in equals if isinstance(value, str)]
+    if isinstance(raw, str) and equals and len(texts) == len(equals) and not any(text in raw for text in texts):
+        return False
+    value = first_at(as_json(raw), condition.path)
+    return value is not None and (not equals or _value_in(value, equals))
 
 
 @functools.cache

@@ -19,6 +19,21 @@ from ..decoders import REQUEST_FORMATS
 Scalar = str | bool | int | float
 
 
+class Inside(BaseModel):
+    """A condition inside another attribute's JSON: the value at ``path`` exists (and, with
+    ``equals``, is one of them). Its text is tested for one of ``equals`` before any decoding,
+    so a span whose attribute cannot hold the value costs a substring test.
+
+    >>> Inside(attribute="bus.message", path="message.type", equals=["Request"]).path
+    'message.type'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    attribute: str = Field(min_length=1)
+    path: str = Field(min_length=1)
+    equals: tuple[Scalar, ...] = ()
+
+
 class When(BaseModel):
     """Which spans a rule reads: all that is given must hold. ``span_name`` (exact) or
     ``attribute`` (present; with ``equals``, its value — or the value its JSON text holds, as
@@ -31,7 +46,9 @@ class When(BaseModel):
     two attributes together tell apart (an instrumentation's marker and the framework it wraps);
     ``without``: attributes the span must not carry (a span that closed before it could write them);
     ``same_value``: attributes the span carries with one same value (a step named after the agent
-    it runs); ``matches``: attributes whose text each regular expression matches whole.
+    it runs); ``matches``: attributes whose text each regular expression matches whole;
+    ``inside``: conditions inside other attributes' JSON (``Inside``), tested last (a message bus
+    that writes each message whole, told apart by the type it names).
 
     The same shape states a condition on a span already found (``failed_when``,
     ``not_failed_when``, ``refused_when``): there ``event`` reads the attributes of the span's first
@@ -53,6 +70,7 @@ class When(BaseModel):
     same_value: tuple[str, ...] = ()
     matches: dict[str, str] = Field(default_factory=dict)
     event: str | None = Field(None, min_length=1)
+    inside: tuple[Inside, ...] = ()
 
     @model_validator(mode="after")
     def _found_by_name_or_attribute(self) -> When:
@@ -94,6 +112,9 @@ class Source(BaseModel):
     span_name_group: str | None = Field(None, min_length=1)
     path: str | None = Field(None, min_length=1)
     decode: Literal["json", "text", "kwargs", "python", "raw", "identifier", "callback_input", "last_ai_message"] = "json"
+    # ``attribute`` names a flattened list (``<attribute>.<i><each>``, ``flattened``): the value is
+    # the tuple of its items' values at ``each``, none when the list is empty
+    each: str | None = Field(None, pattern=r"^\.")
 
     @model_validator(mode="before")
     @classmethod
@@ -107,11 +128,14 @@ class Source(BaseModel):
             raise ValueError("give exactly one of attribute, span_name or span_name_group")
         if self.event is not None and self.attribute is None:
             raise ValueError("event names where an attribute is: give attribute")
+        if self.each is not None and (self.attribute is None or self.event is not None or self.path is not None or self.decode != "raw"):
+            raise ValueError("each reads a flattened list's items as written: give attribute and decode: raw, no event or path")
         return self
 
 
 Sources = Annotated[tuple[Source, ...], Field(min_length=1)]
-SOURCE_FIELDS = ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error", "tool_definitions")
+SOURCE_FIELDS = ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error", "tool_definitions",
+                 "sent_by")
 
 
 class Messages(BaseModel):
@@ -122,12 +146,15 @@ class Messages(BaseModel):
     ``chat_completions``: chat-completions messages (``tool_calls``; ``role: tool`` answers);
     ``ai_sdk_messages``: the AI SDK's model messages (answers only: the ``tool-result`` parts
     that say no result came back); ``constructor_messages``: messages serialized as constructor
-    records in a graph node's output (answers only: its error ``ToolMessage``s)."""
+    records in a graph node's output (answers only: its error ``ToolMessage``s);
+    ``flattened_messages``: messages written one attribute per leaf under the list ``attribute``
+    (``<attribute>.<i>.message.tool_calls.<j>.tool_call.function.name``; answers: the ``tool``
+    messages after the last ``assistant`` one; ``flattened``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     attribute: str = Field(min_length=1)
     event: str | None = Field(None, min_length=1)
-    format: Literal["items", "chat_completions", "ai_sdk_messages", "constructor_messages"] = "items"
+    format: Literal["items", "chat_completions", "ai_sdk_messages", "constructor_messages", "flattened_messages"] = "items"
     path: str | None = None
     call_id: str | None = None
     name: str | None = None
@@ -170,7 +197,9 @@ class SpanRule(BaseModel):
     from then on (``acting_agent``: a workflow that hands its run from agent to agent), a handoff
     (a transfer to the ``target`` agent, carried out for the model's request whose tool name ends
     with the target's name), a span that hands the model answers without being a model call
-    (``answers``: a graph node whose output answers calls no tool ran for), or a span of the
+    (``answers``: a graph node whose output answers calls no tool ran for), a span that relays a
+    model's requests or its tools' answers between agents without being a model call (``relay``:
+    a runtime's message delivery, naming the agent that sent them in ``sent_by``), or a span of the
     convention that is no call at all (``no_call``: a protocol's session traffic, claimed so that
     no other convention reads it as one). Any span's error is no failure where one of
     ``not_failed_when`` holds (control flow a framework raises, such as an interrupt).
@@ -181,7 +210,7 @@ class SpanRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     when: When
-    role: Literal["agent_run", "tool", "model", "names_agent", "acting_agent", "handoff", "answers", "no_call"]
+    role: Literal["agent_run", "tool", "model", "names_agent", "acting_agent", "handoff", "answers", "relay", "no_call"]
     # Each field is one place, or a list of places tried in order (the first the span carries)
     agent_name: Sources = ()  # runs, spans that name the agent of a run they wrap or the agent acting
     target: Sources = ()  # handoffs: the agent handed to (the model's request it carried out ends with that name)
@@ -215,6 +244,13 @@ class SpanRule(BaseModel):
     # models: the tools declared to the model, each with its parameters (``assembly.declared``);
     # read with ``decode: raw``, they are decoded only for a call that failed
     tool_definitions: Sources = ()
+    # relays: the agent that sent the requests or answers (no run span encloses a relay)
+    sent_by: Sources = ()
+    # models: where the calls are when ``requests`` finds none (an instrumentation mode that writes
+    # them elsewhere), and whether the span is the call itself (false: a step that only prepares
+    # the request, listed by the call's own span after it)
+    requests_else: Messages | None = None
+    model_call: bool = True
 
     @model_validator(mode="before")
     @classmethod
@@ -234,11 +270,12 @@ class SpanRule(BaseModel):
             "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived"},
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "refused_when", "refusal",
                      "result_is_json", "spans_some_calls"},
-            "model": {"requests", "responses", "tokens", "tool_definitions"},
+            "model": {"requests", "responses", "tokens", "tool_definitions", "requests_else", "model_call"},
             "names_agent": {"agent_name"},
             "acting_agent": {"agent_name"},
             "handoff": {"target"},
             "answers": {"responses"},
+            "relay": {"requests", "responses", "sent_by"},
             "no_call": set(),
         }[self.role]
         stray = sorted(name for name in self.model_fields_set - {"when", "role", "not_failed_when"} if name not in allowed)
@@ -252,6 +289,8 @@ class SpanRule(BaseModel):
             raise ValueError("a handoff needs target")
         if self.role == "answers" and self.responses is None:
             raise ValueError("a span of role answers needs responses")
+        if self.role == "relay" and self.requests is None and self.responses is None:
+            raise ValueError("a span of role relay needs requests or responses")
         if self.when.span_name is None and self.when.attribute is None:
             raise ValueError("when: needs span_name or attribute (matches alone would be tried on every span)")
         if self.when.event is not None:
@@ -261,7 +300,7 @@ class SpanRule(BaseModel):
         for name, conditions in (("when", [self.when]), ("failed_when", [self.failed_when]), ("not_failed_when", self.not_failed_when)):
             if any(condition is not None and "tool" in _groups(condition) for condition in conditions):
                 raise ValueError(f"{name}: a group named tool is compared with the tool's name: only refused_when has one")
-        if self.requests is not None and self.requests.format not in REQUEST_FORMATS and self.requests.format != "items":
+        if self.requests is not None and self.requests.format not in REQUEST_FORMATS and self.requests.format not in _ANY_FORMATS:
             raise ValueError(f"requests: format {self.requests.format} holds only answers (responses)")
         groups = re.compile(self.when.span_name_matches).groupindex if self.when.span_name_matches else {}
         for name in SOURCE_FIELDS:
@@ -269,6 +308,9 @@ class SpanRule(BaseModel):
                 if source.span_name_group is not None and source.span_name_group not in groups:
                     raise ValueError(f"{name}: span_name_group {source.span_name_group!r} is no named group of when.span_name_matches")
         return self
+
+
+_ANY_FORMATS = ("items", "flattened_messages")  # formats that hold both requests and answers, read by ``reading``
 
 
 def _groups(when: When) -> set[str]:
@@ -279,6 +321,9 @@ def _groups(when: When) -> set[str]:
 class Convention(BaseModel):
     """One convention file. ``refines``: conventions whose spans this one's carry, read more
     closely here (OpenLLMetry's over one framework): its rules are tried before theirs.
+    ``framework``: the file reads how one framework's spans are written (its runtime's messages,
+    its wrapped arguments): framework knowledge, which a cold reading (``knowledge.removed()``)
+    leaves out.
 
     >>> Convention(name="acme", description="d", spans=[{"when": {"span_name": "acme.run"}, "role": "agent_run"}]).name
     'acme'
@@ -288,6 +333,7 @@ class Convention(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9_.-]+$")
     description: str = Field(min_length=1)
     refines: tuple[str, ...] = ()
+    framework: str | None = Field(None, pattern=r"^[a-z0-9_.-]+$")
     spans: tuple[SpanRule, ...]
 
     @field_validator("spans")

@@ -9,6 +9,7 @@ from typing import Any
 from ...jsontext import decode_json
 from ...model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from ..common import RESULT_PREFIX, error_text, str_or_none, text_of
+from .. import flattened
 from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, first_at
 from ..usage import tokens_from
 from . import condition_holds
@@ -55,10 +56,18 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
         record.role, record.handoff_to = Role.TOOL, str_or_none(_value(span, rule.target, match))
     elif rule.role == "answers" and rule.responses is not None:  # no model call: the answers alone
         record.responses = _messages(span, rule.responses, requests=False)
-    elif rule.role == "model":
-        record.role, record.model_call = Role.MODEL, True
+    elif rule.role == "relay":  # requests or answers delivered between agents, no model call
+        record.role, record.sent_by = Role.MODEL, str_or_none(_value(span, rule.sent_by, match))
         if rule.requests is not None:
             record.requests = _messages(span, rule.requests, requests=True)
+        if rule.responses is not None:
+            record.responses = _messages(span, rule.responses, requests=False)
+    elif rule.role == "model":
+        record.role, record.model_call = Role.MODEL, rule.model_call
+        if rule.requests is not None:
+            record.requests = _messages(span, rule.requests, requests=True)
+        if not record.requests and rule.requests_else is not None:
+            record.requests = _messages(span, rule.requests_else, requests=True)
         if rule.responses is not None:
             record.responses = _messages(span, rule.responses, requests=False)
         if rule.tokens is not None:
@@ -109,6 +118,8 @@ def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[s
             raw = match.group(source.span_name_group) if match is not None else None
         elif source.event is not None:
             raw = next((e.attributes.get(str(source.attribute)) for e in span.events if e.name == source.event), None)
+        elif source.each is not None:
+            raw = flattened.values(span.attributes, str(source.attribute), source.each) or None
         else:
             raw = span.attributes.get(str(source.attribute))
         if raw is not None:
@@ -118,6 +129,8 @@ def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[s
 
 
 def _messages(span: SpanData, messages: Messages, *, requests: bool) -> tuple[Any, ...]:
+    if messages.format == "flattened_messages":  # a list of attributes, not one attribute's value
+        return (flattened.requests if requests else flattened.responses)(span.attributes, messages.attribute)
     if messages.event is not None:
         raw = next((e.attributes.get(messages.attribute) for e in span.events if e.name == messages.event), None)
     else:
