@@ -6,10 +6,9 @@ the agent is named only in the Python reprs of its steps' events
 (``AgentInput(…, current_agent_name='calculator')``, the input of ``setup_agent``,
 ``run_agent_step`` and ``parse_agent_output``). A ``call_tool`` step's input holds the call it dispatches as a
 repr, ``ToolCall(tool_name='multiply', tool_kwargs={…}, tool_id='call_1')``, the only place
-a tool span's call id shows. Tool spans wrap their arguments as ``{"kwargs": {…}}``, with
-the workflow ``Context`` among them for tools that take it. A tool that waits for a human
-raises ``WaitingForEvent`` and is called again when the answer comes: control flow, not a
-failed execution.
+a tool span's call id shows. Its tool spans (wrapped arguments, a call paused for a human)
+and model spans (a step that only prepares a call) are data
+(``conventions/openinference_llama_index.yaml``).
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import re
 from typing import Any, Mapping
 
 from ..model import ToolRequest
-from .common import loads
 
 _RUN_INPUT_PREFIX = '{"init_state": '
 _AGENT_EVENTS = ('"ev": "AgentInput(', '"ev": "AgentSetup(')
@@ -26,10 +24,7 @@ _ACTING_AGENT = re.compile(r"current_agent_name='([^']+)'")
 _DISPATCH_MARKER = '"ev": "ToolCall('
 _TOOL_NAME = re.compile(r"ToolCall\(tool_name='([^']+)'")
 _TOOL_ID = re.compile(r"tool_id='([^']+)'\)")
-_CONTEXT_REPR = re.compile(r"<workflows\.context\.[\w.]+ object at 0x[0-9a-f]+>")
-_WRAPPED_PREFIX = '{"kwargs": '
 _STEP_INPUT_PREFIX = '{"ctx": "<workflows.'  # a workflow step's bound arguments: the Context first
-_WAITING = "WaitingForEvent:"
 
 
 def is_workflow_run(attrs: Mapping[str, Any]) -> bool:
@@ -61,22 +56,3 @@ def dispatched(attrs: Mapping[str, Any]) -> ToolRequest | None:
     if name is None or call_id is None:
         return None
     return ToolRequest(name.group(1), None, call_id.group(1))
-
-
-def unwrapped_arguments(raw: Any) -> dict[str, Any] | None:
-    """A tool span's ``{"kwargs": {…}}`` arguments without the workflow ``Context``; None when not that shape.
-
-    >>> unwrapped_arguments('{"kwargs": {"a": 1, "ctx": "<workflows.context.context.Context object at 0x7f>"}}')
-    {'a': 1}
-    """
-    if not isinstance(raw, str) or not raw.startswith(_WRAPPED_PREFIX):
-        return None
-    bound = loads(raw)
-    if not isinstance(bound, dict) or len(bound) != 1 or not isinstance(bound.get("kwargs"), dict):
-        return None
-    return {k: v for k, v in bound["kwargs"].items() if not (isinstance(v, str) and _CONTEXT_REPR.fullmatch(v))}
-
-
-def waits_for_event(error: str | None) -> bool:
-    """Whether a tool span's error is the workflow pausing for an event (the call runs again later)."""
-    return error is not None and error.startswith(_WAITING)

@@ -19,14 +19,13 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from . import crewai, flattened, langchain_agents, llama_index, smolagents
-from .common import error_text, loads, object_of, str_or_none, text_of
+from . import flattened, langchain_agents, llama_index, smolagents
+from .common import error_text, loads, str_or_none, text_of
 from .knowledge import FRAMEWORKS
 
 KIND = "openinference.span.kind"  # marks the convention
 _INPUT_MESSAGES = "llm.input_messages"
 _OUTPUT_MESSAGES = "llm.output_messages"
-_HANDOFF_PREFIX = "handoff to "
 _GRAPH_KINDS = ("CHAIN", "AGENT")
 _DISPATCH_MARKER = '"tool_call_with_context"'
 
@@ -48,13 +47,8 @@ class OpenInferenceAdapter:
         kind = attrs.get(KIND)
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
         record.error = error_text(span)
-        knows = FRAMEWORKS.applies
-        if kind == "TOOL" and knows and llama_index.waits_for_event(record.error):
-            record.error = None  # the workflow paused the call; it runs again, under a span of its own
-        elif kind == "TOOL" or (kind == "AGENT" and attrs.get("tool.name")):
-            _read_tool(span, record, knows)
-        elif kind in _GRAPH_KINDS:
-            _read_graph_span(span, record, kind, _metadata(attrs), knows)
+        if kind in _GRAPH_KINDS:  # model calls and tools: openinference.yaml
+            _read_graph_span(span, record, kind, _metadata(attrs), FRAMEWORKS.applies)
         return record
 
 
@@ -94,32 +88,6 @@ def _read_run(span: SpanData, record: SpanRecord, agent_name: Any) -> None:
     record.attributes = attrs
     output = attrs.get("output.value")
     record.output = output if isinstance(output, str) else None
-
-
-def _read_tool(span: SpanData, record: SpanRecord, knows: bool) -> None:
-    attrs = span.attributes
-    record.role = Role.TOOL
-    record.tool_name = str_or_none(attrs.get("tool.name"))
-    if record.tool_name is None and span.name.startswith(_HANDOFF_PREFIX):
-        # openai-agents: the span names the target; its input is the source agent, not arguments
-        record.handoff_to = span.name[len(_HANDOFF_PREFIX):]
-    else:
-        named = record.tool_name or object_of(span.name) or span.name
-        record.tool_name = crewai.tool_name(named, attrs) if knows else named
-        arguments = attrs.get("input.value")
-        if arguments is None:
-            arguments = attrs.get("tool.parameters")
-        elif knows:
-            unwrapped = smolagents.unwrapped_arguments(arguments, attrs.get("tool.parameters"))
-            if unwrapped is None:
-                unwrapped = llama_index.unwrapped_arguments(arguments)
-            arguments = unwrapped if unwrapped is not None else arguments
-        record.arguments = arguments
-    call_id = attrs.get("tool.id") or attrs.get("tool_call.id")
-    record.call_id = str(call_id) if call_id is not None else None
-    # the parameters the tool declares, kept raw: some instrumentations write the schema under
-    # ``tool.parameters``, others the call's arguments (``assembly.declared`` tells them apart)
-    record.parameters = attrs.get("tool.json_schema") or attrs.get("tool.parameters")
 
 
 def _metadata(attrs: Any) -> dict[str, Any]:

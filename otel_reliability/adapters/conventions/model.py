@@ -111,10 +111,17 @@ class Source(BaseModel):
     span_name: bool = False
     span_name_group: str | None = Field(None, min_length=1)
     path: str | None = Field(None, min_length=1)
-    decode: Literal["json", "text", "kwargs", "python", "raw", "identifier", "callback_input", "last_ai_message"] = "json"
+    decode: Literal["json", "text", "kwargs", "python", "raw", "identifier", "callback_input", "last_ai_message",
+                    "object_name", "bound_arguments"] = "json"
     # ``attribute`` names a flattened list (``<attribute>.<i><each>``, ``flattened``): the value is
     # the tuple of its items' values at ``each``, none when the list is empty
     each: str | None = Field(None, pattern=r"^\.")
+    # ``decode: bound_arguments``: the attribute whose JSON object's keys name the positional
+    # arguments, in order (the tool's parameters)
+    names_from: str | None = Field(None, min_length=1)
+    # a mapping's values whose text this expression matches whole are left out (an object's repr
+    # a framework passes a tool beside its arguments)
+    drop_values: str | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -128,6 +135,13 @@ class Source(BaseModel):
             raise ValueError("give exactly one of attribute, span_name or span_name_group")
         if self.event is not None and self.attribute is None:
             raise ValueError("event names where an attribute is: give attribute")
+        if (self.names_from is None) != (self.decode != "bound_arguments"):
+            raise ValueError("decode: bound_arguments names its positional arguments from names_from: give both or neither")
+        if self.drop_values is not None:
+            try:
+                re.compile(self.drop_values)
+            except re.error as exc:
+                raise ValueError(f"drop_values {self.drop_values!r} is no regular expression: {exc}") from None
         if self.each is not None and (self.attribute is None or self.event is not None or self.path is not None or self.decode != "raw"):
             raise ValueError("each reads a flattened list's items as written: give attribute and decode: raw, no event or path")
         return self
@@ -135,7 +149,7 @@ class Source(BaseModel):
 
 Sources = Annotated[tuple[Source, ...], Field(min_length=1)]
 SOURCE_FIELDS = ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error", "tool_definitions",
-                 "sent_by")
+                 "sent_by", "parameters")
 
 
 class Messages(BaseModel):
@@ -251,6 +265,11 @@ class SpanRule(BaseModel):
     # the request, listed by the call's own span after it)
     requests_else: Messages | None = None
     model_call: bool = True
+    # tools: the parameters the tool declares (kept raw: ``assembly.declared`` reads them)
+    parameters: Sources = ()
+    # tools: conditions, any of which says the span is no call at all (a call a workflow paused,
+    # run again under a span of its own): a plain span, its error no failure
+    no_call_when: tuple[When, ...] = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -269,7 +288,7 @@ class SpanRule(BaseModel):
         allowed = {
             "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived"},
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "refused_when", "refusal",
-                     "result_is_json", "spans_some_calls"},
+                     "result_is_json", "spans_some_calls", "parameters", "no_call_when"},
             "model": {"requests", "responses", "tokens", "tool_definitions", "requests_else", "model_call"},
             "names_agent": {"agent_name"},
             "acting_agent": {"agent_name"},

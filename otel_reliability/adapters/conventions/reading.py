@@ -10,7 +10,7 @@ from ...jsontext import decode_json
 from ...model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
 from ..common import RESULT_PREFIX, error_text, str_or_none, text_of
 from .. import flattened
-from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, first_at
+from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, bound_arguments, first_at
 from ..usage import tokens_from
 from . import condition_holds
 from .model import Messages, Source, SpanRule
@@ -33,6 +33,8 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
     """
     record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
     error = error_text(span)
+    if error is not None and any(condition_holds(condition, span) for condition in rule.no_call_when):
+        return record  # no call, and its error no failure
     if error is not None and any(condition_holds(condition, span) for condition in rule.not_failed_when):
         error = None  # control flow the framework raised, not a failure
     record.error = error
@@ -82,6 +84,8 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
     record.tool_name = str_or_none(_value(span, rule.tool_name, match)) if rule.tool_name else span.name
     record.arguments = _value(span, rule.arguments, match)
     record.call_id = str_or_none(_value(span, rule.call_id, match))
+    if rule.parameters:
+        record.parameters = _value(span, rule.parameters, match)
     result = _value(span, rule.result, match)
     record.returned = result is not None
     # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``); told
@@ -123,9 +127,19 @@ def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[s
         else:
             raw = span.attributes.get(str(source.attribute))
         if raw is not None:
-            value = VALUE_DECODERS[source.decode](raw)
+            if source.names_from is not None:
+                value = bound_arguments(raw, span.attributes.get(source.names_from))
+            else:
+                value = VALUE_DECODERS[source.decode](raw)
+            if source.drop_values is not None and isinstance(value, dict):
+                value = _without_values(value, source.drop_values)
             return first_at(value, source.path) if source.path else value
     return None
+
+
+def _without_values(value: dict[str, Any], pattern: str) -> dict[str, Any]:
+    """``value`` without the entries whose text ``pattern`` matches whole (``Source.drop_values``)."""
+    return {key: item for key, item in value.items() if not (isinstance(item, str) and re.fullmatch(pattern, item))}
 
 
 def _messages(span: SpanData, messages: Messages, *, requests: bool) -> tuple[Any, ...]:
