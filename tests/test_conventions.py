@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otel_reliability import OTLPJsonFileSpanExporter
-from otel_reliability.adapters import conventions
+from otel_reliability.adapters import conventions, knowledge, to_record
 from otel_reliability.adapters.decoders import (
     RESPONSE_FORMATS, as_kwargs, as_python, chat_completions_requests, chat_completions_responses,
 )
@@ -155,8 +155,14 @@ BAD_FILES = [
      "spans[0].role: expected 'agent_run', 'tool', 'model', 'names_agent', 'acting_agent', 'handoff', 'answers', 'relay' or 'no_call', got 'planner'"),
     ("no rules", "name: x\ndescription: d\nspans: []\n", "spans: give at least one rule"),
     ("an unknown decoder", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, decode: yaml}}\n",
-     "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python', 'raw', 'identifier', 'callback_input' or 'last_ai_message', "
-     "got 'yaml'"),
+     "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python', 'raw', 'identifier', 'callback_input', 'last_ai_message', "
+     "'object_name' or 'bound_arguments', got 'yaml'"),
+    ("positional arguments named by nothing", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, decode: bound_arguments}}\n",
+     "spans[0].arguments[0]: decode: bound_arguments names its positional arguments from names_from: give both or neither"),
+    ("a flattened list decoded", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, each: .value}}\n",
+     "spans[0].arguments[0]: each reads a flattened list's items as written: give attribute and decode: raw, no event or path"),
+    ("a relay with nothing to relay", "name: x\ndescription: d\nspans:\n  - when: {attribute: bus.op}\n    role: relay\n",
+     "spans[0]: a span of role relay needs requests or responses"),
     ("an empty list of places", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: []\n",
      "spans[0].arguments: must not be empty"),
     ("a group the pattern lacks",
@@ -348,3 +354,29 @@ def test_a_tool_span_named_by_its_display_name_joins_the_request_and_leaves_unsp
     chain = [(a.tool, a.outcome, a.could_be, a.witnesses.joined_by) for r in judge_spans(Engine(), spans) for a in r.verdict.chain]
     assert [c[:3] for c in chain] == [("delegate_work_to_coworker", "ok", None), ("lookup", "refused", "ok")]
     assert chain[0][3] != "unpaired"
+
+
+def test_a_framework_convention_file_is_left_out_of_a_cold_reading():
+    # smolagents records Tool.__call__'s bound arguments: naming the positional ones by the tool's
+    # parameters is knowledge of smolagents (a file with framework:), which a cold reading lacks
+    raw = '{"args": [57], "sanitize_inputs_outputs": false, "kwargs": {}}'
+    span = SpanData(1, 2, 0, "final_answer", 0, 1, {"openinference.span.kind": "TOOL", "tool.name": "final_answer",
+                                                    "input.value": raw, "tool.parameters": '{"answer": {}}'})
+    assert to_record(span).arguments == {"answer": 57}
+    with knowledge.removed():
+        assert to_record(span).arguments == raw
+        assert not [o.convention.name for o in conventions.in_force() if o.convention.framework]
+    assert to_record(span).arguments == {"answer": 57}
+
+
+def test_a_long_flattened_input_gives_only_the_answers_after_its_last_assistant_message():
+    # thousands of replayed messages: the answers the model is handed now are the newest ones
+    attributes: dict[str, object] = {"openinference.span.kind": "LLM"}
+    for i in range(3001):
+        attributes[f"llm.input_messages.{i}.message.role"] = "assistant" if i % 3 == 0 else "tool"
+        attributes[f"llm.input_messages.{i}.message.tool_call_id"] = f"c{i}"
+        attributes[f"llm.input_messages.{i}.message.content"] = str(i)
+    attributes.update({"llm.input_messages.3001.message.role": "tool", "llm.input_messages.3001.message.tool_call_id": "last"})
+    record = to_record(SpanData(1, 2, 0, "ChatModel", 0, 1, attributes))
+    assert [(a.call_id, a.content) for a in record.responses] == [("last", "")]  # message 3000 is the last assistant's
+    assert record.model_call

@@ -1,17 +1,17 @@
-"""The OpenInference conventions (``openinference.span.kind``).
+"""The OpenInference conventions (``openinference.span.kind``): its runs and graph steps.
 
-Messages are flattened into indexed attributes
-(``llm.output_messages.<i>.message.tool_calls.<j>.tool_call.function.name``), which a
-model span reads by index (a long run's input has thousands of keys; one pass over them
-would cost every span the whole history). Instrumentations differ in where the run
-lives: agno, openai-agents, smolagents and CrewAI mark it ``AGENT``; LangGraph marks its
-graph's root ``CHAIN`` (its ``AGENT`` kind is a name heuristic that also hits graph nodes),
-and records the call id of a tool only on the ``tools`` node that dispatched it; LangChain's
-``create_agent`` and LlamaIndex mark no run at all. What one instrumentation alone does is
-read by a module of its own (``crewai``, ``langchain_agents``, ``llama_index``,
-``smolagents``), each detected by attributes, never by a framework's name, and left out of a
-cold reading (``knowledge``); what is data (the texts that mark a refusal, a call held for
-approval) is in a profile (``profiles/``).
+Its model calls and tool executions are read by a convention file
+(``conventions/openinference.yaml``, the flattened messages by ``flattened``); the spans left
+here are ``AGENT`` and ``CHAIN``. Instrumentations differ in where the run lives: agno,
+openai-agents, smolagents and CrewAI mark it ``AGENT``; LangGraph marks its graph's root
+``CHAIN`` (its ``AGENT`` kind is a name heuristic that also hits graph nodes), and records the
+call id of a tool only on the ``tools`` node that dispatched it; LangChain's ``create_agent``
+and LlamaIndex mark no run at all. What one instrumentation alone does with these spans is read
+by a module of its own (``langchain_agents``, ``llama_index``, ``smolagents``), each detected by
+attributes, never by a framework's name, and left out of a cold reading (``knowledge``); what is
+data (the texts that mark a refusal, a call held for approval) is in a profile (``profiles/``),
+and how a framework writes its model and tool spans is in a framework convention file
+(``conventions/openinference_<framework>.yaml``).
 """
 
 from __future__ import annotations

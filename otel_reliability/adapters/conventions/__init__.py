@@ -14,7 +14,6 @@ built-in adapters read, and a file is tried before the conventions it ``refines`
 
 from __future__ import annotations
 
-import functools
 import re
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -27,8 +26,8 @@ from pydantic import ValidationError
 from ...input_errors import validation_problems, yaml_problem
 from ...model import SpanData
 from ...textfile import NotUtf8Error, read_text
-from ..decoders import as_json, first_at
-from .model import Convention, Inside, SpanRule, When
+from .conditions import condition_holds, rule_matches, value_in
+from .model import Convention, SpanRule, When
 
 __all__ = [
     "Convention", "ConventionError", "Origin", "condition_holds", "in_force", "load_file", "may_be_run", "paths_from",
@@ -243,10 +242,10 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
     attributes = span.attributes
     for rule, name, values in _candidates(active, span.name, attributes):
         if values is not None:  # its attribute's value is all it asks (found by that attribute: present)
-            if not values or _value_in(attributes[str(rule.when.attribute)], values):
+            if not values or value_in(attributes[str(rule.when.attribute)], values):
                 return rule, name, None
             continue
-        matched = _matches(rule.when, span.name, attributes, active.patterns)
+        matched = rule_matches(rule.when, span.name, attributes, active.patterns)
         if matched is not False:
             return rule, name, matched if isinstance(matched, re.Match) else None
     return None
@@ -265,9 +264,9 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any]) -> bool | None:
     active = _active
     for rule, _, values in _candidates(active, span_name, attributes):
         if values is not None:
-            matched: re.Match[str] | bool | None = not values or _value_in(attributes[str(rule.when.attribute)], values)
+            matched: re.Match[str] | bool | None = not values or value_in(attributes[str(rule.when.attribute)], values)
         else:
-            matched = _matches(rule.when, span_name, attributes, active.patterns, decode=False)
+            matched = rule_matches(rule.when, span_name, attributes, active.patterns, decode=False)
         if matched is False:
             continue
         if rule.role in _MAY_BE_RUN:
@@ -275,110 +274,3 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any]) -> bool | None:
         if matched is not None:  # surely this rule's: no later rule reads the span
             return False
     return None
-
-
-def _matches(when: When, span_name: str, attributes: Mapping[str, Any], patterns: Mapping[str, re.Pattern[str]],
-             decode: bool = True) -> re.Match[str] | bool | None:
-    """Whether a span of this name and these attributes meets ``when``: False, or True / the name
-    pattern's match; None (with ``decode`` False) when only decoding an attribute's JSON would tell."""
-    if when.span_name is not None and span_name != when.span_name:
-        return False
-    # the other attributes first, a few lookups (a framework's instrumentation told apart from
-    # another's on spans alike: most spans a rule finds are not its own); then the name's pattern;
-    # the attribute last: a ``path`` condition decodes its JSON
-    if not _others_hold(when, attributes):
-        return False
-    matched = patterns[when.span_name_matches].fullmatch(span_name) if when.span_name_matches is not None else True
-    if not matched or not _attributes_hold(when, attributes, None, decode, also=False):
-        return False
-    return None if not decode and (when.path is not None or when.inside) else matched
-
-
-def condition_holds(when: When, span: SpanData, tool_name: str | None = None) -> bool:
-    """Whether a condition on a span found (``failed_when``, ``not_failed_when``,
-    ``refused_when``) holds: on its attributes, or on those of its first ``event`` of that name;
-    ``tool_name``: what a ``matches`` group named ``tool`` must be."""
-    if when.span_name is not None and span.name != when.span_name:
-        return False
-    if when.span_name_matches is not None and not _pattern(when.span_name_matches).fullmatch(span.name):
-        return False
-    attributes: Mapping[str, Any] | None = span.attributes
-    if when.event is not None:
-        attributes = next((e.attributes for e in span.events if e.name == when.event), None)
-    return attributes is not None and _attributes_hold(when, attributes, tool_name, True)
-
-
-def _others_hold(when: When, attributes: Mapping[str, Any]) -> bool:
-    """``when``'s ``also`` and ``without``: the attributes the span must and must not carry."""
-    if when.also and not all(key in attributes and (not values or _in(attributes[key], values))
-                             for key, values in when.also.items()):
-        return False
-    return not when.without or attributes.keys().isdisjoint(when.without)
-
-
-def _attributes_hold(when: When, attributes: Mapping[str, Any], tool_name: str | None, decode: bool, also: bool = True) -> bool:
-    """``when``'s conditions on attributes: its attribute (its JSON ``path`` only with ``decode``),
-    ``also`` and ``without`` (unless ``also`` is False: tested already), ``same_value`` and ``matches``."""
-    if when.attribute is not None and not (holds(when, attributes) if decode or when.path is None else when.attribute in attributes):
-        return False
-    if also and not _others_hold(when, attributes):
-        return False
-    if when.same_value:
-        first, *others = when.same_value
-        if first not in attributes or not all(key in attributes and attributes[key] == attributes[first] for key in others):
-            return False
-    for key, pattern in when.matches.items():
-        value = attributes.get(key)
-        found = _pattern(pattern).fullmatch(value) if isinstance(value, str) else None
-        if found is None or ("tool" in found.re.groupindex and found.group("tool") != tool_name):
-            return False
-    return not when.inside or (decode and all(_inside_holds(condition, attributes) for condition in when.inside))
-
-
-def _inside_holds(condition: Inside, attributes: Mapping[str, Any]) -> bool:
-    """Whether the value at ``condition.path`` in its attribute's JSON exists (and is one of its
-    ``equals``); text that names none of the string values it may equal is not decoded."""
-    raw = attributes.get(condition.attribute)
-    if raw is None:
-        return False
-    equals = condition.equals
-    texts = [value for value in equals if isinstance(value, str)]
-    if isinstance(raw, str) and equals and len(texts) == len(equals) and not any(text in raw for text in texts):
-        return False
-    value = first_at(as_json(raw), condition.path)
-    return value is not None and (not equals or _value_in(value, equals))
-
-
-@functools.cache
-def _pattern(pattern: str) -> re.Pattern[str]:
-    """A condition's regular expression, compiled once (they come from the files in force)."""
-    return re.compile(pattern)
-
-
-def holds(when: When, attributes: Mapping[str, Any]) -> bool:
-    """``when``'s attribute condition: present (with ``path``: a value there in its JSON), and
-    (with ``equals``) one of its values."""
-    if when.attribute is None or when.attribute not in attributes:
-        return False
-    value = attributes[when.attribute]
-    if when.path is not None:
-        value = first_at(as_json(value), when.path)
-        if value is None:
-            return False
-    return not when.equals or _value_in(value, when.equals)
-
-
-def _value_in(value: Any, equals: tuple[Any, ...]) -> bool:
-    """Whether ``value`` is one of ``equals``, or is a JSON string's text of one ("\"TOOL\"", as
-    MLflow writes span types)."""
-    return _in(value, equals) or (isinstance(value, str) and value.startswith('"') and _in(value.strip('"'), equals))
-
-
-def _in(value: Any, equals: tuple[Any, ...]) -> bool:
-    if isinstance(value, (list, dict, tuple)):
-        return False
-    kind = type(value)
-    for candidate in equals:  # a loop, not any(): this runs for each rule a span's kind finds
-        if value == candidate and kind is type(candidate):
-            return True
-    return False
