@@ -15,7 +15,7 @@ import logging
 from typing import Any, Mapping, Protocol
 
 from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord, ToolRequest
-from . import genai, openinference
+from . import genai
 from . import conventions, frameworks
 from .conventions.reading import read_by_rule
 from .common import RESULT_PREFIX, SESSION_KEYS, session_of, str_or_none
@@ -23,7 +23,6 @@ from . import profiles
 from .profiles import has_selectors, profile_of
 from .genai import GenAIAdapter
 from .genai_events import may_be_genai_event, to_event_record
-from .openinference import OpenInferenceAdapter
 
 logger = logging.getLogger(__name__)
 
@@ -42,7 +41,7 @@ class Adapter(Protocol):
 
 # The most specific convention first (convention files, OpenLLMetry's and MCP's among them,
 # whose spans carry GenAI attributes too, are read before any of these).
-ADAPTERS: tuple[Adapter, ...] = (GenAIAdapter(), OpenInferenceAdapter())
+ADAPTERS: tuple[Adapter, ...] = (GenAIAdapter(),)
 # Every marker with its adapter, in ADAPTERS order: finding a span's adapter costs a few
 # dict lookups, not a call per adapter (this runs for every span).
 _BY_MARKER: tuple[tuple[str, Adapter], ...] = tuple((key, adapter) for adapter in ADAPTERS for key in adapter.markers)
@@ -82,11 +81,9 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool) 
     # Convention files are read first: the rule that reads a span decides. Then in ADAPTERS
     # order, the first convention a span is of decides. Each reader answers None when its
     # convention's key is absent; testing the key first spares the app thread the call.
-    if (answer := conventions.may_be_run(span_name, attributes)) is not None:
+    if (answer := conventions.may_be_run(span_name, attributes, local_root)) is not None:
         return answer
-    if genai.OPERATION in attributes and (answer := genai.may_be_run(attributes)) is not None:
-        return bool(answer)
-    return openinference.KIND in attributes and bool(openinference.may_be_run(attributes, local_root))
+    return genai.OPERATION in attributes and bool(genai.may_be_run(attributes))
 
 
 def to_record(span: SpanData) -> SpanRecord:

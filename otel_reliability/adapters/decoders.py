@@ -17,6 +17,7 @@ from ..model import ToolRequest, ToolResponse
 from ..jsontext import decode_json
 from .common import loads, object_of, str_or_none, text_of
 from .history import newest_messages
+from .message_dicts import tool_message_answers
 
 _PYTHON_LITERAL_LIMIT = 100_000  # characters: literal_eval of a huge repr costs more than it tells
 
@@ -315,4 +316,5 @@ REQUEST_FORMATS: dict[str, Callable[[Any], tuple[ToolRequest, ...]]] = {"chat_co
 RESPONSE_FORMATS: dict[str, Callable[[Any], tuple[ToolResponse, ...]]] = {
     "chat_completions": chat_completions_responses, "ai_sdk_messages": ai_sdk_failed_results,
     "constructor_messages": constructor_error_answers,
+    "message_dicts": tool_message_answers,
 }

@@ -1,14 +1,9 @@
-"""Framework knowledge written as code, and the cold reading that leaves it out.
+"""Framework knowledge, and the cold reading that leaves it out.
 
 What the conventions say (GenAI, OpenInference, OpenLLMetry, MCP) holds for every framework
-that writes them. Some readings hold for one framework alone: they are parsing, not data, so
-they are modules of their own rather than profiles:
-
-* ``smolagents`` — the agent named in its run span's name;
-* ``langchain_agents`` — a ``create_agent`` graph's root, agent name and dispatched calls;
-* ``llama_index`` — a workflow's run span, the agent and call in its events' reprs;
-* ``genai_tools`` — the refusals Google ADK, pydantic-ai and autogen mark on GenAI tool spans
-  by attributes, and ADK's call held for confirmation.
+that writes them. Some readings hold for one framework alone; still written as code:
+``genai_tools`` — the refusals Google ADK, pydantic-ai and autogen mark on GenAI tool spans by
+attributes, and ADK's call held for confirmation.
 
 What a framework writes itself (its refusal answers and error texts: ADK's, strands', agno's,
 openai-agents', CrewAI's, beeai's, Spring AI's) is data, one file per framework in
@@ -16,7 +11,9 @@ openai-agents', CrewAI's, beeai's, Spring AI's) is data, one file per framework 
 are written, where it is data, is a convention file that says ``framework:``: the tool-call
 events an autogen team's runtime messages carry (``conventions/autogen_runtime.yaml``), and under
 OpenInference the name CrewAI derives from a tool's display name and the calls its
-event-listener mode lists in a model span's output, smolagents' bound tool arguments, LlamaIndex's
+event-listener mode lists in a model span's output, smolagents' agent named in its run span's
+name and its bound tool arguments, a LangChain ``create_agent`` graph's root, agent and
+dispatched calls, a LlamaIndex workflow's run span, the agent and call in its events' reprs, its
 wrapped tool arguments, paused calls and model spans that only prepare a call
 (``conventions/openinference_<framework>.yaml``).
 
@@ -27,7 +24,7 @@ rather than what one framework means by it: OpenLLMetry's LangGraph control-flow
 callback wrappers and the pydantic error of a tool's own argument model (its convention file),
 Google ADK's own ``call_llm`` attributes (``vertex``) and its placeholder call id and merged
 tool span (``genai_tools``), openai-agents' handoff span names (``conventions/openinference.yaml``)
-and LangGraph's ``tools`` node under OpenInference (``openinference``). Without them those instrumentations' traces do not
+and LangGraph's ``tools`` node under OpenInference (the same file). Without them those instrumentations' traces do not
 parse into calls at all, which says nothing of how the reader judges a framework it does not know.
 """
 

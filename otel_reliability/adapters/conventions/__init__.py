@@ -251,12 +251,13 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
     return None
 
 
-def may_be_run(span_name: str, attributes: Mapping[str, Any]) -> bool | None:
+def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool = True) -> bool | None:
     """A cheap, conservative test for the span processor's hot path, which holds back the spans
     that may be read as an agent run until they are judged: True when the rule that reads the
     span may make it a run (or name the agent of one), False when it reads it as something else,
     None when no rule reads it (the built-in adapters decide). A condition inside an attribute's
-    JSON (``path``) is not decoded here: such a rule may match.
+    JSON (``path``, ``inside``) is not decoded here: such a rule may match. ``local_root``: the span
+    has no parent in this process (a rule ``held_back: at_local_root`` holds back only such spans).
 
     >>> may_be_run("work", {}) is None
     True
@@ -269,7 +270,7 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any]) -> bool | None:
             matched = rule_matches(rule.when, span_name, attributes, active.patterns, decode=False)
         if matched is False:
             continue
-        if rule.role in _MAY_BE_RUN:
+        if rule.role in _MAY_BE_RUN and (local_root or rule.held_back == "anywhere"):
             return True
         if matched is not None:  # surely this rule's: no later rule reads the span
             return False

@@ -24,7 +24,7 @@ def rule_matches(when: When, span_name: str, attributes: Mapping[str, Any], patt
     if not _others_hold(when, attributes):
         return False
     matched = patterns[when.span_name_matches].fullmatch(span_name) if when.span_name_matches is not None else True
-    if not matched or not _attributes_hold(when, attributes, None, decode, also=False):
+    if not matched or not _attributes_hold(when, attributes, None, decode, also=False, span_name=span_name):
         return False
     return None if not decode and (when.path is not None or when.inside) else matched
 
@@ -40,7 +40,7 @@ def condition_holds(when: When, span: SpanData, tool_name: str | None = None) ->
     attributes: Mapping[str, Any] | None = span.attributes
     if when.event is not None:
         attributes = next((e.attributes for e in span.events if e.name == when.event), None)
-    return attributes is not None and _attributes_hold(when, attributes, tool_name, True)
+    return attributes is not None and _attributes_hold(when, attributes, tool_name, True, span_name=span.name)
 
 
 def _others_hold(when: When, attributes: Mapping[str, Any]) -> bool:
@@ -51,9 +51,11 @@ def _others_hold(when: When, attributes: Mapping[str, Any]) -> bool:
     return not when.without or attributes.keys().isdisjoint(when.without)
 
 
-def _attributes_hold(when: When, attributes: Mapping[str, Any], tool_name: str | None, decode: bool, also: bool = True) -> bool:
+def _attributes_hold(when: When, attributes: Mapping[str, Any], tool_name: str | None, decode: bool, also: bool = True,
+                     span_name: str = "") -> bool:
     """``when``'s conditions on attributes: its attribute (its JSON ``path`` only with ``decode``),
-    ``also`` and ``without`` (unless ``also`` is False: tested already), ``same_value`` and ``matches``."""
+    ``also`` and ``without`` (unless ``also`` is False: tested already), ``same_value``, ``matches``
+    and ``inside`` (only with ``decode``: else it may hold)."""
     if when.attribute is not None and not (holds(when, attributes) if decode or when.path is None else when.attribute in attributes):
         return False
     if also and not _others_hold(when, attributes):
@@ -67,21 +69,42 @@ def _attributes_hold(when: When, attributes: Mapping[str, Any], tool_name: str |
         found = _pattern(pattern).fullmatch(value) if isinstance(value, str) else None
         if found is None or ("tool" in found.re.groupindex and found.group("tool") != tool_name):
             return False
-    return not when.inside or (decode and all(_inside_holds(condition, attributes) for condition in when.inside))
+    return not (when.inside and decode) or all(_inside_holds(condition, attributes, span_name) for condition in when.inside)
 
 
-def _inside_holds(condition: Inside, attributes: Mapping[str, Any]) -> bool:
+def _inside_holds(condition: Inside, attributes: Mapping[str, Any], span_name: str) -> bool:
     """Whether the value at ``condition.path`` in its attribute's JSON exists (and is one of its
-    ``equals``); text that names none of the string values it may equal is not decoded."""
+    ``equals``, or the span's name), or with ``present`` false does not; text that names none of
+    the string values it may equal, or not the path's last key, is not decoded."""
     raw = attributes.get(condition.attribute)
     if raw is None:
-        return False
+        return not condition.present
     equals = condition.equals
-    texts = [value for value in equals if isinstance(value, str)]
-    if isinstance(raw, str) and equals and len(texts) == len(equals) and not any(text in raw for text in texts):
-        return False
-    value = first_at(as_json(raw), condition.path)
-    return value is not None and (not equals or value_in(value, equals))
+    if isinstance(raw, str):
+        texts = [value for value in equals if isinstance(value, str)]
+        if (equals and len(texts) == len(equals) and not any(text in raw for text in texts)) or condition.key_text not in raw:
+            return not condition.present
+    value = first_at(_decoded(raw), condition.path)
+    if value is None or not condition.present:
+        return value is None and not condition.present
+    if condition.is_span_name:
+        return value == span_name
+    return not equals or value_in(value, equals)
+
+
+# the last attribute text decoded for a condition and its value: the conditions of several rules
+# often look inside one attribute of a span (a graph's metadata); one tuple, swapped whole
+_last_decoded: tuple[Any, Any] = (None, None)
+
+
+def _decoded(raw: Any) -> Any:
+    global _last_decoded
+    last = _last_decoded
+    if last[0] is raw:
+        return last[1]
+    value = as_json(raw)
+    _last_decoded = (raw, value)
+    return value
 
 
 @functools.cache

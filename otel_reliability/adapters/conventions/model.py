@@ -21,8 +21,9 @@ Scalar = str | bool | int | float
 
 class Inside(BaseModel):
     """A condition inside another attribute's JSON: the value at ``path`` exists (and, with
-    ``equals``, is one of them). Its text is tested for one of ``equals`` before any decoding,
-    so a span whose attribute cannot hold the value costs a substring test.
+    ``equals``, is one of them; with ``is_span_name``, is the span's name), or with ``present``
+    false does not exist. Its text is tested for one of ``equals`` and for the path's last key
+    before any decoding, so a span whose attribute cannot hold the value costs a substring test.
 
     >>> Inside(attribute="bus.message", path="message.type", equals=["Request"]).path
     'message.type'
@@ -32,6 +33,22 @@ class Inside(BaseModel):
     attribute: str = Field(min_length=1)
     path: str = Field(min_length=1)
     equals: tuple[Scalar, ...] = ()
+    present: bool = True
+    is_span_name: bool = False
+
+    @property
+    def key_text(self) -> str:
+        """What the attribute's text holds wherever the path's last step does: a key's quoted name."""
+        last = self.path.rsplit(".", 1)[-1]
+        return "" if last == "*" or last.isdigit() else f'"{last}"'
+
+    @model_validator(mode="after")
+    def _one_test(self) -> Inside:
+        if not self.present and (self.equals or self.is_span_name):
+            raise ValueError("present: false says the path is absent: give no equals or is_span_name")
+        if self.equals and self.is_span_name:
+            raise ValueError("give equals or is_span_name, not both")
+        return self
 
 
 class When(BaseModel):
@@ -122,6 +139,10 @@ class Source(BaseModel):
     # a mapping's values whose text this expression matches whole are left out (an object's repr
     # a framework passes a tool beside its arguments)
     drop_values: str | None = None
+    # the text's first match of this expression (``last``: its last), its first group: a value
+    # written inside a repr (``current_agent_name='(\w+)'``)
+    search: str | None = None
+    last: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -137,11 +158,13 @@ class Source(BaseModel):
             raise ValueError("event names where an attribute is: give attribute")
         if (self.names_from is None) != (self.decode != "bound_arguments"):
             raise ValueError("decode: bound_arguments names its positional arguments from names_from: give both or neither")
-        if self.drop_values is not None:
+        for name, pattern in (("drop_values", self.drop_values), ("search", self.search)):
             try:
-                re.compile(self.drop_values)
+                compiled = re.compile(pattern) if pattern is not None else None
             except re.error as exc:
-                raise ValueError(f"drop_values {self.drop_values!r} is no regular expression: {exc}") from None
+                raise ValueError(f"{name} {pattern!r} is no regular expression: {exc}") from None
+            if name == "search" and compiled is not None and (compiled.groups != 1 or self.decode != "raw" or self.path):
+                raise ValueError("search reads one group of the text as written: one group, decode: raw, no path")
         if self.each is not None and (self.attribute is None or self.event is not None or self.path is not None or self.decode != "raw"):
             raise ValueError("each reads a flattened list's items as written: give attribute and decode: raw, no event or path")
         return self
@@ -149,7 +172,7 @@ class Source(BaseModel):
 
 Sources = Annotated[tuple[Source, ...], Field(min_length=1)]
 SOURCE_FIELDS = ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error", "tool_definitions",
-                 "sent_by", "parameters")
+                 "sent_by", "parameters", "run_key", "dispatched_name", "dispatched_arguments", "dispatched_call_id")
 
 
 class Messages(BaseModel):
@@ -163,12 +186,14 @@ class Messages(BaseModel):
     records in a graph node's output (answers only: its error ``ToolMessage``s);
     ``flattened_messages``: messages written one attribute per leaf under the list ``attribute``
     (``<attribute>.<i>.message.tool_calls.<j>.tool_call.function.name``; answers: the ``tool``
-    messages after the last ``assistant`` one; ``flattened``)."""
+    messages after the last ``assistant`` one; ``flattened``); ``message_dicts``: messages written
+    as ``{"type", "data"}`` dicts in a graph node's output (answers only: its tool messages)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     attribute: str = Field(min_length=1)
     event: str | None = Field(None, min_length=1)
-    format: Literal["items", "chat_completions", "ai_sdk_messages", "constructor_messages", "flattened_messages"] = "items"
+    format: Literal["items", "chat_completions", "ai_sdk_messages", "constructor_messages", "flattened_messages",
+                    "message_dicts"] = "items"
     path: str | None = None
     call_id: str | None = None
     name: str | None = None
@@ -213,7 +238,10 @@ class SpanRule(BaseModel):
     with the target's name), a span that hands the model answers without being a model call
     (``answers``: a graph node whose output answers calls no tool ran for), a span that relays a
     model's requests or its tools' answers between agents without being a model call (``relay``:
-    a runtime's message delivery, naming the agent that sent them in ``sent_by``), or a span of the
+    a runtime's message delivery, naming the agent that sent them in ``sent_by``), a step that
+    dispatched a call a tool span then ran (``dispatch``: a graph's tools node, a workflow's call
+    step; the call's ``dispatched_name``, ``dispatched_arguments`` and ``dispatched_call_id``, the
+    answers its output holds and the agent acting from then on), or a span of the
     convention that is no call at all (``no_call``: a protocol's session traffic, claimed so that
     no other convention reads it as one). Any span's error is no failure where one of
     ``not_failed_when`` holds (control flow a framework raises, such as an interrupt).
@@ -224,7 +252,7 @@ class SpanRule(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     when: When
-    role: Literal["agent_run", "tool", "model", "names_agent", "acting_agent", "handoff", "answers", "relay", "no_call"]
+    role: Literal["agent_run", "tool", "model", "names_agent", "acting_agent", "handoff", "answers", "relay", "dispatch", "no_call"]
     # Each field is one place, or a list of places tried in order (the first the span carries)
     agent_name: Sources = ()  # runs, spans that name the agent of a run they wrap or the agent acting
     target: Sources = ()  # handoffs: the agent handed to (the model's request it carried out ends with that name)
@@ -267,6 +295,16 @@ class SpanRule(BaseModel):
     model_call: bool = True
     # tools: the parameters the tool declares (kept raw: ``assembly.declared`` reads them)
     parameters: Sources = ()
+    # runs: an identity that survives a continuation (a run resumed in a new trace)
+    run_key: Sources = ()
+    # runs: the span processor holds back a span this rule may read as a run (it may yet be the
+    # run of what ends under it) wherever it is, or only at the process's local root (a graph's
+    # root among many spans alike)
+    held_back: Literal["anywhere", "at_local_root"] = "anywhere"
+    # dispatches: the call dispatched, read as a model's request is
+    dispatched_name: Sources = ()
+    dispatched_arguments: Sources = ()
+    dispatched_call_id: Sources = ()
     # tools: conditions, any of which says the span is no call at all (a call a workflow paused,
     # run again under a span of its own): a plain span, its error no failure
     no_call_when: tuple[When, ...] = ()
@@ -286,7 +324,7 @@ class SpanRule(BaseModel):
     @model_validator(mode="after")
     def _fields_of_its_role(self) -> SpanRule:
         allowed = {
-            "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived"},
+            "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived", "run_key", "held_back"},
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "refused_when", "refusal",
                      "result_is_json", "spans_some_calls", "parameters", "no_call_when"},
             "model": {"requests", "responses", "tokens", "tool_definitions", "requests_else", "model_call"},
@@ -295,6 +333,7 @@ class SpanRule(BaseModel):
             "handoff": {"target"},
             "answers": {"responses"},
             "relay": {"requests", "responses", "sent_by"},
+            "dispatch": {"agent_name", "dispatched_name", "dispatched_arguments", "dispatched_call_id", "responses"},
             "no_call": set(),
         }[self.role]
         stray = sorted(name for name in self.model_fields_set - {"when", "role", "not_failed_when"} if name not in allowed)

@@ -45,6 +45,8 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
             record.start_ns, record.end_ns = max(0, record.start_ns - slack), record.end_ns + slack
         record.agent_name = str_or_none(_value(span, rule.agent_name, match))
         record.attributes = span.attributes
+        if rule.run_key:
+            record.run_key = str_or_none(_value(span, rule.run_key, match))
         output = _value(span, rule.output, match)
         record.output = None if output is None else text_of(output)
         record.outlived = rule.outlived
@@ -58,6 +60,8 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
         record.role, record.handoff_to = Role.TOOL, str_or_none(_value(span, rule.target, match))
     elif rule.role == "answers" and rule.responses is not None:  # no model call: the answers alone
         record.responses = _messages(span, rule.responses, requests=False)
+    elif rule.role == "dispatch":  # no call of its own: the call it handed a tool, the answers it gave
+        _read_dispatch(record, span, rule, match)
     elif rule.role == "relay":  # requests or answers delivered between agents, no model call
         record.role, record.sent_by = Role.MODEL, str_or_none(_value(span, rule.sent_by, match))
         if rule.requests is not None:
@@ -105,6 +109,17 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
         record.refusal = rule.refusal or record.error  # the body never ran
 
 
+def _read_dispatch(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Match[str] | None) -> None:
+    if rule.agent_name:
+        record.agent_name = str_or_none(_value(span, rule.agent_name, match))
+    name = str_or_none(_value(span, rule.dispatched_name, match))
+    if name:
+        arguments = _value(span, rule.dispatched_arguments, match)
+        record.dispatched = ToolRequest(name, arguments, str_or_none(_value(span, rule.dispatched_call_id, match)))
+    if rule.responses is not None:
+        record.responses = _messages(span, rule.responses, requests=False)
+
+
 def _is_json(text: str) -> bool:
     try:
         decode_json(text)
@@ -127,6 +142,8 @@ def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[s
         else:
             raw = span.attributes.get(str(source.attribute))
         if raw is not None:
+            if source.search is not None:
+                return _searched(raw, source.search, source.last)
             if source.names_from is not None:
                 value = bound_arguments(raw, span.attributes.get(source.names_from))
             else:
@@ -135,6 +152,17 @@ def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[s
                 value = _without_values(value, source.drop_values)
             return first_at(value, source.path) if source.path else value
     return None
+
+
+def _searched(raw: Any, pattern: str, last: bool) -> str | None:
+    """The first group of ``pattern``'s first match in ``raw`` (``last``: of its last), None when none."""
+    if not isinstance(raw, str):
+        return None
+    if last:
+        found = re.findall(pattern, raw)
+        return found[-1] if found else None
+    first = re.search(pattern, raw)
+    return first.group(1) if first else None
 
 
 def _without_values(value: dict[str, Any], pattern: str) -> dict[str, Any]:
