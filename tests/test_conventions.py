@@ -152,7 +152,7 @@ BAD_FILES = [
     ("a field of another role", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    agent_name: a.agent\n",
      "spans[0]: a tool span reads no agent_name"),
     ("an unknown role", "name: x\ndescription: d\nspans:\n  - when: {span_name: t}\n    role: planner\n",
-     "spans[0].role: expected 'agent_run', 'tool', 'model', 'names_agent', 'acting_agent', 'handoff', 'answers', 'relay' or 'no_call', got 'planner'"),
+     "spans[0].role: expected 'agent_run', 'tool', 'model', 'names_agent', 'acting_agent', 'handoff', 'answers', 'relay', 'dispatch' or 'no_call', got 'planner'"),
     ("no rules", "name: x\ndescription: d\nspans: []\n", "spans: give at least one rule"),
     ("an unknown decoder", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, decode: yaml}}\n",
      "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python', 'raw', 'identifier', 'callback_input', 'last_ai_message', "
