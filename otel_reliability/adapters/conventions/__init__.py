@@ -26,7 +26,7 @@ from pydantic import ValidationError
 from ...input_errors import validation_problems, yaml_problem
 from ...model import SpanData
 from ...textfile import NotUtf8Error, read_text
-from .conditions import condition_holds, rule_matches, value_in
+from .conditions import Test, compiled, condition_holds, rule_matches, value_in
 from .model import Convention, SpanRule, When
 
 __all__ = [
@@ -99,12 +99,15 @@ class _Compiled:
         if len(set(names)) != len(names):
             raise ConventionError(f"two conventions share a name: {sorted({n for n in names if names.count(n) > 1})}")
         self.origins = origins = _refining_first(origins)
+        self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
+                         if (pattern := rule.when.span_name_matches) is not None}
         self.by_span_name: dict[str, list[_Candidate]] = {}
         self.by_attribute: dict[str, list[_Candidate]] = {}
         for origin in origins:
             for rule in origin.convention.spans:
                 table, key = (self.by_span_name, rule.when.span_name) if rule.when.span_name else (self.by_attribute, rule.when.attribute)
-                table.setdefault(str(key), []).append((rule, origin.convention.name, _only_values(rule.when)))
+                table.setdefault(str(key), []).append((rule, origin.convention.name, _only_values(rule.when),
+                                                       compiled(rule.when, self.patterns)))
         self.attribute_keys = frozenset(self.by_attribute)
         self.attribute_order = tuple(self.by_attribute)  # rules are tried in the files' order, never a set's
         self.attribute_rank = {key: rank for rank, key in enumerate(self.attribute_order)}
@@ -116,8 +119,6 @@ class _Compiled:
             values = {value: [c for c in found if c not in valued or value in c[0].when.equals]
                       for rule, *_ in valued for value in rule.when.equals}
             self.by_value[key] = values, [c for c in found if c not in valued]
-        self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
-                         if (pattern := rule.when.span_name_matches) is not None}
         self._cold: _Compiled | None = None
 
     def without_frameworks(self) -> _Compiled:
@@ -128,9 +129,9 @@ class _Compiled:
         return self._cold
 
 
-# a rule, its convention's name, and the values its attribute must have when that is all it asks
-# (an empty tuple: any), None when it asks more: such a rule is tested without _matches
-_Candidate = tuple[SpanRule, str, "tuple[Any, ...] | None"]
+# a rule, its convention's name, the values its attribute must have when that is all it asks
+# (an empty tuple: any; None when it asks more), and its test (``conditions.compiled``)
+_Candidate = tuple[SpanRule, str, "tuple[Any, ...] | None", Test]
 
 
 def _only_values(when: When) -> tuple[Any, ...] | None:
@@ -211,9 +212,12 @@ def frameworks_removed() -> Iterator[None]:
 def _candidates(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> Sequence[_Candidate]:
     """The rules that may read a span of this name and these attributes, in the order they are tried."""
     candidates = active.by_span_name.get(span_name, ())
-    if active.attribute_keys.isdisjoint(attributes):
+    if len(attributes) > len(active.attribute_order):  # a model span's many message keys: look the few up
+        keys = frozenset([key for key in active.attribute_order if key in attributes])
+    else:
+        keys = active.attribute_keys.intersection(attributes)  # the span's keys, walked in C
+    if not keys:
         return candidates
-    keys = active.attribute_keys.intersection(attributes)  # the span's keys, walked in C
     if len(keys) == 1:
         [key] = keys
         found = _valued(active, key, attributes[key])
@@ -240,12 +244,12 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
     ``span_name_matches`` (for fields read from the name's groups); None when no rule does."""
     active = _active
     attributes = span.attributes
-    for rule, name, values in _candidates(active, span.name, attributes):
+    for rule, name, values, test in _candidates(active, span.name, attributes):
         if values is not None:  # its attribute's value is all it asks (found by that attribute: present)
             if not values or value_in(attributes[str(rule.when.attribute)], values):
                 return rule, name, None
             continue
-        matched = rule_matches(rule.when, span.name, attributes, active.patterns)
+        matched = test(span.name, attributes)
         if matched is not False:
             return rule, name, matched if isinstance(matched, re.Match) else None
     return None
@@ -263,7 +267,7 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool =
     True
     """
     active = _active
-    for rule, _, values in _candidates(active, span_name, attributes):
+    for rule, _, values, _ in _candidates(active, span_name, attributes):
         if values is not None:
             matched: re.Match[str] | bool | None = not values or value_in(attributes[str(rule.when.attribute)], values)
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 from ...model import SpanData
 from ..decoders import as_json, first_at
@@ -20,13 +20,81 @@ def rule_matches(when: When, span_name: str, attributes: Mapping[str, Any], patt
         return False
     # the other attributes first, a few lookups (a framework's instrumentation told apart from
     # another's on spans alike: most spans a rule finds are not its own); then the name's pattern;
-    # the attribute last: a ``path`` condition decodes its JSON
-    if not _others_hold(when, attributes):
+    # the attribute last: a ``path`` condition decodes its JSON. ``without`` inlined: most rules
+    # of a convention that others' spans carry too say it (this runs for each rule a span finds)
+    if when.without and not attributes.keys().isdisjoint(when.without):
+        return False
+    if when.also and not _others_hold(when, attributes):
         return False
     matched = patterns[when.span_name_matches].fullmatch(span_name) if when.span_name_matches is not None else True
     if not matched or not _attributes_hold(when, attributes, None, decode, also=False, span_name=span_name):
         return False
     return None if not decode and (when.path is not None or when.inside) else matched
+
+
+Test = Callable[[str, Mapping[str, Any]], "re.Match[str] | bool"]
+
+
+def compiled(when: When, patterns: Mapping[str, re.Pattern[str]]) -> Test:
+    """``rule_matches(when, …)`` (decoding) as one function of the span's name and attributes that
+    makes only the tests ``when`` asks for, built once per rule: a span's kind finds several
+    rules of a convention, most of which it fails.
+
+    >>> test = compiled(When(attribute="k", equals=["tool"], without=["x"]), {})
+    >>> test("t", {"k": "tool"}), test("t", {"k": "tool", "x": 1}), test("t", {"k": "llm"})
+    (True, False, False)
+    """
+    checks: list[Callable[[str, Mapping[str, Any]], bool]] = []
+    if when.span_name is not None:
+        exact = when.span_name
+        checks.append(lambda name, attributes: name == exact)
+    if when.without:
+        without = frozenset(when.without)
+        checks.append(lambda name, attributes: attributes.keys().isdisjoint(without))
+    for key, values in when.also.items():
+        checks.append(_carries(key, values))
+    attribute, equals = when.attribute, when.equals
+    if attribute is not None and when.path is not None:
+        checks.append(lambda name, attributes: holds(when, attributes))
+    elif attribute is not None and equals:
+        checks.append(lambda name, attributes: attribute in attributes and (
+            (type(value := attributes[attribute]) is str and value in equals) or value_in(value, equals)))
+    elif attribute is not None:
+        checks.append(lambda name, attributes: attribute in attributes)
+    if when.same_value:
+        same = when.same_value
+        checks.append(lambda name, attributes: _same_value(same, attributes))
+    for key, pattern in when.matches.items():  # rules name no group ``tool`` (model: only refused_when does)
+        checks.append(_matches_whole(key, _pattern(pattern)))
+    if when.inside:
+        inside = when.inside
+        checks.append(lambda name, attributes: all(_inside_holds(condition, attributes, name) for condition in inside))
+    name_pattern = patterns[when.span_name_matches] if when.span_name_matches is not None else None
+
+    def test(name: str, attributes: Mapping[str, Any]) -> re.Match[str] | bool:
+        for check in checks:
+            if not check(name, attributes):
+                return False
+        if name_pattern is None:
+            return True
+        return name_pattern.fullmatch(name) or False
+
+    return test
+
+
+def _carries(key: str, values: tuple[Any, ...]) -> Callable[[str, Mapping[str, Any]], bool]:
+    if not values:
+        return lambda name, attributes: key in attributes
+    return lambda name, attributes: key in attributes and _in(attributes[key], values)
+
+
+def _matches_whole(key: str, pattern: re.Pattern[str]) -> Callable[[str, Mapping[str, Any]], bool]:
+    return lambda name, attributes: isinstance(value := attributes.get(key), str) and pattern.fullmatch(value) is not None
+
+
+def _same_value(keys: tuple[str, ...], attributes: Mapping[str, Any]) -> bool:
+    first, *others = keys
+    return first in attributes and all(key in attributes and attributes[key] == attributes[first] for key in others)
 
 
 def condition_holds(when: When, span: SpanData, tool_name: str | None = None) -> bool:
@@ -56,14 +124,17 @@ def _attributes_hold(when: When, attributes: Mapping[str, Any], tool_name: str |
     """``when``'s conditions on attributes: its attribute (its JSON ``path`` only with ``decode``),
     ``also`` and ``without`` (unless ``also`` is False: tested already), ``same_value``, ``matches``
     and ``inside`` (only with ``decode``: else it may hold)."""
-    if when.attribute is not None and not (holds(when, attributes) if decode or when.path is None else when.attribute in attributes):
+    attribute = when.attribute
+    if attribute is not None and when.path is None:  # holds(), inlined for its most common case
+        value = attributes.get(attribute)
+        if value is None or (when.equals and not (value in when.equals if type(value) is str else False) and not value_in(value, when.equals)):
+            return False
+    elif attribute is not None and not (holds(when, attributes) if decode else attribute in attributes):
         return False
     if also and not _others_hold(when, attributes):
         return False
-    if when.same_value:
-        first, *others = when.same_value
-        if first not in attributes or not all(key in attributes and attributes[key] == attributes[first] for key in others):
-            return False
+    if when.same_value and not _same_value(when.same_value, attributes):
+        return False
     for key, pattern in when.matches.items():
         value = attributes.get(key)
         found = _pattern(pattern).fullmatch(value) if isinstance(value, str) else None
@@ -81,8 +152,8 @@ def _inside_holds(condition: Inside, attributes: Mapping[str, Any], span_name: s
         return not condition.present
     equals = condition.equals
     if isinstance(raw, str):
-        texts = [value for value in equals if isinstance(value, str)]
-        if (equals and len(texts) == len(equals) and not any(text in raw for text in texts)) or condition.key_text not in raw:
+        texts = condition.texts
+        if (texts is not None and not any(text in raw for text in texts)) or condition.key_text not in raw:
             return not condition.present
     value = first_at(_decoded(raw), condition.path)
     if value is None or not condition.present:

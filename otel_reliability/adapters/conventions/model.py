@@ -9,6 +9,7 @@ pattern on it — with the decoder each value is written in (``decoders``).
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import Annotated, Any, Literal
 
@@ -36,11 +37,17 @@ class Inside(BaseModel):
     present: bool = True
     is_span_name: bool = False
 
-    @property
+    @functools.cached_property
     def key_text(self) -> str:
         """What the attribute's text holds wherever the path's last step does: a key's quoted name."""
         last = self.path.rsplit(".", 1)[-1]
         return "" if last == "*" or last.isdigit() else f'"{last}"'
+
+    @functools.cached_property
+    def texts(self) -> tuple[str, ...] | None:
+        """``equals`` when all of it is text (a value's text must then hold one), else None."""
+        texts = tuple(value for value in self.equals if isinstance(value, str))
+        return texts if texts and len(texts) == len(self.equals) else None
 
     @model_validator(mode="after")
     def _one_test(self) -> Inside:
