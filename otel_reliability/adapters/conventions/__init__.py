@@ -212,12 +212,14 @@ def frameworks_removed() -> Iterator[None]:
 def _candidates(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> Sequence[_Candidate]:
     """The rules that may read a span of this name and these attributes, in the order they are tried."""
     candidates = active.by_span_name.get(span_name, ())
-    if len(attributes) > len(active.attribute_order):  # a model span's many message keys: look the few up
+    if len(attributes) > 4 * len(active.attribute_order):  # a model span's many message keys: look the few up
         keys = frozenset([key for key in active.attribute_order if key in attributes])
+        if not keys:
+            return candidates
+    elif active.attribute_keys.isdisjoint(attributes):
+        return candidates
     else:
         keys = active.attribute_keys.intersection(attributes)  # the span's keys, walked in C
-    if not keys:
-        return candidates
     if len(keys) == 1:
         [key] = keys
         found = _valued(active, key, attributes[key])
