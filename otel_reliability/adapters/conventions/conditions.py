@@ -44,6 +44,8 @@ def compiled(when: When, patterns: Mapping[str, re.Pattern[str]]) -> Test:
     >>> test("t", {"k": "tool"}), test("t", {"k": "tool", "x": 1}), test("t", {"k": "llm"})
     (True, False, False)
     """
+    if not when.model_fields_set <= _COMPILED_FIELDS:  # a condition this does not know: test it the long way
+        return lambda name, attributes: rule_matches(when, name, attributes, patterns) or False
     checks: list[Callable[[str, Mapping[str, Any]], bool]] = []
     if when.span_name is not None:
         exact = when.span_name
@@ -80,6 +82,12 @@ def compiled(when: When, patterns: Mapping[str, re.Pattern[str]]) -> Test:
         return name_pattern.fullmatch(name) or False
 
     return test
+
+
+# the fields of When that ``compiled`` tests; a field added to When (and to rule_matches) without
+# being added here is tested by rule_matches, never left untested
+_COMPILED_FIELDS = frozenset({"span_name", "span_name_matches", "attribute", "equals", "path", "also", "without", "same_value",
+                              "matches", "inside"})
 
 
 def _carries(key: str, values: tuple[Any, ...]) -> Callable[[str, Mapping[str, Any]], bool]:
