@@ -279,5 +279,6 @@ RESPONSE_FORMATS: dict[str, Callable[[Any], tuple[ToolResponse, ...]]] = {
 
 # ------------------------------------------------------------------ message formats of other modules
 
+VALUE_DECODERS["string"] = lambda value: value if isinstance(value, str) else None  # any other type: none
 REQUEST_FORMATS["gemini_contents"] = gemini_requests
 RESPONSE_FORMATS["gemini_contents"] = gemini_responses

@@ -21,13 +21,14 @@ from datetime import datetime, timezone
 from typing import Any
 from urllib.parse import quote, urlencode, urlsplit
 
+from ..adapters.openinference import KIND
 from ..model import STATUS_ERROR, STATUS_OK, STATUS_UNSET, EventData, SpanData
 from .backend_http import BackendError, BackendQuery, Budget, Pulled, Reply, get, has_attributes
 
 SCHEME = "phoenix://"
 SPANS_PER_REQUEST = 1000  # Phoenix's largest page
 TRACES_PER_REQUEST = 20  # trace ids in one second-pass request (they travel in the URL)
-SPAN_KIND = "openinference.span.kind"
+SPAN_KIND = KIND  # where OpenInference says what a span is: Phoenix keeps it in a column of its own
 JSON_STRING_KEYS = ("metadata", "llm.prompt_template.variables")  # what Phoenix parses as JSON at intake
 UNKNOWN_KIND = "UNKNOWN"  # what Phoenix stores for a span that had no span kind
 _STATUS = {"OK": STATUS_OK, "ERROR": STATUS_ERROR, "UNSET": STATUS_UNSET}

@@ -7,7 +7,10 @@ processor's ``conventions=``, ``OTEL_RELIABILITY_CONVENTIONS``). A rule is found
 span name or by an attribute the span carries, so a span that no convention file speaks of
 costs one set test and one dict lookup. The first rule that matches reads the span; the
 files a user adds are tried before the shipped ones, which come before the conventions the
-built-in adapters read, and a file is tried before the conventions it ``refines``.
+built-in adapters read, and a file is tried before the conventions it ``refines`` (``files``:
+GenAI's, which many instrumentations write beside their own keys, is tried last). A file of
+framework knowledge (``framework:``) is left out of a cold reading (``frameworks_removed``).
+A convention whose events are written as log records too says so (``log_events``: GenAI's).
 
 ``removed()`` reads without any convention file: what a framework's traces give with none.
 """
@@ -17,76 +20,23 @@ from __future__ import annotations
 import functools
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-import yaml
-from pydantic import ValidationError
-
-from ...input_errors import validation_problems, yaml_problem
 from ...model import SpanData
-from ...textfile import NotUtf8Error, read_text
+from ..common import error_text
 from ..decoders import as_json, first_at
-from .model import Convention, SpanRule, When
+from .files import ENVIRONMENT_VARIABLE, SHIPPED, ConventionError, Origin, load_file, paths_from, refining_first
+from .model import Convention, LogEvents, SpanRule, When
 
 __all__ = [
-    "Convention", "ConventionError", "Origin", "condition_holds", "in_force", "load_file", "may_be_run", "paths_from",
-    "removed", "rule_for", "use",
+    "ENVIRONMENT_VARIABLE", "SHIPPED", "Convention", "ConventionError", "Origin", "condition_holds", "in_force", "load_file", "log_events", "may_be_run", "paths_from",
+    "frameworks_removed", "removed", "rule_for", "use",
 ]
 
 FOLDER = Path(__file__).parent
-SHIPPED = "shipped"  # a convention file that comes with the package
 # roles that make, or may make, a span a run: the span processor holds such spans back
 _MAY_BE_RUN = frozenset({"agent_run", "names_agent"})
-ENVIRONMENT_VARIABLE = "OTEL_RELIABILITY_CONVENTIONS"  # the user's convention files, comma-separated
-
-
-def paths_from(environ: Mapping[str, str]) -> list[str]:
-    """The convention files an environment names (``OTEL_RELIABILITY_CONVENTIONS``, comma-separated).
-
-    >>> paths_from({"OTEL_RELIABILITY_CONVENTIONS": "acme.yaml, more.yaml"})
-    ['acme.yaml', 'more.yaml']
-    """
-    return [part.strip() for part in environ.get(ENVIRONMENT_VARIABLE, "").split(",") if part.strip()]
-
-
-class ConventionError(ValueError):
-    """A convention file that cannot be used; the message names the file and the field."""
-
-
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """A convention in force, and where it came from (for ``otel-reliability conventions``)."""
-
-    convention: Convention
-    source: str  # the file's path, or SHIPPED
-
-    @property
-    def found_by(self) -> list[str]:
-        """What a span must have for this convention to read it: its rules' names and attributes."""
-        return sorted({f"span name {r.when.span_name}" if r.when.span_name else f"attribute {r.when.attribute}" for r in self.convention.spans})
-
-
-def load_file(path: str | Path) -> Convention:
-    """One convention file, validated (``ConventionError`` in one line naming it otherwise)."""
-    path = Path(path)
-    try:
-        text = read_text(path)
-    except NotUtf8Error as exc:
-        raise ConventionError(f"convention file {exc}") from None
-    except OSError as exc:
-        raise ConventionError(f"convention file {path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConventionError(f"convention file {path}: not valid YAML: {yaml_problem(exc)}") from None
-    if data is None:
-        raise ConventionError(f"convention file {path}: the file is empty: expected name, description and spans")
-    try:
-        return Convention.model_validate(data)
-    except ValidationError as exc:
-        raise ConventionError(f"convention file {path}: {validation_problems(exc)}") from None
 
 
 class _Compiled:
@@ -99,7 +49,7 @@ class _Compiled:
         names = [o.convention.name for o in origins]
         if len(set(names)) != len(names):
             raise ConventionError(f"two conventions share a name: {sorted({n for n in names if names.count(n) > 1})}")
-        self.origins = origins = _refining_first(origins)
+        self.origins = origins = refining_first(origins)
         self.by_span_name: dict[str, list[_Candidate]] = {}
         self.by_attribute: dict[str, list[_Candidate]] = {}
         for origin in origins:
@@ -119,6 +69,15 @@ class _Compiled:
             self.by_value[key] = values, [c for c in found if c not in valued]
         self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
                          if (pattern := rule.when.span_name_matches) is not None}
+        self.log_events = tuple(o.convention.log_events for o in origins if o.convention.log_events is not None)
+        self._cold: _Compiled | None = None
+
+    def without_frameworks(self) -> _Compiled:
+        """These conventions without the files of framework knowledge, compiled once."""
+        if self._cold is None:
+            kept = [origin for origin in self.origins if origin.convention.framework is None]
+            self._cold = self if len(kept) == len(self.origins) else _Compiled(kept)
+        return self._cold
 
 
 # a rule, its convention's name, and the values its attribute must have when that is all it asks
@@ -130,26 +89,6 @@ def _only_values(when: When) -> tuple[Any, ...] | None:
     """``when``'s values of its attribute when its attribute is all it asks for, else None."""
     asks_more = (when.span_name, when.span_name_matches, when.path, when.event) != (None,) * 4 or when.also or when.without
     return None if asks_more or when.same_value or when.matches or when.attribute is None else when.equals
-
-
-def _refining_first(origins: Sequence[Origin]) -> tuple[Origin, ...]:
-    """``origins`` in their order, except that a convention comes before those it refines."""
-    names = {o.convention.name for o in origins}
-    for origin in origins:
-        for refined in origin.convention.refines:
-            if refined not in names:
-                raise ConventionError(f"convention file {origin.source}: refines: no convention named {refined!r} is in force")
-    ordered: list[Origin] = []
-    left = list(origins)
-    while left:
-        # the first one left that no other one left refines
-        ready = next((o for o in left if not any(o.convention.name in other.convention.refines for other in left)), None)
-        if ready is None:
-            circle = sorted(o.convention.name for o in left if o.convention.refines)
-            raise ConventionError(f"convention file {left[0].source}: refines: {', '.join(circle)} refine each other in a circle")
-        ordered.append(ready)
-        left.remove(ready)
-    return tuple(ordered)
 
 
 def _shipped() -> list[Origin]:
@@ -178,11 +117,28 @@ def in_force() -> tuple[Origin, ...]:
     return _active.origins
 
 
+def log_events() -> tuple[LogEvents, ...]:
+    """The conventions in force whose events are written as log records too, in the order they are tried."""
+    return _active.log_events
+
+
 @contextmanager
 def removed() -> Iterator[None]:
     """Read with no convention file at all while the block runs."""
     global _active
     kept, _active = _active, _Compiled(())
+    try:
+        yield
+    finally:
+        _active = kept
+
+
+@contextmanager
+def frameworks_removed() -> Iterator[None]:
+    """Read without the files that state a framework's knowledge (``framework:``) while the block
+    runs: the cold reading (``knowledge.removed()``)."""
+    global _active
+    kept, _active = _active, _active.without_frameworks()
     try:
         yield
     finally:
@@ -277,8 +233,10 @@ def _matches(when: When, span_name: str, attributes: Mapping[str, Any], patterns
 def condition_holds(when: When, span: SpanData, tool_name: str | None = None) -> bool:
     """Whether a condition on a span found (``failed_when``, ``not_failed_when``,
     ``refused_when``) holds: on its attributes, or on those of its first ``event`` of that name;
-    ``tool_name``: what a ``matches`` group named ``tool`` must be."""
+    ``tool_name``: what a ``matches`` (or ``error_matches``) group named ``tool`` must be."""
     if when.span_name is not None and span.name != when.span_name:
+        return False
+    if when.error_matches is not None and not _error_matches(when.error_matches, span, tool_name):
         return False
     if when.span_name_matches is not None and not _pattern(when.span_name_matches).fullmatch(span.name):
         return False
@@ -286,6 +244,12 @@ def condition_holds(when: When, span: SpanData, tool_name: str | None = None) ->
     if when.event is not None:
         attributes = next((e.attributes for e in span.events if e.name == when.event), None)
     return attributes is not None and _attributes_hold(when, attributes, tool_name, True)
+
+
+def _error_matches(pattern: str, span: SpanData, tool_name: str | None) -> bool:
+    """Whether the span's error text matches ``pattern`` whole (a group named ``tool``: the tool's name)."""
+    found = _pattern(pattern).fullmatch(error_text(span) or "")
+    return found is not None and ("tool" not in found.re.groupindex or found.group("tool") == tool_name)
 
 
 def _others_hold(when: When, attributes: Mapping[str, Any]) -> bool:
@@ -328,10 +292,17 @@ def holds(when: When, attributes: Mapping[str, Any]) -> bool:
         return False
     value = attributes[when.attribute]
     if when.path is not None:
+        if isinstance(value, str) and when.equals and "\\u" not in value and all(isinstance(text, str) and _spelled_literally(text) and text not in value for text in when.equals):
+            return False  # a JSON text without \u escapes spells such a value literally: one that names none cannot hold it
         value = first_at(as_json(value), when.path)
         if value is None:
             return False
     return not when.equals or _value_in(value, when.equals)
+
+
+def _spelled_literally(value: str) -> bool:
+    """Whether a JSON text without ``\\u`` escapes can spell this string value only as it is."""
+    return value.isascii() and value.isprintable() and '"' not in value and "\\" not in value
 
 
 def _value_in(value: Any, equals: tuple[Any, ...]) -> bool:

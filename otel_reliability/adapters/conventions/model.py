@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..decoders import REQUEST_FORMATS
+from ..span_formats import SPAN_FORMATS
 
 Scalar = str | bool | int | float
 
@@ -53,10 +54,13 @@ class When(BaseModel):
     same_value: tuple[str, ...] = ()
     matches: dict[str, str] = Field(default_factory=dict)
     event: str | None = Field(None, min_length=1)
+    # conditions only: a regular expression the span's error text (its status message, else its
+    # exception's message) matches whole; a group named ``tool`` must be the tool's name
+    error_matches: str | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _found_by_name_or_attribute(self) -> When:
-        if self.span_name is None and self.attribute is None and not self.matches:
+        if self.span_name is None and self.attribute is None and not self.matches and self.error_matches is None:
             raise ValueError("needs span_name or attribute (span_name_matches alone would be tried on every span)")
         if len(self.same_value) == 1:
             raise ValueError("same_value compares attributes with each other: give two or more")
@@ -69,6 +73,11 @@ class When(BaseModel):
             raise ValueError("equals compares an attribute's value: give attribute")
         if self.path and self.attribute is None:
             raise ValueError("path looks inside an attribute's value: give attribute")
+        for pattern in (self.error_matches,) if self.error_matches is not None else ():
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"error_matches: {pattern!r} is no regular expression: {exc}") from None
         if self.span_name_matches is not None:
             try:
                 re.compile(self.span_name_matches)
@@ -93,7 +102,14 @@ class Source(BaseModel):
     span_name: bool = False
     span_name_group: str | None = Field(None, min_length=1)
     path: str | None = Field(None, min_length=1)
-    decode: Literal["json", "text", "kwargs", "python", "raw", "identifier", "callback_input", "last_ai_message"] = "json"
+    decode: Literal[
+        "json", "text", "kwargs", "python", "raw", "identifier", "callback_input", "last_ai_message",
+        "string",
+    ] = "json"
+    # values that stand for none (a placeholder, an empty name): the next place is tried
+    unless: tuple[Scalar, ...] = ()
+    # with ``span_name``: the rest of the name after this prefix (none when it lacks the prefix or nothing follows)
+    after: str | None = Field(None, min_length=1)
 
     @model_validator(mode="before")
     @classmethod
@@ -107,11 +123,14 @@ class Source(BaseModel):
             raise ValueError("give exactly one of attribute, span_name or span_name_group")
         if self.event is not None and self.attribute is None:
             raise ValueError("event names where an attribute is: give attribute")
+        if self.after is not None and not self.span_name:
+            raise ValueError("after reads the span's name after a prefix: give span_name: true")
         return self
 
 
 Sources = Annotated[tuple[Source, ...], Field(min_length=1)]
-SOURCE_FIELDS = ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error", "tool_definitions")
+SOURCE_FIELDS = ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error", "tool_definitions",
+                 "refusal_named_in")
 
 
 class Messages(BaseModel):
@@ -131,7 +150,7 @@ class Messages(BaseModel):
     event: str | None = Field(None, min_length=1)
     format: Literal[
         "items", "chat_completions", "ai_sdk_messages", "constructor_messages",
-        "gemini_contents",
+        "gemini_contents", "genai", "openinference",
     ] = "items"
     path: str | None = None
     call_id: str | None = None
@@ -139,9 +158,17 @@ class Messages(BaseModel):
     arguments: str | None = None
     content: str | None = None
     error: str | None = None
+    # span formats (``SPAN_FORMATS``), which read the span, not one value: where else the messages
+    # may be (the same attribute on each event of this name, when the span's holds none), events
+    # that each carry one message, and the event after whose last one those events are new
+    or_events: str | None = Field(None, min_length=1)
+    events: str | None = Field(None, min_length=1)
+    after_event: str | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _items_say_where(self) -> Messages:
+        if self.format not in SPAN_FORMATS and (self.or_events, self.events, self.after_event) != (None, None, None):
+            raise ValueError(f"format {self.format} reads one value: or_events, events and after_event are for span formats")
         if self.format == "items" and (self.path is None or self.call_id is None):
             raise ValueError("format items needs path and call_id")
         if self.format != "items" and any(v is not None for v in (self.path, self.call_id, self.name, self.arguments, self.content, self.error)):
@@ -204,7 +231,8 @@ class SpanRule(BaseModel):
     error: Sources = ()  # tools: the failure's text, where the span status does not carry it
     failed_when: When | None = None  # tools: a condition on the span that says the call failed
     # tools: a condition on a failed span that says the body never ran (arguments its tool's own
-    # schema refused), and the refusal's reason (else the span's error)
+    # schema refused), and the refusal's reason (else the span's error); ``refusal`` alone: every span
+    # the rule reads is a call refused before its body ran (``when`` says so: a callback answered instead)
     refused_when: When | None = None
     refusal: str | None = Field(None, min_length=1)
     not_failed_when: tuple[When, ...] = ()  # any span: conditions, any of which says its error is no failure
@@ -220,6 +248,15 @@ class SpanRule(BaseModel):
     # models: the tools declared to the model, each with its parameters (``assembly.declared``);
     # read with ``decode: raw``, they are decoded only for a call that failed
     tool_definitions: Sources = ()
+    # models: messages read when ``requests`` and ``responses`` give neither a call nor an answer
+    # (a span stamped by a second convention too keeps them in that one's format)
+    messages_otherwise: Messages | None = None
+    # tools: where a failed call's answer to the model is (a result object's ``error``): a refusal a
+    # framework file (``frameworks/``) names there is the call's; the first place holding one counts
+    refusal_named_in: Sources = ()
+    # tools: the span records a call held for a decision (the tool did not run), unless it failed:
+    # read as the model's request, which a later run answers (or not)
+    held: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -236,10 +273,10 @@ class SpanRule(BaseModel):
     @model_validator(mode="after")
     def _fields_of_its_role(self) -> SpanRule:
         allowed = {
-            "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived"},
+            "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived", "tool_definitions"},
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "refused_when", "refusal",
-                     "result_is_json", "spans_some_calls"},
-            "model": {"requests", "responses", "tokens", "tool_definitions"},
+                     "result_is_json", "spans_some_calls", "refusal_named_in", "held"},
+            "model": {"requests", "responses", "tokens", "tool_definitions", "messages_otherwise"},
             "names_agent": {"agent_name"},
             "acting_agent": {"agent_name"},
             "handoff": {"target"},
@@ -261,12 +298,10 @@ class SpanRule(BaseModel):
             raise ValueError("when: needs span_name or attribute (matches alone would be tried on every span)")
         if self.when.event is not None:
             raise ValueError("when: event is for conditions on a span found (failed_when, not_failed_when, refused_when)")
-        if self.refusal is not None and self.refused_when is None:
-            raise ValueError("refusal is the reason refused_when gives: give refused_when")
         for name, conditions in (("when", [self.when]), ("failed_when", [self.failed_when]), ("not_failed_when", self.not_failed_when)):
             if any(condition is not None and "tool" in _groups(condition) for condition in conditions):
                 raise ValueError(f"{name}: a group named tool is compared with the tool's name: only refused_when has one")
-        if self.requests is not None and self.requests.format not in REQUEST_FORMATS and self.requests.format != "items":
+        if self.requests is not None and self.requests.format not in {*REQUEST_FORMATS, *SPAN_FORMATS, "items"}:
             raise ValueError(f"requests: format {self.requests.format} holds only answers (responses)")
         groups = re.compile(self.when.span_name_matches).groupindex if self.when.span_name_matches else {}
         for name in SOURCE_FIELDS:
@@ -281,9 +316,41 @@ def _groups(when: When) -> set[str]:
     return {name for pattern in when.matches.values() for name in re.compile(pattern).groupindex}
 
 
+class LogEvents(BaseModel):
+    """A convention whose events are also written as OpenTelemetry log records, each correlated
+    with its span by trace and span id: a record whose event name (its event name field, else its
+    ``name_attribute``) starts with ``prefix`` is the same event a span may carry, its payload in
+    its body or attributes, read with the model rule's ``requests`` and ``responses``. A ``turn``
+    record marks the assistant's turn: the answers recorded before it under the same span replay
+    the history. A structured history in the responses' attribute is cut after its last assistant
+    message, as a JSON text of it is.
+
+    >>> LogEvents(prefix="sdk.", name_attribute="sdk.event", turn="sdk.assistant",
+    ...           requests={"attribute": "out", "format": "genai"}, responses={"attribute": "in", "format": "genai"}).prefix
+    'sdk.'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    prefix: str = Field(min_length=1)
+    name_attribute: str = Field(min_length=1)
+    turn: str = Field(min_length=1)
+    requests: Messages
+    responses: Messages
+
+    @model_validator(mode="after")
+    def _span_formats(self) -> LogEvents:
+        for name, messages in (("requests", self.requests), ("responses", self.responses)):
+            if messages.format not in SPAN_FORMATS:
+                raise ValueError(f"{name}: an event is read as a span holding it: give a span format ({', '.join(SPAN_FORMATS)})")
+        return self
+
+
 class Convention(BaseModel):
     """One convention file. ``refines``: conventions whose spans this one's carry, read more
     closely here (OpenLLMetry's over one framework): its rules are tried before theirs.
+    ``framework``: the file reads how one framework's spans are written (its runtime's messages,
+    its wrapped arguments): framework knowledge, which a cold reading (``knowledge.removed()``)
+    leaves out.
 
     >>> Convention(name="acme", description="d", spans=[{"when": {"span_name": "acme.run"}, "role": "agent_run"}]).name
     'acme'
@@ -293,7 +360,9 @@ class Convention(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9_.-]+$")
     description: str = Field(min_length=1)
     refines: tuple[str, ...] = ()
+    framework: str | None = Field(None, pattern=r"^[a-z0-9_.-]+$")
     spans: tuple[SpanRule, ...]
+    log_events: LogEvents | None = None
 
     @field_validator("spans")
     @classmethod

@@ -8,8 +8,10 @@ from typing import Any
 
 from ...jsontext import decode_json
 from ...model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
+from .. import frameworks
 from ..common import RESULT_PREFIX, error_text, str_or_none, text_of
 from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, first_at
+from ..span_formats import SPAN_FORMATS
 from ..usage import tokens_from
 from . import condition_holds
 from .model import Messages, Source, SpanRule
@@ -45,6 +47,8 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
         output = _value(span, rule.output, match)
         record.output = None if output is None else text_of(output)
         record.outlived = rule.outlived
+        if rule.tool_definitions:
+            record.tool_definitions = _value(span, rule.tool_definitions, match)
     elif rule.role == "tool":
         _read_tool(record, span, rule, match)
     elif rule.role == "names_agent":
@@ -61,6 +65,10 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
             record.requests = _messages(span, rule.requests, requests=True)
         if rule.responses is not None:
             record.responses = _messages(span, rule.responses, requests=False)
+        otherwise = rule.messages_otherwise
+        if otherwise is not None and not (record.requests or record.responses) and otherwise.attribute in span.attributes:
+            record.requests = _messages(span, otherwise, requests=True)
+            record.responses = _messages(span, otherwise, requests=False)
         if rule.tokens is not None:
             record.tokens = tokens_from(span.attributes, rule.tokens.parts, rule.tokens.totals)
         record.tool_definitions = _value(span, rule.tool_definitions, match)
@@ -90,6 +98,23 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
         record.error = text_of(_value(span, rule.error, match))
     if record.error is not None and rule.refused_when is not None and condition_holds(rule.refused_when, span, record.tool_name):
         record.refusal = rule.refusal or record.error  # the body never ran
+    _read_refusal_or_hold(record, span, rule)
+
+
+def _read_refusal_or_hold(record: SpanRecord, span: SpanData, rule: SpanRule) -> None:
+    """What a tool rule says beyond a failure's own condition: a refusal every span it reads is
+    (``refusal`` alone), one a framework names in a failed call's answer (``refusal_named_in``),
+    or a call held for a decision (``held``), read as the model's request."""
+    if rule.refusal is not None and rule.refused_when is None:
+        record.refusal = rule.refusal
+    elif record.error is not None and record.refusal is None and rule.refusal_named_in:
+        answer = _first_text(span, rule.refusal_named_in)
+        if answer is not None:
+            record.refusal = frameworks.refusal_named(answer)
+    if rule.held and record.error is None:
+        request = ToolRequest(record.tool_name or span.name, record.arguments, record.call_id)
+        record.role, record.requests, record.refusal = Role.MODEL, (request,), None
+        record.tool_name = record.call_id = record.arguments = None
 
 
 def _is_json(text: str) -> bool:
@@ -100,24 +125,50 @@ def _is_json(text: str) -> bool:
     return True
 
 
+def _first_text(span: SpanData, sources: tuple[Source, ...]) -> str | None:
+    """The text at the ``path`` of the first of ``sources`` (span attributes) that holds one there.
+    Most values hold no such key, which a substring test of their JSON text tells without decoding."""
+    for source in sources:
+        raw = span.attributes.get(str(source.attribute))
+        key = source.path.rsplit(".", 1)[-1] if source.path else "*"
+        if raw is None or (isinstance(raw, str) and key != "*" and not key.isdigit() and "\\u" not in raw and f'"{key}"' not in raw):
+            continue
+        value = VALUE_DECODERS[source.decode](raw)
+        value = first_at(value, source.path) if source.path else value
+        if isinstance(value, str):
+            return value
+    return None
+
+
 def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[str] | None) -> Any:
     """The value at the first of ``sources`` the span carries, decoded; None when it carries none."""
     for source in sources or ():
-        if source.span_name:
-            raw: Any = span.name
+        if source.after is not None:
+            name, prefix = span.name, source.after
+            raw: Any = name[len(prefix):] or None if name.startswith(prefix) else None
+        elif source.span_name:
+            raw = span.name
         elif source.span_name_group is not None:
             raw = match.group(source.span_name_group) if match is not None else None
         elif source.event is not None:
             raw = next((e.attributes.get(str(source.attribute)) for e in span.events if e.name == source.event), None)
         else:
             raw = span.attributes.get(str(source.attribute))
-        if raw is not None:
+        if raw is not None and not (source.unless and _is_one_of(raw, source.unless)):
             value = VALUE_DECODERS[source.decode](raw)
             return first_at(value, source.path) if source.path else value
     return None
 
 
+def _is_one_of(value: Any, values: tuple[Any, ...]) -> bool:
+    """Whether ``value`` is one of ``values``, of the same type (``1`` is not ``True``)."""
+    return any(value == candidate and type(value) is type(candidate) for candidate in values)
+
+
 def _messages(span: SpanData, messages: Messages, *, requests: bool) -> tuple[Any, ...]:
+    if messages.format in SPAN_FORMATS:  # a format that reads the span: its attribute or its events
+        reader = SPAN_FORMATS[messages.format]
+        return reader.requests(span, messages) if requests else reader.responses(span, messages)
     if messages.event is not None:
         raw = next((e.attributes.get(messages.attribute) for e in span.events if e.name == messages.event), None)
     else:
