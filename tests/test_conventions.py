@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otel_reliability import OTLPJsonFileSpanExporter
-from otel_reliability.adapters import any_span, conventions
+from otel_reliability.adapters import any_span, conventions, to_record
 from otel_reliability.adapters.decoders import (
     RESPONSE_FORMATS, as_kwargs, as_python, chat_completions_requests, chat_completions_responses,
 )
@@ -379,3 +379,32 @@ def test_a_tool_span_named_by_its_display_name_joins_the_request_and_leaves_unsp
     chain = [(a.tool, a.outcome, a.could_be, a.witnesses.joined_by) for r in judge_spans(Engine(), spans) for a in r.verdict.chain]
     assert [c[:3] for c in chain] == [("delegate_work_to_coworker", "ok", None), ("lookup", "refused", "ok")]
     assert chain[0][3] != "unpaired"
+
+
+def test_a_tool_rule_reads_placeholders_names_after_a_prefix_bookkeeping_spans_refusals_and_held_calls(tmp_path):
+    # The generic fields GenAI's file reads with, on a made-up SDK: a placeholder id is none, a span
+    # without a name attribute is named by its span name after the prefix, a bookkeeping span is no
+    # call, a rule's refusal alone refuses every span it reads, and a held call is the request.
+    path = tmp_path / "sdk.yaml"
+    path.write_text(
+        "name: sdk\ndescription: d\nspans:\n"
+        "  - when: {attribute: sdk.op, equals: [hold]}\n    role: tool\n    held: true\n"
+        "    tool_name: [{attribute: sdk.tool, decode: raw}, {span_name: true, after: 'run ', decode: raw}]\n"
+        "  - when: {attribute: sdk.op, equals: [blocked]}\n    role: tool\n    refusal: blocked by a hook\n"
+        "    tool_name: [{attribute: sdk.tool, decode: raw}]\n"
+        "  - when: {attribute: sdk.op, equals: [tool]}\n    role: tool\n    not_calls: [(merged)]\n"
+        "    tool_name: [{attribute: sdk.tool, decode: raw, unless: ['']}, {span_name: true, after: 'run ', decode: raw}]\n"
+        "    call_id: {attribute: sdk.id, decode: raw, unless: ['<none>']}\n",
+        encoding="utf-8")
+    conventions.use([path])
+    try:
+        def read(name, **attributes):
+            return to_record(SpanData(1, 2, 0, name, 0, 1, attributes))
+        named = read("run lookup", **{"sdk.op": "tool", "sdk.tool": "", "sdk.id": "<none>"})
+        assert (named.role.value, named.tool_name, named.call_id) == ("tool", "lookup", None)
+        assert read("run x", **{"sdk.op": "tool", "sdk.tool": "(merged)"}).role.value == "other"
+        assert read("run x", **{"sdk.op": "blocked", "sdk.tool": "rm"}).refusal == "blocked by a hook"
+        held = read("run approve", **{"sdk.op": "hold"})
+        assert (held.role.value, [request.name for request in held.requests], held.tool_name) == ("model", ["approve"], None)
+    finally:
+        conventions.use([])

@@ -124,7 +124,10 @@ def to_record(span: SpanData) -> SpanRecord:
         record.agent_version = _agent_version(attributes, span.service_version)
     if record.role is _TOOL:
         if not record.returned:
-            record.returned = any(key in attributes for key in _TOOL_RESULT_KEYS)
+            for key in _TOOL_RESULT_KEYS:  # a loop, not any(): this runs for every tool span
+                if key in attributes:
+                    record.returned = True
+                    break
         if record.returned and not record.error and record.output is None:  # OK, or failed without a word of why
             _keep_result(record, attributes)
     if record.role is _TOOL:

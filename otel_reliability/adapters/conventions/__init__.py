@@ -148,14 +148,20 @@ def frameworks_removed() -> Iterator[None]:
 def _candidates(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> Sequence[_Candidate]:
     """The rules that may read a span of this name and these attributes, in the order they are tried."""
     candidates = active.by_span_name.get(span_name, ())
-    if active.attribute_keys.isdisjoint(attributes):
-        return candidates
     keys = active.attribute_keys.intersection(attributes)  # the span's keys, walked in C
+    if not keys:
+        return candidates
     if len(keys) == 1:
         [key] = keys
         found = _valued(active, key, attributes[key])
-    else:
-        found = [c for key in sorted(keys, key=active.attribute_rank.__getitem__) for c in _valued(active, key, attributes[key])]
+    else:  # most keys' values find no rule (a tool's type that marks nothing): ordered only when two do
+        found, finding = [], []
+        for key in keys:
+            if rules := _valued(active, key, attributes[key]):
+                found = rules
+                finding.append(key)
+        if len(finding) > 1:
+            found = [c for key in sorted(finding, key=active.attribute_rank.__getitem__) for c in _valued(active, key, attributes[key])]
     return [*candidates, *found] if candidates else found
 
 
@@ -179,7 +185,10 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
     attributes = span.attributes
     for rule, name, values in _candidates(active, span.name, attributes):
         if values is not None:  # its attribute's value is all it asks (found by that attribute: present)
-            if not values or _value_in(attributes[str(rule.when.attribute)], values):
+            if not values:
+                return rule, name, None
+            value = attributes[rule.when.attribute]  # type: ignore[index]  # found by it: never None
+            if (type(value) is str and value in values) or _value_in(value, values):  # a text: one test
                 return rule, name, None
             continue
         matched = _matches(rule.when, span.name, attributes, active.patterns)

@@ -254,6 +254,9 @@ class SpanRule(BaseModel):
     # tools: where a failed call's answer to the model is (a result object's ``error``): a refusal a
     # framework file (``frameworks/``) names there is the call's; the first place holding one counts
     refusal_named_in: Sources = ()
+    # tools: names that name no call (a span the framework writes for its own bookkeeping, such as
+    # the merged answers of several calls): such a span is read as none
+    not_calls: tuple[str, ...] = ()
     # tools: the span records a call held for a decision (the tool did not run), unless it failed:
     # read as the model's request, which a later run answers (or not)
     held: bool = False
@@ -275,7 +278,7 @@ class SpanRule(BaseModel):
         allowed = {
             "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived", "tool_definitions"},
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "refused_when", "refusal",
-                     "result_is_json", "spans_some_calls", "refusal_named_in", "held"},
+                     "result_is_json", "spans_some_calls", "refusal_named_in", "held", "not_calls"},
             "model": {"requests", "responses", "tokens", "tool_definitions", "messages_otherwise"},
             "names_agent": {"agent_name"},
             "acting_agent": {"agent_name"},

@@ -14,7 +14,7 @@ from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_jso
 from ..span_formats import SPAN_FORMATS
 from ..usage import tokens_from
 from . import condition_holds
-from .model import Messages, Source, SpanRule
+from .model import SOURCE_FIELDS, Messages, Source, SpanRule
 
 _TRUE = (True, "true", "True", 1)
 _JSON_WHITESPACE = " \t\n\r"
@@ -32,6 +32,9 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
     >>> record.role.value, record.tool_name, record.arguments, record.error
     ('tool', 'rm', {'p': '/'}, 'denied')
     """
+    plan = _PLANS.get(id(rule))
+    if plan is None or plan.rule is not rule:
+        plan = _plan(rule)
     record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
     error = error_text(span)
     if error is not None and any(condition_holds(condition, span) for condition in rule.not_failed_when):
@@ -42,21 +45,21 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
         if rule.clock_slack_ms:
             slack = int(rule.clock_slack_ms * 1_000_000)
             record.start_ns, record.end_ns = max(0, record.start_ns - slack), record.end_ns + slack
-        record.agent_name = str_or_none(_value(span, rule.agent_name, match))
+        record.agent_name = str_or_none(_read(span, plan.agent_name, match))
         record.attributes = span.attributes
-        output = _value(span, rule.output, match)
+        output = _read(span, plan.output, match)
         record.output = None if output is None else text_of(output)
         record.outlived = rule.outlived
         if rule.tool_definitions:
-            record.tool_definitions = _value(span, rule.tool_definitions, match)
+            record.tool_definitions = _read(span, plan.tool_definitions, match)
     elif rule.role == "tool":
-        _read_tool(record, span, rule, match)
+        _read_tool(record, span, rule, plan, match)
     elif rule.role == "names_agent":
-        record.names_agent = str_or_none(_value(span, rule.agent_name, match))
+        record.names_agent = str_or_none(_read(span, plan.agent_name, match))
     elif rule.role == "acting_agent":  # no run: the agent acting from here on in the run around it
-        record.agent_name = str_or_none(_value(span, rule.agent_name, match))
+        record.agent_name = str_or_none(_read(span, plan.agent_name, match))
     elif rule.role == "handoff":
-        record.role, record.handoff_to = Role.TOOL, str_or_none(_value(span, rule.target, match))
+        record.role, record.handoff_to = Role.TOOL, str_or_none(_read(span, plan.target, match))
     elif rule.role == "answers" and rule.responses is not None:  # no model call: the answers alone
         record.responses = _messages(span, rule.responses, requests=False)
     elif rule.role == "model":
@@ -71,17 +74,19 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
             record.responses = _messages(span, otherwise, requests=False)
         if rule.tokens is not None:
             record.tokens = tokens_from(span.attributes, rule.tokens.parts, rule.tokens.totals)
-        record.tool_definitions = _value(span, rule.tool_definitions, match)
+        record.tool_definitions = _read(span, plan.tool_definitions, match)
     return record
 
 
-def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Match[str] | None) -> None:
-    record.role = Role.TOOL
+def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, plan: _Plan, match: re.Match[str] | None) -> None:
     # a rule that says where the name is names none when the span lacks it; one that does not, the span's name
-    record.tool_name = str_or_none(_value(span, rule.tool_name, match)) if rule.tool_name else span.name
-    record.arguments = _value(span, rule.arguments, match)
-    record.call_id = str_or_none(_value(span, rule.call_id, match))
-    result = _value(span, rule.result, match)
+    name = str_or_none(_read(span, plan.tool_name, match)) if rule.tool_name else span.name
+    if rule.not_calls and name in rule.not_calls:
+        return  # a span the framework writes for its own bookkeeping: no call
+    record.role, record.tool_name = Role.TOOL, name
+    record.arguments = _read(span, plan.arguments, match)
+    record.call_id = str_or_none(_read(span, plan.call_id, match))
+    result = _read(span, plan.result, match)
     record.returned = result is not None
     # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``); told
     # from its text, since decoding a whole result only to see it is not null costs more
@@ -92,13 +97,14 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
         record.failure_possible = not _is_json(result)
     failed = rule.failed_when is not None and condition_holds(rule.failed_when, span)
     if record.error is None and failed:
-        said = _value(span, rule.error, match)
+        said = _read(span, plan.error, match)
         record.error = text_of(said if said is not None else result)
     elif record.error == "" and rule.error:
-        record.error = text_of(_value(span, rule.error, match))
+        record.error = text_of(_read(span, plan.error, match))
     if record.error is not None and rule.refused_when is not None and condition_holds(rule.refused_when, span, record.tool_name):
         record.refusal = rule.refusal or record.error  # the body never ran
-    _read_refusal_or_hold(record, span, rule)
+    if rule.refusal is not None or rule.held or (record.error is not None and rule.refusal_named_in):
+        _read_refusal_or_hold(record, span, rule)
 
 
 def _read_refusal_or_hold(record: SpanRecord, span: SpanData, rule: SpanRule) -> None:
@@ -140,23 +146,88 @@ def _first_text(span: SpanData, sources: tuple[Source, ...]) -> str | None:
     return None
 
 
-def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[str] | None) -> Any:
-    """The value at the first of ``sources`` the span carries, decoded; None when it carries none."""
-    for source in sources or ():
+# How a place is read, compiled once per list of places (``_steps``): an attribute of the span, an
+# attribute of its first event of a name, its name, its name after a prefix, a group of its pattern
+_ATTRIBUTE, _EVENT, _NAME, _NAME_AFTER, _GROUP = range(5)
+# (kind, attribute / event / prefix / group, the event's attribute, decoder (None: as written), path, unless)
+_Step = tuple[int, str, str, "Any", "str | None", "tuple[Any, ...]"]
+_STEPS: dict[int, tuple[tuple[Source, ...], tuple[_Step, ...]]] = {}
+
+
+def _steps(sources: tuple[Source, ...]) -> tuple[_Step, ...]:
+    """``sources`` compiled into steps, once: the per-span path only follows them. Kept by the
+    tuple's id with the tuple itself, so that an id is never reused while its entry lives."""
+    found = _STEPS.get(id(sources))
+    if found is not None and found[0] is sources:
+        return found[1]
+    steps: list[_Step] = []
+    for source in sources:
+        decode = None if source.decode == "raw" else VALUE_DECODERS[source.decode]
         if source.after is not None:
-            name, prefix = span.name, source.after
-            raw: Any = name[len(prefix):] or None if name.startswith(prefix) else None
+            step: _Step = (_NAME_AFTER, source.after, "", decode, source.path, source.unless)
         elif source.span_name:
-            raw = span.name
+            step = (_NAME, "", "", decode, source.path, source.unless)
         elif source.span_name_group is not None:
-            raw = match.group(source.span_name_group) if match is not None else None
+            step = (_GROUP, source.span_name_group, "", decode, source.path, source.unless)
         elif source.event is not None:
-            raw = next((e.attributes.get(str(source.attribute)) for e in span.events if e.name == source.event), None)
+            step = (_EVENT, source.event, str(source.attribute), decode, source.path, source.unless)
         else:
-            raw = span.attributes.get(str(source.attribute))
-        if raw is not None and not (source.unless and _is_one_of(raw, source.unless)):
-            value = VALUE_DECODERS[source.decode](raw)
-            return first_at(value, source.path) if source.path else value
+            step = (_ATTRIBUTE, str(source.attribute), "", decode, source.path, source.unless)
+        steps.append(step)
+    _STEPS[id(sources)] = (sources, tuple(steps))
+    return tuple(steps)
+
+
+class _Plan:
+    """A rule's places compiled into steps (``_steps``), one attribute per field that has places."""
+
+    __slots__ = ("rule", *SOURCE_FIELDS)
+    agent_name: tuple[_Step, ...]
+    target: tuple[_Step, ...]
+    output: tuple[_Step, ...]
+    tool_name: tuple[_Step, ...]
+    arguments: tuple[_Step, ...]
+    result: tuple[_Step, ...]
+    call_id: tuple[_Step, ...]
+    error: tuple[_Step, ...]
+    tool_definitions: tuple[_Step, ...]
+    refusal_named_in: tuple[_Step, ...]
+
+    def __init__(self, rule: SpanRule) -> None:
+        self.rule = rule
+        for name in SOURCE_FIELDS:
+            setattr(self, name, _steps(getattr(rule, name) or ()))
+
+
+_PLANS: dict[int, _Plan] = {}
+
+
+def _plan(rule: SpanRule) -> _Plan:
+    """``rule``'s plan, made once (kept by the rule's id with the rule itself: the id is never reused meanwhile)."""
+    plan = _PLANS[id(rule)] = _Plan(rule)
+    return plan
+
+
+def _read(span: SpanData, steps: tuple[_Step, ...], match: re.Match[str] | None) -> Any:
+    """The value at the first of a field's compiled places the span carries, decoded; None when it carries none."""
+    for kind, where, key, decode, path, unless in steps:
+        if kind == _ATTRIBUTE:
+            raw: Any = span.attributes.get(where)
+        elif kind == _NAME_AFTER:
+            name = span.name
+            raw = name[len(where):] or None if name.startswith(where) else None
+        elif kind == _NAME:
+            raw = span.name
+        elif kind == _GROUP:
+            raw = match.group(where) if match is not None else None
+        else:
+            raw = next((e.attributes.get(key) for e in span.events if e.name == where), None)
+        if raw is None or (unless and raw in unless and _is_one_of(raw, unless)):
+            continue
+        if decode is None and path is None:
+            return raw
+        value = raw if decode is None else decode(raw)
+        return first_at(value, path) if path else value
     return None
 
 
