@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otel_reliability import OTLPJsonFileSpanExporter
-from otel_reliability.adapters import conventions, knowledge, to_record
+from otel_reliability.adapters import any_span, conventions, knowledge, to_record
 from otel_reliability.adapters.decoders import (
     RESPONSE_FORMATS, as_kwargs, as_python, chat_completions_requests, chat_completions_responses,
 )
@@ -121,7 +121,7 @@ def test_conventions_lists_each_in_force_with_what_finds_it_and_where_it_came_fr
     assert rows[0] == {"name": "acme", "kind": "convention file", "found by": ["attribute acme.type"], "source": str(acme)}
     sources = {(row["name"], row["kind"]): row["source"] for row in rows}
     assert sources[("haystack-native", "convention file")] == "shipped"
-    assert sources[("GenAI", "built-in adapter")] == "built in"
+    assert sources[("genai", "convention file")] == "shipped"
     assert sources[("openinference-dspy", "profile")] == "shipped"
     assert [row["kind"] for row in rows] == sorted((row["kind"] for row in rows), key=["convention file", "built-in adapter", "profile"].index)
 
@@ -156,7 +156,7 @@ BAD_FILES = [
     ("no rules", "name: x\ndescription: d\nspans: []\n", "spans: give at least one rule"),
     ("an unknown decoder", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, decode: yaml}}\n",
      "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python', 'raw', 'identifier', 'callback_input', 'last_ai_message', "
-     "'object_name' or 'bound_arguments', got 'yaml'"),
+     "'object_name', 'bound_arguments' or 'string', got 'yaml'"),
     ("positional arguments named by nothing", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, decode: bound_arguments}}\n",
      "spans[0].arguments[0]: decode: bound_arguments names its positional arguments from names_from: give both or neither"),
     ("a flattened list decoded", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, each: .value}}\n",
@@ -194,8 +194,6 @@ BAD_FILES = [
      "spans[0]: not_failed_when: a group named tool is compared with the tool's name: only refused_when has one"),
     ("a run refused", "name: x\ndescription: d\nspans:\n  - when: {span_name: run}\n    role: agent_run\n"
      "    refused_when: {attribute: a.invalid}\n", "spans[0]: a agent_run span reads no refused_when"),
-    ("a refusal's reason without its condition", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    refusal: invalid arguments\n",
-     "spans[0]: refusal is the reason refused_when gives: give refused_when"),
     ("answers from nowhere", "name: x\ndescription: d\nspans:\n  - when: {span_name: node}\n    role: answers\n",
      "spans[0]: a span of role answers needs responses"),
     ("refining a convention not in force", f"name: x\ndescription: d\nrefines: [acme]\nspans:\n{_GOOD_RULE}",
@@ -252,22 +250,55 @@ def test_chat_completions_messages_give_the_newest_requests_and_answers():
 
 # The modules of the conventions still read by code (issue 32, item 2 moves them out): a shipped
 # file layered over one of them (OpenLLMetry over LlamaIndex) shares its keys until it moves.
-STILL_IN_CODE = {"genai.py", "genai_events.py", "genai_tools.py", "openinference.py", "vertex.py", "usage.py"}
+STILL_IN_CODE = {"usage.py"}
 READER_CODE = [path for folder in ("adapters", "assembly", "sources") for path in (ROOT / "otel_reliability" / folder).rglob("*.py")
                if not (path.parent.name == "adapters" and path.name in STILL_IN_CODE)]
 # A backend that stores a convention's key out of the attributes puts it back: it reads no convention.
 RESTORED_BY_BACKEND = {"otel_reliability/sources/phoenix.py": {"openinference.span.kind"}}
+# OpenTelemetry's own trace semantics, which every convention shares and the reader reads for any
+# span: how a span records an exception and the type of its error (``adapters.common.error_text``).
+OPENTELEMETRY_KEYS = {"exception", "exception.message", "exception.type", "error.type"}
+# Where a convention file names attributes, events and span names: fields whose value is one,
+# fields that list them, and fields whose keys are them.
+_NAMING, _LISTING, _KEYED = ({"attribute", "event", "or_events", "events", "after_event", "turn", "name_attribute", "span_name"},
+                             {"without", "same_value", "totals", "parts"}, {"also", "matches"})
+
+
+def _names_in(value, field=None):
+    """Every attribute key, event name and span name a convention file's data names."""
+    if isinstance(value, dict):
+        found = set(value) if field in _KEYED else set()
+        return found.union(*(_names_in(item, key) for key, item in value.items()))
+    if isinstance(value, (list, tuple)):
+        return set().union(*(_names_in(item, field) for item in value))
+    if isinstance(value, str) and (field in _NAMING or field in _LISTING):
+        return {value}
+    return set()
 
 
 @pytest.mark.parametrize("origin", conventions.in_force(), ids=lambda origin: origin.convention.name)
-def test_a_shipped_convention_is_found_by_keys_no_reader_code_names(origin):
-    # Issue 32, item 2: what marks a span as a convention's lives in its file alone. Each
-    # convention moved out of adapters/ joins this table by being a shipped file.
-    selectors = {rule.when.attribute for rule in origin.convention.spans if rule.when.attribute}
-    naming = {str(path.relative_to(ROOT)): sorted(key for key in selectors - RESTORED_BY_BACKEND.get(str(path.relative_to(ROOT)), set())
-                                                  if f'"{key}"' in path.read_text(encoding="utf-8"))
-              for path in READER_CODE}
-    assert {path: keys for path, keys in naming.items() if keys} == {}
+def test_no_reader_code_names_a_key_a_shipped_convention_file_names(origin):
+    # Issue 32, item 2: a convention lives in its file alone. Every attribute, event and span name
+    # the file names anywhere (what finds a span, where its fields and messages are, its token
+    # counts, its conditions) is absent from the reader's code, except OpenTelemetry's own. A bare
+    # word (Logfire's ``name``, a legacy event's ``content``) is a message format's field name too,
+    # so only namespaced names are sought.
+    names = {name for name in _names_in(origin.convention.model_dump()) - OPENTELEMETRY_KEYS if re.search(r"[.:]", name)}
+    assert names, "the walk found no name: it no longer knows the file's fields"
+    naming = {}
+    for path in READER_CODE:
+        text, restored = path.read_text(encoding="utf-8"), RESTORED_BY_BACKEND.get(str(path.relative_to(ROOT)), set())
+        if found := sorted(name for name in names - restored if f'"{name}"' in text or f"'{name}'" in text):
+            naming[str(path.relative_to(ROOT))] = found
+    assert naming == {}
+
+
+def test_no_reader_code_names_a_key_any_span_may_carry():
+    # The keys read for every span whichever convention reads it are data too (``any_span.yaml``).
+    names = {key for keys in any_span.KEYS.model_dump().values() for key in keys}
+    naming = {str(path.relative_to(ROOT)): found for path in READER_CODE
+              if (found := sorted(name for name in names if f'"{name}"' in path.read_text(encoding="utf-8")))}
+    assert naming == {}
 
 
 def test_the_ai_sdks_failed_tool_results_are_answers_and_its_successes_are_not():
@@ -380,3 +411,32 @@ def test_a_long_flattened_input_gives_only_the_answers_after_its_last_assistant_
     record = to_record(SpanData(1, 2, 0, "ChatModel", 0, 1, attributes))
     assert [(a.call_id, a.content) for a in record.responses] == [("last", "")]  # message 3000 is the last assistant's
     assert record.model_call
+
+
+def test_a_tool_rule_reads_placeholders_names_after_a_prefix_bookkeeping_spans_refusals_and_held_calls(tmp_path):
+    # The generic fields GenAI's file reads with, on a made-up SDK: a placeholder id is none, a span
+    # without a name attribute is named by its span name after the prefix, a bookkeeping span is no
+    # call, a rule's refusal alone refuses every span it reads, and a held call is the request.
+    path = tmp_path / "sdk.yaml"
+    path.write_text(
+        "name: sdk\ndescription: d\nspans:\n"
+        "  - when: {attribute: sdk.op, equals: [hold]}\n    role: tool\n    held: true\n"
+        "    tool_name: [{attribute: sdk.tool, decode: raw}, {span_name: true, after: 'run ', decode: raw}]\n"
+        "  - when: {attribute: sdk.op, equals: [blocked]}\n    role: tool\n    refusal: blocked by a hook\n"
+        "    tool_name: [{attribute: sdk.tool, decode: raw}]\n"
+        "  - when: {attribute: sdk.op, equals: [tool]}\n    role: tool\n    not_calls: [(merged)]\n"
+        "    tool_name: [{attribute: sdk.tool, decode: raw, unless: ['']}, {span_name: true, after: 'run ', decode: raw}]\n"
+        "    call_id: {attribute: sdk.id, decode: raw, unless: ['<none>']}\n",
+        encoding="utf-8")
+    conventions.use([path])
+    try:
+        def read(name, **attributes):
+            return to_record(SpanData(1, 2, 0, name, 0, 1, attributes))
+        named = read("run lookup", **{"sdk.op": "tool", "sdk.tool": "", "sdk.id": "<none>"})
+        assert (named.role.value, named.tool_name, named.call_id) == ("tool", "lookup", None)
+        assert read("run x", **{"sdk.op": "tool", "sdk.tool": "(merged)"}).role.value == "other"
+        assert read("run x", **{"sdk.op": "blocked", "sdk.tool": "rm"}).refusal == "blocked by a hook"
+        held = read("run approve", **{"sdk.op": "hold"})
+        assert (held.role.value, [request.name for request in held.requests], held.tool_name) == ("model", ["approve"], None)
+    finally:
+        conventions.use([])

@@ -16,6 +16,7 @@ from typing import Any, Callable, Iterator
 from ..model import ToolRequest, ToolResponse
 from ..jsontext import decode_json
 from .common import loads, object_of, str_or_none, text_of
+from .gemini_formats import gemini_requests, gemini_responses
 from .history import newest_messages
 from .message_dicts import tool_message_answers
 
@@ -318,3 +319,9 @@ RESPONSE_FORMATS: dict[str, Callable[[Any], tuple[ToolResponse, ...]]] = {
     "constructor_messages": constructor_error_answers,
     "message_dicts": tool_message_answers,
 }
+
+# ------------------------------------------------------------------ message formats of other modules
+
+VALUE_DECODERS["string"] = lambda value: value if isinstance(value, str) else None  # any other type: none
+REQUEST_FORMATS["gemini_contents"] = gemini_requests
+RESPONSE_FORMATS["gemini_contents"] = gemini_responses

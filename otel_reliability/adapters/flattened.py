@@ -51,7 +51,7 @@ def count(attrs: Mapping[str, Any], prefix: str, fields: tuple[str, ...]) -> int
 def values(attrs: Mapping[str, Any], name: str, field: str) -> tuple[Any, ...]:
     """The values at ``field`` of each item of the list ``name`` (``<name>.<i><field>``).
 
-    >>> values({"llm.tools.0.tool.json_schema": "{}", "llm.tools.1.tool.json_schema": "[]"}, "llm.tools", ".tool.json_schema")
+    >>> values({"sdk.tools.0.schema": "{}", "sdk.tools.1.schema": "[]"}, "sdk.tools", ".schema")
     ('{}', '[]')
     """
     prefix = f"{name}."

@@ -11,25 +11,8 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-# (input, output) pairs, newest spelling first, then a total to fall back on
-GENAI_PARTS = (
-    ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"),
-    ("gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens"),  # before semconv 1.27; strands writes both
-)
-GENAI_TOTALS = ("gen_ai.usage.total_tokens", "llm.usage.total_tokens")  # the second: traceloop's
 OPENINFERENCE_PARTS = (("llm.token_count.prompt", "llm.token_count.completion"),)
 OPENINFERENCE_TOTALS = ("llm.token_count.total",)
-
-
-def genai_tokens(attrs: Mapping[str, Any]) -> int | None:
-    """A GenAI (or traceloop) model call's tokens.
-
-    >>> genai_tokens({"gen_ai.usage.input_tokens": 11, "gen_ai.usage.output_tokens": 7})
-    18
-    >>> genai_tokens({"llm.usage.total_tokens": 40}), genai_tokens({})
-    (40, None)
-    """
-    return tokens_from(attrs, GENAI_PARTS, GENAI_TOTALS)
 
 
 def openinference_tokens(attrs: Mapping[str, Any]) -> int | None:

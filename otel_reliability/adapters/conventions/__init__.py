@@ -7,7 +7,10 @@ processor's ``conventions=``, ``OTEL_RELIABILITY_CONVENTIONS``). A rule is found
 span name or by an attribute the span carries, so a span that no convention file speaks of
 costs one set test and one dict lookup. The first rule that matches reads the span; the
 files a user adds are tried before the shipped ones, which come before the conventions the
-built-in adapters read, and a file is tried before the conventions it ``refines``.
+built-in adapters read, and a file is tried before the conventions it ``refines`` (``files``:
+GenAI's, which many instrumentations write beside their own keys, is tried last). A file of
+framework knowledge (``framework:``) is left out of a cold reading (``frameworks_removed``).
+A convention whose events are written as log records too says so (``log_events``: GenAI's).
 
 ``removed()`` reads without any convention file: what a framework's traces give with none.
 """
@@ -16,76 +19,22 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Mapping, Sequence
 
-import yaml
-from pydantic import ValidationError
-
-from ...input_errors import validation_problems, yaml_problem
 from ...model import SpanData
-from ...textfile import NotUtf8Error, read_text
 from .conditions import Test, compiled, condition_holds, rule_matches, value_in
-from .model import Convention, SpanRule, When
+from .files import ENVIRONMENT_VARIABLE, SHIPPED, ConventionError, Origin, load_file, paths_from, refining_first
+from .model import Convention, LogEvents, SpanRule, When
 
 __all__ = [
-    "Convention", "ConventionError", "Origin", "condition_holds", "in_force", "load_file", "may_be_run", "paths_from",
+    "ENVIRONMENT_VARIABLE", "SHIPPED", "Convention", "ConventionError", "Origin", "condition_holds", "in_force", "load_file", "log_events", "may_be_run", "paths_from",
     "frameworks_removed", "removed", "rule_for", "use",
 ]
 
 FOLDER = Path(__file__).parent
-SHIPPED = "shipped"  # a convention file that comes with the package
 # roles that make, or may make, a span a run: the span processor holds such spans back
 _MAY_BE_RUN = frozenset({"agent_run", "names_agent"})
-ENVIRONMENT_VARIABLE = "OTEL_RELIABILITY_CONVENTIONS"  # the user's convention files, comma-separated
-
-
-def paths_from(environ: Mapping[str, str]) -> list[str]:
-    """The convention files an environment names (``OTEL_RELIABILITY_CONVENTIONS``, comma-separated).
-
-    >>> paths_from({"OTEL_RELIABILITY_CONVENTIONS": "acme.yaml, more.yaml"})
-    ['acme.yaml', 'more.yaml']
-    """
-    return [part.strip() for part in environ.get(ENVIRONMENT_VARIABLE, "").split(",") if part.strip()]
-
-
-class ConventionError(ValueError):
-    """A convention file that cannot be used; the message names the file and the field."""
-
-
-@dataclass(frozen=True, slots=True)
-class Origin:
-    """A convention in force, and where it came from (for ``otel-reliability conventions``)."""
-
-    convention: Convention
-    source: str  # the file's path, or SHIPPED
-
-    @property
-    def found_by(self) -> list[str]:
-        """What a span must have for this convention to read it: its rules' names and attributes."""
-        return sorted({f"span name {r.when.span_name}" if r.when.span_name else f"attribute {r.when.attribute}" for r in self.convention.spans})
-
-
-def load_file(path: str | Path) -> Convention:
-    """One convention file, validated (``ConventionError`` in one line naming it otherwise)."""
-    path = Path(path)
-    try:
-        text = read_text(path)
-    except NotUtf8Error as exc:
-        raise ConventionError(f"convention file {exc}") from None
-    except OSError as exc:
-        raise ConventionError(f"convention file {path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConventionError(f"convention file {path}: not valid YAML: {yaml_problem(exc)}") from None
-    if data is None:
-        raise ConventionError(f"convention file {path}: the file is empty: expected name, description and spans")
-    try:
-        return Convention.model_validate(data)
-    except ValidationError as exc:
-        raise ConventionError(f"convention file {path}: {validation_problems(exc)}") from None
 
 
 class _Compiled:
@@ -98,7 +47,7 @@ class _Compiled:
         names = [o.convention.name for o in origins]
         if len(set(names)) != len(names):
             raise ConventionError(f"two conventions share a name: {sorted({n for n in names if names.count(n) > 1})}")
-        self.origins = origins = _refining_first(origins)
+        self.origins = origins = refining_first(origins)
         self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
                          if (pattern := rule.when.span_name_matches) is not None}
         self.by_span_name: dict[str, list[_Candidate]] = {}
@@ -119,6 +68,7 @@ class _Compiled:
             values = {value: [c for c in found if c not in valued or value in c[0].when.equals]
                       for rule, *_ in valued for value in rule.when.equals}
             self.by_value[key] = values, [c for c in found if c not in valued]
+        self.log_events = tuple(o.convention.log_events for o in origins if o.convention.log_events is not None)
         self._cold: _Compiled | None = None
 
     def without_frameworks(self) -> _Compiled:
@@ -138,26 +88,6 @@ def _only_values(when: When) -> tuple[Any, ...] | None:
     """``when``'s values of its attribute when its attribute is all it asks for, else None."""
     asks_more = (when.span_name, when.span_name_matches, when.path, when.event) != (None,) * 4 or when.also or when.without or when.inside
     return None if asks_more or when.same_value or when.matches or when.attribute is None else when.equals
-
-
-def _refining_first(origins: Sequence[Origin]) -> tuple[Origin, ...]:
-    """``origins`` in their order, except that a convention comes before those it refines."""
-    names = {o.convention.name for o in origins}
-    for origin in origins:
-        for refined in origin.convention.refines:
-            if refined not in names:
-                raise ConventionError(f"convention file {origin.source}: refines: no convention named {refined!r} is in force")
-    ordered: list[Origin] = []
-    left = list(origins)
-    while left:
-        # the first one left that no other one left refines
-        ready = next((o for o in left if not any(o.convention.name in other.convention.refines for other in left)), None)
-        if ready is None:
-            circle = sorted(o.convention.name for o in left if o.convention.refines)
-            raise ConventionError(f"convention file {left[0].source}: refines: {', '.join(circle)} refine each other in a circle")
-        ordered.append(ready)
-        left.remove(ready)
-    return tuple(ordered)
 
 
 def _shipped() -> list[Origin]:
@@ -184,6 +114,11 @@ def use(paths: Iterable[str | Path]) -> None:
 def in_force() -> tuple[Origin, ...]:
     """The conventions read with now, in the order they are tried."""
     return _active.origins
+
+
+def log_events() -> tuple[LogEvents, ...]:
+    """The conventions in force whose events are written as log records too, in the order they are tried."""
+    return _active.log_events
 
 
 @contextmanager
@@ -223,8 +158,14 @@ def _candidates(active: _Compiled, span_name: str, attributes: Mapping[str, Any]
     if len(keys) == 1:
         [key] = keys
         found = _valued(active, key, attributes[key])
-    else:
-        found = [c for key in sorted(keys, key=active.attribute_rank.__getitem__) for c in _valued(active, key, attributes[key])]
+    else:  # most keys' values find no rule (a tool's type that marks nothing): ordered only when two do
+        found, finding = [], []
+        for key in keys:
+            if rules := _valued(active, key, attributes[key]):
+                found = rules
+                finding.append(key)
+        if len(finding) > 1:
+            found = [c for key in sorted(finding, key=active.attribute_rank.__getitem__) for c in _valued(active, key, attributes[key])]
     return [*candidates, *found] if candidates else found
 
 
@@ -248,7 +189,10 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
     attributes = span.attributes
     for rule, name, values, test in _candidates(active, span.name, attributes):
         if values is not None:  # its attribute's value is all it asks (found by that attribute: present)
-            if not values or value_in(attributes[str(rule.when.attribute)], values):
+            if not values:
+                return rule, name, None
+            value = attributes[rule.when.attribute]  # type: ignore[index]  # found by it: never None
+            if (type(value) is str and value in values) or value_in(value, values):  # a text: one test
                 return rule, name, None
             continue
         matched = test(span.name, attributes)

@@ -8,6 +8,7 @@ import re
 from typing import Any, Callable, Mapping
 
 from ...model import SpanData
+from ..common import error_text
 from ..decoders import as_json, first_at
 from .model import Inside, When
 
@@ -108,8 +109,10 @@ def _same_value(keys: tuple[str, ...], attributes: Mapping[str, Any]) -> bool:
 def condition_holds(when: When, span: SpanData, tool_name: str | None = None) -> bool:
     """Whether a condition on a span found (``failed_when``, ``not_failed_when``,
     ``refused_when``) holds: on its attributes, or on those of its first ``event`` of that name;
-    ``tool_name``: what a ``matches`` group named ``tool`` must be."""
+    ``tool_name``: what a ``matches`` (or ``error_matches``) group named ``tool`` must be."""
     if when.span_name is not None and span.name != when.span_name:
+        return False
+    if when.error_matches is not None and not _error_matches(when.error_matches, span, tool_name):
         return False
     if when.span_name_matches is not None and not _pattern(when.span_name_matches).fullmatch(span.name):
         return False
@@ -117,6 +120,12 @@ def condition_holds(when: When, span: SpanData, tool_name: str | None = None) ->
     if when.event is not None:
         attributes = next((e.attributes for e in span.events if e.name == when.event), None)
     return attributes is not None and _attributes_hold(when, attributes, tool_name, True, span_name=span.name)
+
+
+def _error_matches(pattern: str, span: SpanData, tool_name: str | None) -> bool:
+    """Whether the span's error text matches ``pattern`` whole (a group named ``tool``: the tool's name)."""
+    found = _pattern(pattern).fullmatch(error_text(span) or "")
+    return found is not None and ("tool" not in found.re.groupindex or found.group("tool") == tool_name)
 
 
 def _others_hold(when: When, attributes: Mapping[str, Any]) -> bool:
@@ -199,10 +208,17 @@ def holds(when: When, attributes: Mapping[str, Any]) -> bool:
         return False
     value = attributes[when.attribute]
     if when.path is not None:
+        if isinstance(value, str) and when.equals and "\\u" not in value and all(isinstance(text, str) and _spelled_literally(text) and text not in value for text in when.equals):
+            return False  # a JSON text without \u escapes spells such a value literally: one that names none cannot hold it
         value = first_at(as_json(value), when.path)
         if value is None:
             return False
     return not when.equals or value_in(value, when.equals)
+
+
+def _spelled_literally(value: str) -> bool:
+    """Whether a JSON text without ``\\u`` escapes can spell this string value only as it is."""
+    return value.isascii() and value.isprintable() and '"' not in value and "\\" not in value
 
 
 def value_in(value: Any, equals: tuple[Any, ...]) -> bool:

@@ -15,9 +15,10 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ..decoders import REQUEST_FORMATS
+from ..span_formats import SPAN_FORMATS
 from .when import Inside, Scalar, When
 
-__all__ = ["SOURCE_FIELDS", "Convention", "Inside", "Messages", "Scalar", "Source", "SpanRule", "Tokens", "When"]
+__all__ = ["SOURCE_FIELDS", "Convention", "Inside", "LogEvents", "Messages", "Scalar", "Source", "SpanRule", "Tokens", "When"]
 
 
 class Source(BaseModel):
@@ -37,7 +38,7 @@ class Source(BaseModel):
     span_name_group: str | None = Field(None, min_length=1)
     path: str | None = Field(None, min_length=1)
     decode: Literal["json", "text", "kwargs", "python", "raw", "identifier", "callback_input", "last_ai_message",
-                    "object_name", "bound_arguments"] = "json"
+                    "object_name", "bound_arguments", "string"] = "json"
     # ``attribute`` names a flattened list (``<attribute>.<i><each>``, ``flattened``): the value is
     # the tuple of its items' values at ``each``, none when the list is empty
     each: str | None = Field(None, pattern=r"^\.")
@@ -51,6 +52,10 @@ class Source(BaseModel):
     # written inside a repr (``current_agent_name='(\w+)'``)
     search: str | None = None
     last: bool = False
+    # values that stand for none (a placeholder, an empty name): the next place is tried
+    unless: tuple[Scalar, ...] = ()
+    # with ``span_name``: the rest of the name after this prefix (none when it lacks the prefix or nothing follows)
+    after: str | None = Field(None, min_length=1)
 
     @model_validator(mode="before")
     @classmethod
@@ -75,12 +80,15 @@ class Source(BaseModel):
                 raise ValueError("search reads one group of the text as written: one group, decode: raw, no path")
         if self.each is not None and (self.attribute is None or self.event is not None or self.path is not None or self.decode != "raw"):
             raise ValueError("each reads a flattened list's items as written: give attribute and decode: raw, no event or path")
+        if self.after is not None and not self.span_name:
+            raise ValueError("after reads the span's name after a prefix: give span_name: true")
         return self
 
 
 Sources = Annotated[tuple[Source, ...], Field(min_length=1)]
 SOURCE_FIELDS = ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error", "tool_definitions",
-                 "sent_by", "parameters", "run_key", "dispatched_name", "dispatched_arguments", "dispatched_call_id")
+                 "sent_by", "parameters", "run_key", "dispatched_name", "dispatched_arguments", "dispatched_call_id",
+                 "refusal_named_in")
 
 
 class Messages(BaseModel):
@@ -95,22 +103,32 @@ class Messages(BaseModel):
     ``flattened_messages``: messages written one attribute per leaf under the list ``attribute``
     (``<attribute>.<i>.message.tool_calls.<j>.tool_call.function.name``; answers: the ``tool``
     messages after the last ``assistant`` one; ``flattened``); ``message_dicts``: messages written
-    as ``{"type", "data"}`` dicts in a graph node's output (answers only: its tool messages)."""
+    as ``{"type", "data"}`` dicts in a graph node's output (answers only: its tool messages);
+    ``gemini_contents``: Gemini ``Content`` (``gemini_formats``: the ``function_call`` parts of a
+    response's ``content``, the newest ``function_response`` parts of a request's ``contents``)."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     attribute: str = Field(min_length=1)
     event: str | None = Field(None, min_length=1)
     format: Literal["items", "chat_completions", "ai_sdk_messages", "constructor_messages", "flattened_messages",
-                    "message_dicts"] = "items"
+                    "message_dicts", "gemini_contents", "genai"] = "items"
     path: str | None = None
     call_id: str | None = None
     name: str | None = None
     arguments: str | None = None
     content: str | None = None
     error: str | None = None
+    # span formats (``SPAN_FORMATS``), which read the span, not one value: where else the messages
+    # may be (the same attribute on each event of this name, when the span's holds none), events
+    # that each carry one message, and the event after whose last one those events are new
+    or_events: str | None = Field(None, min_length=1)
+    events: str | None = Field(None, min_length=1)
+    after_event: str | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _items_say_where(self) -> Messages:
+        if self.format not in SPAN_FORMATS and (self.or_events, self.events, self.after_event) != (None, None, None):
+            raise ValueError(f"format {self.format} reads one value: or_events, events and after_event are for span formats")
         if self.format == "items" and (self.path is None or self.call_id is None):
             raise ValueError("format items needs path and call_id")
         if self.format != "items" and any(v is not None for v in (self.path, self.call_id, self.name, self.arguments, self.content, self.error)):
@@ -178,7 +196,8 @@ class SpanRule(BaseModel):
     error: Sources = ()  # tools: the failure's text, where the span status does not carry it
     failed_when: When | None = None  # tools: a condition on the span that says the call failed
     # tools: a condition on a failed span that says the body never ran (arguments its tool's own
-    # schema refused), and the refusal's reason (else the span's error)
+    # schema refused), and the refusal's reason (else the span's error); ``refusal`` alone: every span
+    # the rule reads is a call refused before its body ran (``when`` says so: a callback answered instead)
     refused_when: When | None = None
     refusal: str | None = Field(None, min_length=1)
     not_failed_when: tuple[When, ...] = ()  # any span: conditions, any of which says its error is no failure
@@ -216,6 +235,19 @@ class SpanRule(BaseModel):
     # tools: conditions, any of which says the span is no call at all (a call a workflow paused,
     # run again under a span of its own): a plain span, its error no failure
     no_call_when: tuple[When, ...] = ()
+    # models: the calls and answers read when ``requests`` and ``responses`` give neither (a span
+    # stamped by a second convention too keeps them in that one's format)
+    requests_otherwise: Messages | None = None
+    responses_otherwise: Messages | None = None
+    # tools: where a failed call's answer to the model is (a result object's ``error``): a refusal a
+    # framework file (``frameworks/``) names there is the call's; the first place holding one counts
+    refusal_named_in: Sources = ()
+    # tools: names that name no call (a span the framework writes for its own bookkeeping, such as
+    # the merged answers of several calls): such a span is read as none
+    not_calls: tuple[str, ...] = ()
+    # tools: the span records a call held for a decision (the tool did not run), unless it failed:
+    # read as the model's request, which a later run answers (or not)
+    held: bool = False
 
     @model_validator(mode="before")
     @classmethod
@@ -232,10 +264,11 @@ class SpanRule(BaseModel):
     @model_validator(mode="after")
     def _fields_of_its_role(self) -> SpanRule:
         allowed = {
-            "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived", "run_key", "held_back"},
+            "agent_run": {"agent_name", "output", "clock_slack_ms", "outlived", "run_key", "held_back", "tool_definitions"},
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "refused_when", "refusal",
-                     "result_is_json", "spans_some_calls", "parameters", "no_call_when"},
-            "model": {"requests", "responses", "tokens", "tool_definitions", "requests_else", "model_call"},
+                     "result_is_json", "spans_some_calls", "parameters", "no_call_when", "refusal_named_in", "held", "not_calls"},
+            "model": {"requests", "responses", "tokens", "tool_definitions", "requests_else", "model_call", "requests_otherwise",
+                      "responses_otherwise"},
             "names_agent": {"agent_name"},
             "acting_agent": {"agent_name"},
             "handoff": {"target"},
@@ -261,12 +294,10 @@ class SpanRule(BaseModel):
             raise ValueError("when: needs span_name or attribute (matches alone would be tried on every span)")
         if self.when.event is not None:
             raise ValueError("when: event is for conditions on a span found (failed_when, not_failed_when, refused_when)")
-        if self.refusal is not None and self.refused_when is None:
-            raise ValueError("refusal is the reason refused_when gives: give refused_when")
         for name, conditions in (("when", [self.when]), ("failed_when", [self.failed_when]), ("not_failed_when", self.not_failed_when)):
             if any(condition is not None and "tool" in _groups(condition) for condition in conditions):
                 raise ValueError(f"{name}: a group named tool is compared with the tool's name: only refused_when has one")
-        if self.requests is not None and self.requests.format not in REQUEST_FORMATS and self.requests.format not in _ANY_FORMATS:
+        if self.requests is not None and self.requests.format not in REQUEST_FORMATS and self.requests.format not in {*_ANY_FORMATS, *SPAN_FORMATS}:
             raise ValueError(f"requests: format {self.requests.format} holds only answers (responses)")
         groups = re.compile(self.when.span_name_matches).groupindex if self.when.span_name_matches else {}
         for name in SOURCE_FIELDS:
@@ -282,6 +313,35 @@ _ANY_FORMATS = ("items", "flattened_messages")  # formats that hold both request
 def _groups(when: When) -> set[str]:
     """The named groups of a condition's ``matches`` patterns."""
     return {name for pattern in when.matches.values() for name in re.compile(pattern).groupindex}
+
+
+class LogEvents(BaseModel):
+    """A convention whose events are also written as OpenTelemetry log records, each correlated
+    with its span by trace and span id: a record whose event name (its event name field, else its
+    ``name_attribute``) starts with ``prefix`` is the same event a span may carry, its payload in
+    its body or attributes, read with the model rule's ``requests`` and ``responses``. A ``turn``
+    record marks the assistant's turn: the answers recorded before it under the same span replay
+    the history. A structured history in the responses' attribute is cut after its last assistant
+    message, as a JSON text of it is.
+
+    >>> LogEvents(prefix="sdk.", name_attribute="sdk.event", turn="sdk.assistant",
+    ...           requests={"attribute": "out", "format": "genai"}, responses={"attribute": "in", "format": "genai"}).prefix
+    'sdk.'
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    prefix: str = Field(min_length=1)
+    name_attribute: str = Field(min_length=1)
+    turn: str = Field(min_length=1)
+    requests: Messages
+    responses: Messages
+
+    @model_validator(mode="after")
+    def _span_formats(self) -> LogEvents:
+        for name, messages in (("requests", self.requests), ("responses", self.responses)):
+            if messages.format not in SPAN_FORMATS:
+                raise ValueError(f"{name}: an event is read as a span holding it: give a span format ({', '.join(SPAN_FORMATS)})")
+        return self
 
 
 class Convention(BaseModel):
@@ -301,6 +361,7 @@ class Convention(BaseModel):
     refines: tuple[str, ...] = ()
     framework: str | None = Field(None, pattern=r"^[a-z0-9_.-]+$")
     spans: tuple[SpanRule, ...]
+    log_events: LogEvents | None = None
 
     @field_validator("spans")
     @classmethod

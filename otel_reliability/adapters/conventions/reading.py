@@ -8,12 +8,14 @@ from typing import Any
 
 from ...jsontext import decode_json
 from ...model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
+from .. import frameworks
 from ..common import RESULT_PREFIX, error_text, str_or_none, text_of
 from .. import flattened
 from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, bound_arguments, first_at
+from ..span_formats import SPAN_FORMATS
 from ..usage import tokens_from
 from . import condition_holds
-from .model import Messages, Source, SpanRule
+from .model import SOURCE_FIELDS, Messages, Source, SpanRule
 
 _TRUE = (True, "true", "True", 1)
 _JSON_WHITESPACE = " \t\n\r"
@@ -31,6 +33,9 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
     >>> record.role.value, record.tool_name, record.arguments, record.error
     ('tool', 'rm', {'p': '/'}, 'denied')
     """
+    plan = _PLANS.get(id(rule))
+    if plan is None or plan.rule is not rule:
+        plan = _plan(rule)
     record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
     error = error_text(span)
     if error is not None and any(condition_holds(condition, span) for condition in rule.no_call_when):
@@ -43,27 +48,29 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
         if rule.clock_slack_ms:
             slack = int(rule.clock_slack_ms * 1_000_000)
             record.start_ns, record.end_ns = max(0, record.start_ns - slack), record.end_ns + slack
-        record.agent_name = str_or_none(_value(span, rule.agent_name, match))
+        record.agent_name = str_or_none(_read(span, plan.agent_name, match))
         record.attributes = span.attributes
         if rule.run_key:
-            record.run_key = str_or_none(_value(span, rule.run_key, match))
-        output = _value(span, rule.output, match)
+            record.run_key = str_or_none(_read(span, plan.run_key, match))
+        output = _read(span, plan.output, match)
         record.output = None if output is None else text_of(output)
         record.outlived = rule.outlived
+        if rule.tool_definitions:
+            record.tool_definitions = _read(span, plan.tool_definitions, match)
     elif rule.role == "tool":
-        _read_tool(record, span, rule, match)
+        _read_tool(record, span, rule, plan, match)
     elif rule.role == "names_agent":
-        record.names_agent = str_or_none(_value(span, rule.agent_name, match))
+        record.names_agent = str_or_none(_read(span, plan.agent_name, match))
     elif rule.role == "acting_agent":  # no run: the agent acting from here on in the run around it
-        record.agent_name = str_or_none(_value(span, rule.agent_name, match))
+        record.agent_name = str_or_none(_read(span, plan.agent_name, match))
     elif rule.role == "handoff":
-        record.role, record.handoff_to = Role.TOOL, str_or_none(_value(span, rule.target, match))
+        record.role, record.handoff_to = Role.TOOL, str_or_none(_read(span, plan.target, match))
     elif rule.role == "answers" and rule.responses is not None:  # no model call: the answers alone
         record.responses = _messages(span, rule.responses, requests=False)
     elif rule.role == "dispatch":  # no call of its own: the call it handed a tool, the answers it gave
-        _read_dispatch(record, span, rule, match)
+        _read_dispatch(record, span, rule, plan, match)
     elif rule.role == "relay":  # requests or answers delivered between agents, no model call
-        record.role, record.sent_by = Role.MODEL, str_or_none(_value(span, rule.sent_by, match))
+        record.role, record.sent_by = Role.MODEL, str_or_none(_read(span, plan.sent_by, match))
         if rule.requests is not None:
             record.requests = _messages(span, rule.requests, requests=True)
         if rule.responses is not None:
@@ -76,21 +83,28 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
             record.requests = _messages(span, rule.requests_else, requests=True)
         if rule.responses is not None:
             record.responses = _messages(span, rule.responses, requests=False)
+        if not (record.requests or record.responses):
+            if rule.requests_otherwise is not None:
+                record.requests = _messages(span, rule.requests_otherwise, requests=True)
+            if rule.responses_otherwise is not None:
+                record.responses = _messages(span, rule.responses_otherwise, requests=False)
         if rule.tokens is not None:
             record.tokens = tokens_from(span.attributes, rule.tokens.parts, rule.tokens.totals)
-        record.tool_definitions = _value(span, rule.tool_definitions, match)
+        record.tool_definitions = _read(span, plan.tool_definitions, match)
     return record
 
 
-def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Match[str] | None) -> None:
-    record.role = Role.TOOL
+def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, plan: _Plan, match: re.Match[str] | None) -> None:
     # a rule that says where the name is names none when the span lacks it; one that does not, the span's name
-    record.tool_name = str_or_none(_value(span, rule.tool_name, match)) if rule.tool_name else span.name
-    record.arguments = _value(span, rule.arguments, match)
-    record.call_id = str_or_none(_value(span, rule.call_id, match))
+    name = str_or_none(_read(span, plan.tool_name, match)) if rule.tool_name else span.name
+    if rule.not_calls and name in rule.not_calls:
+        return  # a span the framework writes for its own bookkeeping: no call
+    record.role, record.tool_name = Role.TOOL, name
+    record.arguments = _read(span, plan.arguments, match)
+    record.call_id = str_or_none(_read(span, plan.call_id, match))
     if rule.parameters:
-        record.parameters = _value(span, rule.parameters, match)
-    result = _value(span, rule.result, match)
+        record.parameters = _read(span, plan.parameters, match)
+    result = _read(span, plan.result, match)
     record.returned = result is not None
     # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``); told
     # from its text, since decoding a whole result only to see it is not null costs more
@@ -101,21 +115,39 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Mat
         record.failure_possible = not _is_json(result)
     failed = rule.failed_when is not None and condition_holds(rule.failed_when, span)
     if record.error is None and failed:
-        said = _value(span, rule.error, match)
+        said = _read(span, plan.error, match)
         record.error = text_of(said if said is not None else result)
     elif record.error == "" and rule.error:
-        record.error = text_of(_value(span, rule.error, match))
+        record.error = text_of(_read(span, plan.error, match))
     if record.error is not None and rule.refused_when is not None and condition_holds(rule.refused_when, span, record.tool_name):
         record.refusal = rule.refusal or record.error  # the body never ran
+    if rule.refusal is not None or rule.held or (record.error is not None and rule.refusal_named_in):
+        _read_refusal_or_hold(record, span, rule)
 
 
-def _read_dispatch(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Match[str] | None) -> None:
+def _read_refusal_or_hold(record: SpanRecord, span: SpanData, rule: SpanRule) -> None:
+    """What a tool rule says beyond a failure's own condition: a refusal every span it reads is
+    (``refusal`` alone), one a framework names in a failed call's answer (``refusal_named_in``),
+    or a call held for a decision (``held``), read as the model's request."""
+    if rule.refusal is not None and rule.refused_when is None:
+        record.refusal = rule.refusal
+    elif record.error is not None and record.refusal is None and rule.refusal_named_in:
+        answer = _first_text(span, rule.refusal_named_in)
+        if answer is not None:
+            record.refusal = frameworks.refusal_named(answer)
+    if rule.held and record.error is None:
+        request = ToolRequest(record.tool_name or span.name, record.arguments, record.call_id)
+        record.role, record.requests, record.refusal = Role.MODEL, (request,), None
+        record.tool_name = record.call_id = record.arguments = None
+
+
+def _read_dispatch(record: SpanRecord, span: SpanData, rule: SpanRule, plan: _Plan, match: re.Match[str] | None) -> None:
     if rule.agent_name:
-        record.agent_name = str_or_none(_value(span, rule.agent_name, match))
-    name = str_or_none(_value(span, rule.dispatched_name, match))
+        record.agent_name = str_or_none(_read(span, plan.agent_name, match))
+    name = str_or_none(_read(span, plan.dispatched_name, match))
     if name:
-        arguments = _value(span, rule.dispatched_arguments, match)
-        record.dispatched = ToolRequest(name, arguments, str_or_none(_value(span, rule.dispatched_call_id, match)))
+        arguments = _read(span, plan.dispatched_arguments, match)
+        record.dispatched = ToolRequest(name, arguments, str_or_none(_read(span, plan.dispatched_call_id, match)))
     if rule.responses is not None:
         record.responses = _messages(span, rule.responses, requests=False)
 
@@ -128,30 +160,143 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[str] | None) -> Any:
-    """The value at the first of ``sources`` the span carries, decoded; None when it carries none."""
-    for source in sources or ():
-        if source.span_name:
-            raw: Any = span.name
-        elif source.span_name_group is not None:
-            raw = match.group(source.span_name_group) if match is not None else None
-        elif source.event is not None:
-            raw = next((e.attributes.get(str(source.attribute)) for e in span.events if e.name == source.event), None)
-        elif source.each is not None:
-            raw = flattened.values(span.attributes, str(source.attribute), source.each) or None
-        else:
-            raw = span.attributes.get(str(source.attribute))
-        if raw is not None:
-            if source.search is not None:
-                return _searched(raw, source.search, source.last)
-            if source.names_from is not None:
-                value = bound_arguments(raw, span.attributes.get(source.names_from))
-            else:
-                value = VALUE_DECODERS[source.decode](raw)
-            if source.drop_values is not None and isinstance(value, dict):
-                value = _without_values(value, source.drop_values)
-            return first_at(value, source.path) if source.path else value
+def _first_text(span: SpanData, sources: tuple[Source, ...]) -> str | None:
+    """The text at the ``path`` of the first of ``sources`` (span attributes) that holds one there.
+    Most values hold no such key, which a substring test of their JSON text tells without decoding."""
+    for source in sources:
+        raw = span.attributes.get(str(source.attribute))
+        key = source.path.rsplit(".", 1)[-1] if source.path else "*"
+        if raw is None or (isinstance(raw, str) and key != "*" and not key.isdigit() and "\\u" not in raw and f'"{key}"' not in raw):
+            continue
+        value = VALUE_DECODERS[source.decode](raw)
+        value = first_at(value, source.path) if source.path else value
+        if isinstance(value, str):
+            return value
     return None
+
+
+# How a place is read, compiled once per list of places (``_steps``): an attribute of the span, an
+# attribute of its first event of a name, its name, its name after a prefix, a group of its pattern,
+# or a place read by ``_read_source`` (a flattened list, bound arguments, dropped values, a search)
+_ATTRIBUTE, _EVENT, _NAME, _NAME_AFTER, _GROUP, _SOURCE = range(6)
+# (kind, attribute / event / prefix / group, the event's attribute, decoder (None: as written), path, unless)
+_Step = tuple[int, str, str, "Any", "str | None", "tuple[Any, ...]"]
+_STEPS: dict[int, tuple[tuple[Source, ...], tuple[_Step, ...]]] = {}
+
+
+def _steps(sources: tuple[Source, ...]) -> tuple[_Step, ...]:
+    """``sources`` compiled into steps, once: the per-span path only follows them. Kept by the
+    tuple's id with the tuple itself, so that an id is never reused while its entry lives."""
+    found = _STEPS.get(id(sources))
+    if found is not None and found[0] is sources:
+        return found[1]
+    steps: list[_Step] = []
+    for source in sources:
+        if (source.each, source.names_from, source.drop_values, source.search) != (None,) * 4:
+            steps.append((_SOURCE, "", "", source, None, ()))
+            continue
+        decode = None if source.decode == "raw" else VALUE_DECODERS[source.decode]
+        if source.after is not None:
+            step: _Step = (_NAME_AFTER, source.after, "", decode, source.path, source.unless)
+        elif source.span_name:
+            step = (_NAME, "", "", decode, source.path, source.unless)
+        elif source.span_name_group is not None:
+            step = (_GROUP, source.span_name_group, "", decode, source.path, source.unless)
+        elif source.event is not None:
+            step = (_EVENT, source.event, str(source.attribute), decode, source.path, source.unless)
+        else:
+            step = (_ATTRIBUTE, str(source.attribute), "", decode, source.path, source.unless)
+        steps.append(step)
+    _STEPS[id(sources)] = (sources, tuple(steps))
+    return tuple(steps)
+
+
+class _Plan:
+    """A rule's places compiled into steps (``_steps``), one attribute per field that has places."""
+
+    __slots__ = ("rule", *SOURCE_FIELDS)
+    agent_name: tuple[_Step, ...]
+    target: tuple[_Step, ...]
+    output: tuple[_Step, ...]
+    tool_name: tuple[_Step, ...]
+    arguments: tuple[_Step, ...]
+    result: tuple[_Step, ...]
+    call_id: tuple[_Step, ...]
+    error: tuple[_Step, ...]
+    tool_definitions: tuple[_Step, ...]
+    refusal_named_in: tuple[_Step, ...]
+    sent_by: tuple[_Step, ...]
+    parameters: tuple[_Step, ...]
+    run_key: tuple[_Step, ...]
+    dispatched_name: tuple[_Step, ...]
+    dispatched_arguments: tuple[_Step, ...]
+    dispatched_call_id: tuple[_Step, ...]
+
+    def __init__(self, rule: SpanRule) -> None:
+        self.rule = rule
+        for name in SOURCE_FIELDS:
+            setattr(self, name, _steps(getattr(rule, name) or ()))
+
+
+_PLANS: dict[int, _Plan] = {}
+
+
+def _plan(rule: SpanRule) -> _Plan:
+    """``rule``'s plan, made once (kept by the rule's id with the rule itself: the id is never reused meanwhile)."""
+    plan = _PLANS[id(rule)] = _Plan(rule)
+    return plan
+
+
+def _read(span: SpanData, steps: tuple[_Step, ...], match: re.Match[str] | None) -> Any:
+    """The value at the first of a field's compiled places the span carries, decoded; None when it carries none."""
+    for kind, where, key, decode, path, unless in steps:
+        if kind == _ATTRIBUTE:
+            raw: Any = span.attributes.get(where)
+        elif kind == _NAME_AFTER:
+            name = span.name
+            raw = name[len(where):] or None if name.startswith(where) else None
+        elif kind == _NAME:
+            raw = span.name
+        elif kind == _GROUP:
+            raw = match.group(where) if match is not None else None
+        elif kind == _SOURCE:
+            found = _read_source(span, decode)
+            if found is not None:
+                return found
+            continue
+        else:
+            raw = next((e.attributes.get(key) for e in span.events if e.name == where), None)
+        if raw is None or (unless and raw in unless and _is_one_of(raw, unless)):
+            continue
+        if decode is None and path is None:
+            return raw
+        value = raw if decode is None else decode(raw)
+        return first_at(value, path) if path else value
+    return None
+
+
+def _read_source(span: SpanData, source: Source) -> Any:
+    """The value at a place that ``_read`` has no step for (a flattened list, a tool's bound
+    arguments, a mapping without some values, a search in a text); None when the span lacks it."""
+    if source.span_name:
+        raw: Any = span.name
+    elif source.event is not None:
+        raw = next((e.attributes.get(str(source.attribute)) for e in span.events if e.name == source.event), None)
+    elif source.each is not None:
+        raw = flattened.values(span.attributes, str(source.attribute), source.each) or None
+    else:
+        raw = span.attributes.get(str(source.attribute))
+    if raw is None:
+        return None
+    if source.search is not None:
+        return _searched(raw, source.search, source.last)
+    if source.names_from is not None:
+        value = bound_arguments(raw, span.attributes.get(source.names_from))
+    else:
+        value = VALUE_DECODERS[source.decode](raw)
+    if source.drop_values is not None and isinstance(value, dict):
+        value = _without_values(value, source.drop_values)
+    return first_at(value, source.path) if source.path else value
 
 
 def _searched(raw: Any, pattern: str, last: bool) -> str | None:
@@ -170,9 +315,17 @@ def _without_values(value: dict[str, Any], pattern: str) -> dict[str, Any]:
     return {key: item for key, item in value.items() if not (isinstance(item, str) and re.fullmatch(pattern, item))}
 
 
+def _is_one_of(value: Any, values: tuple[Any, ...]) -> bool:
+    """Whether ``value`` is one of ``values``, of the same type (``1`` is not ``True``)."""
+    return any(value == candidate and type(value) is type(candidate) for candidate in values)
+
+
 def _messages(span: SpanData, messages: Messages, *, requests: bool) -> tuple[Any, ...]:
     if messages.format == "flattened_messages":  # a list of attributes, not one attribute's value
         return (flattened.requests if requests else flattened.responses)(span.attributes, messages.attribute)
+    if messages.format in SPAN_FORMATS:  # a format that reads the span: its attribute or its events
+        reader = SPAN_FORMATS[messages.format]
+        return reader.requests(span, messages) if requests else reader.responses(span, messages)
     if messages.event is not None:
         raw = next((e.attributes.get(messages.attribute) for e in span.events if e.name == messages.event), None)
     else:

@@ -86,10 +86,13 @@ class When(BaseModel):
     matches: dict[str, str] = Field(default_factory=dict)
     event: str | None = Field(None, min_length=1)
     inside: tuple[Inside, ...] = ()
+    # conditions only: a regular expression the span's error text (its status message, else its
+    # exception's message) matches whole; a group named ``tool`` must be the tool's name
+    error_matches: str | None = Field(None, min_length=1)
 
     @model_validator(mode="after")
     def _found_by_name_or_attribute(self) -> When:
-        if self.span_name is None and self.attribute is None and not self.matches:
+        if self.span_name is None and self.attribute is None and not self.matches and self.error_matches is None:
             raise ValueError("needs span_name or attribute (span_name_matches alone would be tried on every span)")
         if len(self.same_value) == 1:
             raise ValueError("same_value compares attributes with each other: give two or more")
@@ -102,6 +105,11 @@ class When(BaseModel):
             raise ValueError("equals compares an attribute's value: give attribute")
         if self.path and self.attribute is None:
             raise ValueError("path looks inside an attribute's value: give attribute")
+        for pattern in (self.error_matches,) if self.error_matches is not None else ():
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"error_matches: {pattern!r} is no regular expression: {exc}") from None
         if self.span_name_matches is not None:
             try:
                 re.compile(self.span_name_matches)
