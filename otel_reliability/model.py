@@ -107,6 +107,9 @@ class ToolResponse:
     # The refusal the framework's own answer names (ADK's "This tool call is rejected."): the
     # call never ran even where a failed tool span records it without its result.
     names_refusal: str | None = None
+    # The producer flags failures and did not flag this one: the call ran and returned it
+    # (a result the producer wrote with ``error=False``), for a run no span records the executions of.
+    ran: bool = False
 
 
 @dataclass(slots=True)
@@ -183,6 +186,10 @@ class SpanRecord:
     # run spans only: the span closes when the run is started, not when it ends (an asynchronous
     # workflow's handle), so the run lasts until the last span under it ends (``assembly.as_read``)
     outlived: bool = False
+    # assembly only, tool executions: the span id of the tool execution whose body ran this call
+    # with no run span between (an agent the tool started that no span records,
+    # ``inferred.started_in_tools``); 0 when none did
+    started_by: int = 0
 
     def contains(self, other: SpanRecord) -> bool:
         return self.start_ns <= other.start_ns and other.end_ns <= self.end_ns
@@ -294,6 +301,9 @@ class Run:
     model_calls: int = 0
     tokens: int = 0  # over the calls whose spans carry usage
     untokened_model_calls: int = 0  # calls whose spans carry no usage
+    # the spans the run owns directly that failed and are neither a tool's nor a model call's (a
+    # step, a chain, a parser), each as "name: error": a failure no call of the run may show
+    failed_steps: tuple[str, ...] = ()
 
     def evidence(self) -> list[Attempt]:
         """Depth-first pre-order: the run's own attempts, then each member's in start order."""

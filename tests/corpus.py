@@ -159,19 +159,6 @@ LIMITS = {
         'beeai rejects the unknown tool inside the model call and asks the model again: no span records '
         'it'
     ),
-    "crewai/blocked_hook": "default mode: the hook-blocked call has no span; it is only in the run span's output JSON",
-    "crewai/blocked_usage_limit": (
-        "default mode: the limit-refused call has no span; it is only in the run span's output JSON"
-    ),
-    "crewai/delegation": (
-        "default mode: the coworker has no agent span; its tool span sits under the delegating tool's"
-    ),
-    "crewai/delegation_hierarchical": (
-        "default mode: the coworker has no agent span; its tool span sits under the delegating tool's"
-    ),
-    "crewai/unknown_tool": (
-        "default mode: the unknown tool's call has no span; it is only in the run span's output JSON"
-    ),
     "crewai_event_listener/blocked_hook": 'the hook-blocked call has an OK tool span; only its output text says it never ran',
     "crewai_event_listener/blocked_usage_limit": 'the limit-refused call has an OK tool span; only its output text says it never ran',
     "crewai_event_listener/unknown_tool": "the unknown tool's call has an OK tool span; only its output text says no tool ran",
@@ -227,26 +214,6 @@ LIMITS = {
         "ADK writes the call id '<not specified>' on a tool that raised, and without content capture no "
         "span holds the model's request that carries it"
     ),
-    "haystack/blocked_approval_rejected": (
-        'OpenInference records no tool execution in Haystack and its answers carry no call id: the '
-        'rejected call is read as run, not evaluated'
-    ),
-    "haystack/invalid_arguments": (
-        'no span records a tool execution and the answers carry no call id: the refused call is read as '
-        'run, not evaluated'
-    ),
-    "haystack/tool_error": (
-        'no span records a tool execution and the answers carry no call id: the failed call is read as '
-        'run, not evaluated'
-    ),
-    "haystack/unknown_tool": (
-        'no span records a tool execution and the answers carry no call id: the refused call is read as '
-        'run, not evaluated'
-    ),
-    "langgraph_subagents/blocked_tool_call_limit": (
-        'the truth lists calls as requested; the limit refused the second call (after the model) before '
-        'the first ran'
-    ),
     "langgraph_subagents/invalid_arguments": 'a validation failure is an ERROR tool span, like the tool raising',
     "llama_index/blocked_approval_denied": "the denial is the tool's own OK return text",
     "llama_index/blocked_handoff_not_allowed": 'the refused handoff is an OK tool span whose text says so',
@@ -258,10 +225,6 @@ LIMITS = {
     "openai_agents_openinference/blocked_tool_input_guardrail": (
         'a rejecting input guardrail leaves an OK tool span whose output is its message: recorded like a '
         'run'
-    ),
-    "openlit_langgraph/blocked_tool_call_limit": (
-        'the truth lists calls as requested; the limit refused the second call (after the model) before '
-        'the first ran'
     ),
     "semantic_kernel/blocked_function_filter": (
         'a function filter that returns a result in place of the call leaves an OK tool span with that '
@@ -278,10 +241,6 @@ LIMITS = {
     "spring_ai/unknown_tool": (
         'the run fails before any tool span, and no span records the requested name but the error '
         'text of the run: no run is found'
-    ),
-    "traceloop_langgraph/blocked_tool_call_limit": (
-        'the truth lists calls as requested; the limit refused the second call (after the model) before '
-        'the first ran'
     ),
     "traceloop_langgraph/single_tool_content_off": 'content off (TRACELOOP_TRACE_CONTENT=false): no span records a call id',
 }
@@ -309,21 +268,6 @@ AS_RECORDED = {
     ],
     "beeai_genai_semconv/unknown_tool": [
         ('call_beeai_unknown_tool_multiply_1', 'multiply', 'calculator', 'ok'),
-    ],
-    "crewai/blocked_hook": [],
-    "crewai/blocked_usage_limit": [
-        ('call_crew_blocked_usage_limit_mul_1', 'multiply', 'calculator', 'ok'),
-    ],
-    "crewai/delegation": [
-        ('call_crew_delegation_delegate_1', 'delegate_work_to_coworker', 'lead', 'ok'),
-        ('call_crew_delegation_lookup_1', 'lookup', 'lead', 'ok'),
-    ],
-    "crewai/delegation_hierarchical": [
-        ('call_crew_delegation_hierarchical_delegate_1', 'delegate_work_to_coworker', 'Crew Manager', 'ok'),
-        ('call_crew_delegation_hierarchical_lookup_1', 'lookup', 'Crew Manager', 'ok'),
-    ],
-    "crewai/unknown_tool": [
-        ('call_crew_unknown_tool_mul_1', 'multiply', 'calculator', 'ok'),
     ],
     "crewai_event_listener/blocked_hook": [
         ('call_crewel_blocked_hook_del_1', 'delete_file', 'janitor', 'ok'),
@@ -386,25 +330,6 @@ AS_RECORDED = {
     "google_adk_no_content/tool_error": [
         (None, 'fetch_url', 'fetcher', 'error'),
     ],
-    "haystack/blocked_approval_rejected": [
-        ('call_hay_blocked_approval_rejected_delete_file_1', 'delete_file', 'Agent', 'ok'),
-    ],
-    "haystack/invalid_arguments": [
-        ('call_hay_invalid_arguments_multiply_1', 'multiply', 'Agent', 'ok'),
-        ('call_hay_invalid_arguments_multiply_2', 'multiply', 'Agent', 'ok'),
-    ],
-    "haystack/tool_error": [
-        ('call_hay_tool_error_divide_1', 'divide', 'Agent', 'ok'),
-        ('call_hay_tool_error_divide_2', 'divide', 'Agent', 'ok'),
-    ],
-    "haystack/unknown_tool": [
-        ('call_hay_unknown_tool_format_disk_1', 'format_disk', 'Agent', 'ok'),
-        ('call_hay_unknown_tool_multiply_1', 'multiply', 'Agent', 'ok'),
-    ],
-    "langgraph_subagents/blocked_tool_call_limit": [
-        ('call_mul_2', 'multiply', 'calculator', 'refused'),
-        ('call_mul_1', 'multiply', 'calculator', 'ok'),
-    ],
     "langgraph_subagents/invalid_arguments": [
         ('call_mul_bad', 'multiply', 'calculator', 'error'),
         ('call_mul_1', 'multiply', 'calculator', 'ok'),
@@ -436,10 +361,6 @@ AS_RECORDED = {
         ('call_oaioi_blocked_tool_input_guardrail_delete_file_1', 'delete_file', 'janitor', 'ok'),
         ('call_oaioi_blocked_tool_input_guardrail_delete_file_2', 'delete_file', 'janitor', 'ok'),
     ],
-    "openlit_langgraph/blocked_tool_call_limit": [
-        ('call_olg_blocked_tool_call_limit_multiply_2', 'multiply', 'calculator', 'refused'),
-        ('call_olg_blocked_tool_call_limit_multiply_1', 'multiply', 'calculator', 'ok'),
-    ],
     "semantic_kernel/blocked_function_filter": [
         ('call_sk_blocked_function_filter_delete_file_1', 'FilePlugin-delete_file', 'janitor', 'ok'),
     ],
@@ -449,10 +370,6 @@ AS_RECORDED = {
         ('call_mul_2', 'multiply', 'calculator', 'ok'),
     ],
     "spring_ai/unknown_tool": [],
-    "traceloop_langgraph/blocked_tool_call_limit": [
-        ('call_mul_2', 'multiply', 'calculator', 'refused'),
-        ('call_mul_1', 'multiply', 'calculator', 'ok'),
-    ],
     "traceloop_langgraph/single_tool_content_off": [
         (None, 'multiply', 'calculator', 'ok'),
     ],

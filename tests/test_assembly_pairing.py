@@ -114,7 +114,8 @@ SCENARIOS = {
             tool(3, 30, "get_weather", '{"kwargs": {"city": "Paris"}}'),
             model(5, 50, 60),
         ],
-        [("get_weather", "pending", "unpaired"), ("get_weather", "ok", "relaxed")],
+        # the request left over comes after the one asked for before it, which ran
+        [("get_weather", "ok", "relaxed"), ("get_weather", "pending", "unpaired")],
     ),
     "a_failed_execution_in_the_window_is_the_request_s_not_a_refusal": (
         [

@@ -8,9 +8,12 @@ every reading agrees on.
 * a failed call that a refusal before the body ran would leave looking the same may have been
   refused: its arguments do not fit its tool's declared parameters, or its span keeps no
   message (only an error type, nothing, or a message withheld);
+* a failed call whose error says a check of what the body returned failed (an output
+  guardrail) may have been ok;
 * a nested failed tool span that records its enclosing call's failure again is no second call;
 * a GenAI model span with no GenAI messages is read by the OpenInference messages it carries;
-* ``fail_on`` is not evaluated on a run whose spans witness no call at all.
+* ``fail_on`` is not evaluated on a run whose spans witness no call at all, nor (the checks
+  that held) on a run whose calls all read ok while one of its other spans failed.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from contextlib import nullcontext
 import pytest
 
 from otel_reliability.adapters import knowledge
+from otel_reliability.adapters.lexicon import after_return
 from otel_reliability.assembly.declared import misfit
 from otel_reliability.engine import Engine, judge_spans
 from otel_reliability.expectations import Expectation
@@ -140,7 +144,7 @@ def test_a_genai_model_span_without_genai_messages_reads_the_openinference_ones(
     assert [v.eval_status for v in judged("strands_openinference/refused_hook_cancel")] == [FAILED]
 
 
-NOTHING_WITNESSED = ["openai_agents_guardrails/input_guardrail_tripped", "crewai/blocked_hook"]
+NOTHING_WITNESSED = ["openai_agents_guardrails/input_guardrail_tripped"]
 
 
 @pytest.mark.parametrize("trace", NOTHING_WITNESSED)
@@ -155,3 +159,55 @@ def test_a_run_with_tool_spans_and_no_model_spans_is_still_judged_on_them():
     # docs/conventions.md, "Left as they are, by decision": autogen run alone records no model span
     [verdict] = judged("autogen/single_tool")
     assert (verdict.usage.model_calls, [a.tool for a in verdict.chain], verdict.eval_status) == (0, ["multiply"], PASSED)
+
+
+# (trace, read cold, the verdict, (tool, outcome, open) of each call, what the run's verdict says it could not judge)
+FAILED_STEP = [
+    # DSPy: a reply naming a tool ReAct does not have fails the adapter's parse; cold, no span is that call
+    ("dspy/unknown_tool", True, NOT_EVALUATED, [("multiply", OK, None), ("finish", OK, NOT_A_CALL)],
+     "fail_on error, refused: every call reads ok, but a span of the run that is no call failed "
+     "(ChatAdapter.__call__: AdapterParseError: Failed to parse field next_tool_name w…)"),
+    ("dspy_litellm/unknown_tool", True, NOT_EVALUATED, [("multiply", OK, None), ("finish", OK, NOT_A_CALL)],
+     "fail_on error, refused: every call reads ok, but a span of the run that is no call failed "
+     "(ChatAdapter.__call__: AdapterParseError: Failed to parse field next_tool_name w…)"),
+    # with DSPy's knowledge the failed parse is the refused call itself
+    ("dspy/unknown_tool", False, FAILED, [("format_disk", REFUSED, None), ("multiply", OK, None)], None),
+    # a failed step beside a failed call: the failure already seen breaks fail_on, confidently
+    ("traceloop_langgraph/tool_error", True, FAILED, [("fetch_url", ERROR, None)], None),
+    ("smolagents/tool_error", True, FAILED, [("divide", ERROR, None), ("divide", OK, None), ("final_answer", OK, NOT_A_CALL)], None),
+]
+
+
+@pytest.mark.parametrize(("trace", "cold", "status", "chain", "unjudged"), FAILED_STEP,
+                         ids=[f"{t}-{'cold' if c else 'warm'}" for t, c, *_ in FAILED_STEP])
+def test_fail_on_is_not_evaluated_where_every_call_reads_ok_but_another_span_of_the_run_failed(trace, cold, status, chain, unjudged):
+    [verdict] = judged(trace, cold=cold)
+    assert (verdict.eval_status, [(a.tool, a.outcome, a.could_be) for a in verdict.chain]) == (status, chain)
+    said = [c for c in verdict.unevaluated_checks if c.startswith("fail_on")]
+    assert said == ([] if unjudged is None else [f"{unjudged}, so a call that failed or was refused there would not be seen"])
+
+
+def test_a_failed_step_beside_a_failed_call_leaves_the_other_fail_on_outcomes_judged():
+    # traceloop over LangGraph: the tools node fails with the tool it ran; no refusal is hidden there
+    [verdict] = judged("traceloop_langgraph/tool_error", Expectation(name="refusals", fail_on=["refused"]))
+    assert (verdict.eval_status, verdict.unevaluated_checks) == (PASSED, [])
+
+
+def test_a_call_failed_by_a_check_of_what_it_returned_may_have_been_ok():
+    # openai-agents' tool output guardrail raised after read_config returned: the span fails with
+    # the guardrail's tripwire; cold it is ok or failed, so fail_on is not judged; with the
+    # framework's file its text says the body ran
+    [verdict] = judged("openai_agents_guardrails/tool_output_guardrail_raise")
+    [call] = verdict.chain
+    assert (verdict.eval_status, call.tool, call.outcome, call.could_be) == (NOT_EVALUATED, "read_config", ERROR, OK)
+    assert call.witnesses.doubt.startswith("the execution span says ERROR, its error reads as a check of what the body returned: ")
+    [warm] = judged("openai_agents_guardrails/tool_output_guardrail_raise", cold=False)
+    assert [(a.tool, a.outcome, a.could_be) for a in warm.chain] == [("read_config", OK, None)]
+
+
+def test_a_guardrail_before_the_body_still_reads_as_a_refusal():
+    # the tool input guardrail raised before delete_file ran: its text says nothing of a returned
+    # body, so the failed call stays open as refused, and fail_on breaks either way
+    assert not after_return("Tool input guardrail ToolInputGuardrail triggered tripwire")
+    [verdict] = judged("openai_agents_guardrails/blocked_tool_input_guardrail_raise")
+    assert (verdict.eval_status, [(a.tool, a.outcome, a.could_be) for a in verdict.chain]) == (FAILED, [("delete_file", ERROR, REFUSED)])

@@ -58,57 +58,26 @@ UNDER: dict[str, dict[str, str]] = {
     },
 }
 
-_AGNO_STREAM = "OpenLLMetry over agno: a streamed or resumed run's spans are roots of traces of their own, no run holds them"
+_AGNO_STREAM = "OpenLLMetry over agno: a streamed run's spans are roots of traces of their own, no run holds them"
 _AGNO_TEAM_STREAM = (
     "OpenLLMetry over agno, streamed team: the team span closes as the run starts and keeps no child, its steps "
     "are roots of traces of their own: no run holds them (read honestly as no run)"
 )
 _BEEAI_INSIDE_MODEL = "beeai rejects the call inside the model call and asks the model again: no span records it (LIMITS)"
-_CREWAI_TRANSCRIPT = (
-    "CrewAI under OpenInference records no model span: the refused request and CrewAI's answer are only in the "
-    "run span's output transcript, which is not read"
-)
-_CREWAI_COWORKER = (
-    "who ran it (point 4): the coworker's tool span sits right under the delegate tool, and only that call's "
-    "arguments name the coworker"
-)
-_HAYSTACK_NO_TOOL_SPAN = (
-    "OpenInference over Haystack records no tool span and no call id: executions are only Python reprs in the next "
-    "model input"
-)
-_LANGGRAPH_LIMIT_ORDER = (
-    "the truth lists calls as requested; LangGraph's tool-call limit refused the second call before the first ran "
-    "(tests/corpus.py LIMITS), so the real order is read"
-)
-
 # (folder, scenario) → why it is not read right yet
 NOT_YET: dict[tuple[str, str], str] = {
-    ("agno_traceloop", "approval_approved"): _AGNO_STREAM,
-    ("agno_traceloop", "blocked_approval_rejected"): _AGNO_STREAM,
-    ("agno_traceloop", "single_tool_stream"): _AGNO_STREAM,
-    ("agno_traceloop", "blocked_tool_call_limit"): (
-        "agno's limit answers come in the next model input with ids agno shortened: the refused calls stay "
-        "pending|refused, out of order"
+    ("agno_traceloop", "approval_approved"): (
+        "the paused run is read (its call pending|refused), but the continued run's spans are roots of traces of "
+        "their own and its history carries agno's shortened ids: nothing joins the approval to the paused call"
     ),
+    ("agno_traceloop", "single_tool_stream"): _AGNO_STREAM,
     ("agno_traceloop", "team_delegation_stream"): _AGNO_TEAM_STREAM,
     ("agno_traceloop", "team_nested_stream"): _AGNO_TEAM_STREAM,
     ("beeai", "blocked_tool_call_limit"): _BEEAI_INSIDE_MODEL,
     ("beeai", "unknown_tool"): _BEEAI_INSIDE_MODEL,
     ("beeai_genai_semconv", "blocked_tool_call_limit"): _BEEAI_INSIDE_MODEL,
     ("beeai_genai_semconv", "unknown_tool"): _BEEAI_INSIDE_MODEL,
-    ("crewai", "blocked_hook"): _CREWAI_TRANSCRIPT,
-    ("crewai", "blocked_usage_limit"): _CREWAI_TRANSCRIPT,
-    ("crewai", "unknown_tool"): _CREWAI_TRANSCRIPT,
-    ("crewai", "delegation"): _CREWAI_COWORKER,
-    ("crewai", "delegation_hierarchical"): _CREWAI_COWORKER,
     ("crewai_traceloop", "multi_turn"): "Agent.kickoff without a crew: OpenLLMetry records only the model spans, each its own trace",
-    ("haystack", "blocked_approval_rejected"): _HAYSTACK_NO_TOOL_SPAN,
-    ("haystack", "invalid_arguments"): _HAYSTACK_NO_TOOL_SPAN,
-    ("haystack", "tool_error"): _HAYSTACK_NO_TOOL_SPAN,
-    ("haystack", "unknown_tool"): _HAYSTACK_NO_TOOL_SPAN,
-    ("langgraph_subagents", "blocked_tool_call_limit"): _LANGGRAPH_LIMIT_ORDER,
-    ("traceloop_langgraph", "blocked_tool_call_limit"): _LANGGRAPH_LIMIT_ORDER,
-    ("openlit_langgraph", "blocked_tool_call_limit"): _LANGGRAPH_LIMIT_ORDER,
     ("llama_index_traceloop", "blocked_approval_denied"): (
         "the call_tool step that waited for the approval records the call with no output, as an agent-as-tool step "
         "whose output was lost does: read as a second, open attempt"

@@ -37,16 +37,19 @@ TARGETS = {
     "warm right >= 97 %": ("warm", RIGHT, 0.97, "at least"),
     "warm wrong <= 1 %": ("warm", WRONG, 0.01, "at most"),
 }
-# The targets the reader does not reach yet (measured when this was written: cold 443 right /
-# 34 honest / 194 wrong of 671 scenarios, warm 554 / 31 / 86; once witnesses opened what they do
-# not agree on, cold 535 / 24 / 112, warm 611 / 19 / 41, and cold right >= 75 % holds; once the
-# cold reader doubted run-ending tools, failures a refusal leaves alike and runs that witness
-# nothing, and with the framework files and the OpenLLMetry-LlamaIndex, OpenLIT-LangGraph and
-# Spring AI convention files, cold 626 / 21 / 24 (3.6 % wrong), warm 635 / 20 / 16; once a Spring AI
-# result that is not JSON and OpenLIT-CrewAI's unspanned calls were left open, cold 628 / 21 / 22
-# (3.3 % wrong), warm 637 / 19 / 15). Take a target out once it holds: its strict xfail then
-# fails, saying so.
-NOT_REACHED_YET = {"cold wrong <= 3 %", "warm right >= 97 %", "warm wrong <= 1 %"}
+# The targets the reader does not reach yet. Measured over the 671 scenarios (right / honest /
+# wrong), cold then warm, as each step landed:
+#   when this was written                                   443 / 34 / 194   554 / 31 / 86
+#   witnesses open what they do not agree on                535 / 24 / 112   611 / 19 / 41  (cold right >= 75 %)
+#   cold doubt; framework files; LlamaIndex, LangGraph and
+#   Spring AI convention files                              626 / 21 / 24    635 / 20 / 16
+#   Spring AI results not JSON, OpenLIT-CrewAI unspanned    628 / 21 / 22    637 / 19 / 15
+#   a call no execution records in its turn's request order 632 / 19 / 20    641 / 17 / 13  (cold wrong <= 3 %)
+#   a run's transcript; a call inside a tool's body a run   635 / 20 / 16    646 / 16 / 9
+#   other failed spans leave fail_on unjudged; output checks 636 / 22 / 13   646 / 16 / 9
+#   Haystack's generator messages; agno's OpenLLMetry run   641 / 17 / 13    651 / 11 / 9   (warm right >= 97 %)
+# Take a target out once it holds: its strict xfail then fails, saying so.
+NOT_REACHED_YET = {"warm wrong <= 1 %"}
 
 
 def scores() -> dict[str, dict[str, dict[str, int]]]:

@@ -41,7 +41,7 @@ def test_records_an_older_writer_stored_still_read_without_the_fields_added_sinc
     [older] = json.loads(encode_records([record]))
     older = older[:-13]  # before sent_by (and model_call, tokens, names_agent, profile, returned, refusal_possible,
     # agent_version, parameters, tool_definitions, outlived, failure_possible, spans_some_calls)
-    older[18] = [answer[:-1] for answer in older[18]]  # before names_refusal
+    older[18] = [answer[:-2] for answer in older[18]]  # before names_refusal and ran
     [read] = decode_records(json.dumps([older]))
     assert (read.sent_by, read.responses) == (None, (ToolResponse("c1", "no"),))
 

@@ -185,6 +185,7 @@ VALUE_DECODERS: dict[str, Callable[[Any], Any]] = {
     "json": as_json, "text": as_text, "kwargs": as_kwargs, "python": as_python, "raw": lambda value: value,
     "identifier": as_identifier, "callback_input": as_callback_input, "last_ai_message": last_ai_message,
     "object_name": object_name,
+    "string": lambda value: value if isinstance(value, str) else None,  # any other type: none
 }
 
 
@@ -313,15 +314,67 @@ def constructor_error_answers(value: Any) -> tuple[ToolResponse, ...]:
     return tuple(responses)
 
 
-REQUEST_FORMATS: dict[str, Callable[[Any], tuple[ToolRequest, ...]]] = {"chat_completions": chat_completions_requests}
+_PY_STR = r"'(?:[^'\\]|\\.)*'|" + r'"(?:[^"\\]|\\.)*"'  # a Python str literal, either quote
+# A tool call's dataclass repr; its arguments are a dict repr, ended by the ``, id=`` after them
+_REPR_CALL = rf"ToolCall\(tool_name=(?P<name>{_PY_STR}), arguments=(?P<arguments>\{{.*?\}}), id=(?P<id>{_PY_STR}|None)"
+_REPR_REQUEST = re.compile(rf"(?<!origin=){_REPR_CALL}")
+_REPR_RESULT = re.compile(rf"ToolCallResult\(result=(?P<result>{_PY_STR}), origin={_REPR_CALL}, extra=.*?\), error=(?P<error>True|False)\)")
+
+
+def _repr_texts(value: Any) -> str:
+    """The message reprs of a JSON object (the strings of its lists), as one text (empty when none)."""
+    decoded = as_json(value)
+    lists = decoded.values() if isinstance(decoded, dict) else ()
+    return "\n".join(m for items in lists if isinstance(items, list) for m in items if isinstance(m, str))
+
+
+def _literal(text: str) -> Any:
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError, MemoryError, RecursionError):
+        return text
+
+
+def repr_requests(value: Any) -> tuple[ToolRequest, ...]:
+    """The calls asked for in messages written as Python dataclass reprs in a JSON object's
+    lists (``{"replies": ["ChatMessage(… ToolCall(tool_name='f', arguments={…}, id='c1', …)"]}``).
+
+    >>> reply = "ChatMessage(_content=[ToolCall(tool_name='f', arguments={'a': 1}, id='c1', extra=None)])"
+    >>> [call] = repr_requests({"replies": [reply]})
+    >>> call.name, call.arguments, call.call_id
+    ('f', {'a': 1}, 'c1')
+    """
+    requests = []
+    for found in _REPR_REQUEST.finditer(_repr_texts(value)):
+        call_id = found["id"]
+        requests.append(ToolRequest(_literal(found["name"]), _literal(found["arguments"]), None if call_id == "None" else _literal(call_id)))
+    return tuple(requests)
+
+
+def repr_responses(value: Any) -> tuple[ToolResponse, ...]:
+    """The answers handed back in messages written as Python dataclass reprs: each
+    ``ToolCallResult`` with its call's id; ``error=True`` flags a body that raised and a call
+    refused alike, ``error=False`` a call that ran (``ToolResponse.ran``).
+
+    >>> answer = "ToolCallResult(result='5', origin=ToolCall(tool_name='f', arguments={}, id='c1', extra=None), error=False)"
+    >>> [answer] = repr_responses({"messages": [f"ChatMessage(_content=[{answer}])"]})
+    >>> answer.call_id, answer.content, answer.ran, answer.error
+    ('c1', '5', True, False)
+    """
+    responses = []
+    for found in _REPR_RESULT.finditer(_repr_texts(value)):
+        if found["id"] == "None":
+            continue
+        failed = found["error"] == "True"
+        responses.append(ToolResponse(_literal(found["id"]), str(_literal(found["result"])), refusal=False, error=failed, ran=not failed))
+    return tuple(responses)
+
+
+REQUEST_FORMATS: dict[str, Callable[[Any], tuple[ToolRequest, ...]]] = {
+    "chat_completions": chat_completions_requests, "repr_messages": repr_requests, "gemini_contents": gemini_requests,
+}
 RESPONSE_FORMATS: dict[str, Callable[[Any], tuple[ToolResponse, ...]]] = {
     "chat_completions": chat_completions_responses, "ai_sdk_messages": ai_sdk_failed_results,
-    "constructor_messages": constructor_error_answers,
-    "message_dicts": tool_message_answers,
+    "constructor_messages": constructor_error_answers, "repr_messages": repr_responses,
+    "gemini_contents": gemini_responses, "message_dicts": tool_message_answers,
 }
-
-# ------------------------------------------------------------------ message formats of other modules
-
-VALUE_DECODERS["string"] = lambda value: value if isinstance(value, str) else None  # any other type: none
-REQUEST_FORMATS["gemini_contents"] = gemini_requests
-RESPONSE_FORMATS["gemini_contents"] = gemini_responses

@@ -32,7 +32,7 @@ def gemini_responses(value: Any) -> tuple[ToolResponse, ...]:
 
     >>> gemini_responses('{"contents": [{"role": "model", "parts": []}, {"role": "user", "parts":'
     ...                  ' [{"function_response": {"id": "c1", "response": {"result": 2}}}]}]}')
-    (ToolResponse(call_id='c1', content='{"result": 2}', refusal=True, error=False, names_refusal=None),)
+    (ToolResponse(call_id='c1', content='{"result": 2}', refusal=True, error=False, names_refusal=None, ran=False),)
     """
     request = loads(value)
     contents = request.get("contents") if isinstance(request, dict) else None

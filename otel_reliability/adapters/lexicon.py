@@ -3,7 +3,8 @@
 
 A tool's result, its error or the answer handed to the model that reads as one only opens the
 call's outcome (``assembly.witnesses``): a hit never decides it. So does an error whose text says
-its message was withheld (``withholds``), and a tool named as one
+its message was withheld (``withholds``), one that says a check of what the body returned
+failed (``after_return``), and a tool named as one
 frameworks call themselves to end a run (``ends_runs``): called last in a run, it may be no call
 of the agent's. The file is validated when it loads (each pattern compiles, each example is read
 as its entry says) and compiled once.
@@ -61,6 +62,7 @@ class Lexicon(BaseModel):
     refusal: tuple[Entry, ...]
     failure: tuple[Entry, ...]
     withheld: tuple[Entry, ...] = ()
+    after_return: tuple[Entry, ...] = ()
     ended: tuple[Ending, ...] = ()
 
 
@@ -81,6 +83,7 @@ def _compiled(entries: tuple[Entry, ...]) -> tuple[re.Pattern[str], ...]:
 _LOADED = load()
 _REFUSAL, _FAILURE = _compiled(_LOADED.refusal), _compiled(_LOADED.failure)
 _WITHHELD = _compiled(_LOADED.withheld)
+_AFTER_RETURN = _compiled(_LOADED.after_return)
 _ENDING = frozenset(tool for entry in _LOADED.ended for tool in entry.tools)
 
 
@@ -95,6 +98,19 @@ def withholds(text: str | None) -> bool:
         return False
     start = text[:LOOKED_AT].lower()
     return any(pattern.search(start) for pattern in _WITHHELD)
+
+
+def after_return(text: str | None) -> bool:
+    """Whether an error's ``text`` says a check of what the body returned failed (an output
+    guardrail): the body ran and returned, so the call may count as one that did.
+
+    >>> after_return("Tool output guardrail ToolOutputGuardrail triggered tripwire"), after_return("Tool input guardrail")
+    (True, False)
+    """
+    if not text:
+        return False
+    start = text[:LOOKED_AT].lower()
+    return any(pattern.search(start) for pattern in _AFTER_RETURN)
 
 
 def ends_runs(tool: str) -> bool:

@@ -14,11 +14,12 @@ from operator import attrgetter
 from typing import Iterable
 
 from ..model import ERROR, OK, PENDING, Attempt, Role, Run, SpanRecord
-from . import witnesses
+from . import transcript, witnesses
 from .attempts import attempts_of
-from .inferred import UNNAMED, infer_runs, name_unnamed_runs
+from .inferred import UNNAMED, infer_runs, name_unnamed_runs, started_in_tools
 from .layers import fold_layers
 from .profiled import apply_profiles
+from .started import started_members
 from .ownership import enclosing_run, inherit_dispatched_call_id, right_in_run_span, run_of_sender, stretch_outlived_runs
 from .usage import model_usage
 
@@ -26,6 +27,7 @@ _Key = tuple[int, int]
 _start = attrgetter("start_ns")
 _AGENT_RUN = Role.AGENT_RUN
 _TOOL = Role.TOOL
+_OTHER = Role.OTHER
 _CONTENT = (Role.TOOL, Role.MODEL)  # what a run does itself, as opposed to what it only wraps
 
 
@@ -36,7 +38,8 @@ def _key(record: SpanRecord) -> _Key:
 def as_read(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
     """One trace's records (span id → record) as assembly reads them: with what its profiles
     say, the runs found from structure, the runs no span names named from what encloses them,
-    and each call's layers folded into one record.
+    each call's layers folded into one record, and each call made inside another tool's body
+    marked (``SpanRecord.started_by``).
 
     >>> as_read({})
     {}
@@ -47,7 +50,7 @@ def as_read(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
         # is a marked run's own (``infer_runs``), and a call right in a run span is no layer
         # of another (``fold_layers``), so both would return ``spans`` as they are.
         return name_unnamed_runs(spans)
-    return fold_layers(name_unnamed_runs(infer_runs(stretch_outlived_runs(spans))))
+    return started_in_tools(fold_layers(name_unnamed_runs(infer_runs(stretch_outlived_runs(spans)))))
 
 
 def _calls_right_in_run_spans(spans: dict[int, SpanRecord]) -> bool:
@@ -188,17 +191,20 @@ def _build(
         continues=tuple(map(_key, group[:-1])),
         agent_version=latest.agent_version,
         own_attempts=attempts_of(
-            owned_records, name, path, run_error, [r.tool_definitions for r in group if r.tool_definitions is not None]
+            owned_records + transcript.turns(latest, owned_records),  # a transcript's turns, where no span records them
+            name, path, run_error, [r.tool_definitions for r in group if r.tool_definitions is not None],
         ),
     )
     counted = group if usage_from is None else usage_from
     calls_of = owned_records if counted is group else _gathered(counted, owned)
     run.model_calls, run.tokens, run.untokened_model_calls = model_usage(calls_of, counted)
+    run.failed_steps = tuple(f"{r.name}: {r.error}" for r in owned_records if r.error is not None and r.role is _OTHER)
     if len({r.agent_name for r in acting}) > 1:
         _hand_over(run.own_attempts, acting, parent_path)
     if member_records:
         run.members = _member_runs(member_records, owned, members, path)
         _delegated(run)
+    started_members(run, owned_records, path)  # agents a tool started that no span records
     return run
 
 

@@ -25,7 +25,8 @@ What is left:
 * a request with no execution was never run: ``refused`` when a later answer says
   so or the run failed before it could run, ``error`` when the producer records the
   answer as a failed run (agno's rejected confirmation), ``pending`` when nothing
-  answered it before the run ended (a run paused for a human).
+  answered it before the run ended (a run paused for a human); it comes in the chain in its
+  turn's request order (``assembly.turn_order``).
 
 Every attempt records its witnesses (request, execution, answer) and how they were joined
 (``Attempt.witnesses``), and is left open where they disagree (``assembly.witnesses``). Where
@@ -47,7 +48,7 @@ from operator import attrgetter
 from typing import Any, Sequence
 
 from ..model import ERROR, OK, PENDING, REFUSED, Attempt, Role, SpanRecord, ToolRequest, ToolResponse, Witnesses
-from . import declared, witnesses
+from . import declared, turn_order, witnesses
 from .arguments import is_raw, parse_arguments
 
 _start = attrgetter("start_ns")
@@ -71,6 +72,7 @@ class _Request:
     issued_ns: int  # the end of the model call that asked for it
     opened_ns: int  # its start: the request may have been streamed out before the call ended
     window_end_ns: int  # the start of the run's next model call: an execution after it answers a later request
+    turn: int  # which of the run's model calls asked for it (their index in start order)
     _arguments: dict[str, Any] | None = None
     paired_by: str | None = None  # how an execution was found for it (``PAIRED_BY``); None: no execution
     # Paired relaxed while another request of the same model call named the same tool: which
@@ -139,17 +141,26 @@ def attempts_of(
         attempts.append(attempt)
     unexecuted = [request for request in requests if not request.paired]
     if unexecuted:
-        answers, answered_after = _answers(owned)
+        answers, answered_after = turn_order.answers(owned)
         failures = [r.end_ns for r in owned if r.role is Role.OTHER and r.error is not None]
         ran = {a.call_id: a.start_ns for a in attempts if a.call_id is not None}
+        started = {id(request): execution.start_ns for execution in executions if (request := pairs.get(id(execution)))}
+        asked_before = turn_order.ran_asked_before([(id(request), request.turn) for request in requests], started)
+        # No span records an execution, but the answers say which calls ran: one they do not
+        # name may have run after the run's last model call (a step limit ends the run there).
+        said_ran = not executions and any(answer.ran for answer in answers.values())
         for request in unexecuted:
-            if not executions and request.request.call_id is None:
+            call_id = request.request.call_id
+            if not executions and (call_id is None or (answers[call_id].ran if call_id in answers else said_ran)):
                 attempt = _unrecorded(request, agent, path)
                 attempt.witnesses = Witnesses(UNPAIRED, request=True)
             else:
                 attempt = _unexecuted(request, answers, agent, path, run_error, failures)
-                attempt.start_ns = _in_answer_order(attempt, answered_after, ran)
-                witnesses.requested_only(attempt, UNPAIRED, answers.get(attempt.call_id) if attempt.call_id else None)
+                answer = answers.get(attempt.call_id) if attempt.call_id else None
+                attempt.start_ns = turn_order.in_turn_order(
+                    attempt, answer is not None, answered_after, ran, asked_before.get(id(request))
+                )
+                witnesses.requested_only(attempt, UNPAIRED, answer)
             attempts.append(attempt)
         attempts.sort(key=_start)  # the executions' attempts are in start order already
     witnesses.ending_call(attempts)
@@ -203,7 +214,7 @@ def _requests(models: list[SpanRecord]) -> list[_Request]:
             first = seen.get(request.call_id) if request.call_id is not None else _held_one_of(request, out)
             if first is not None:
                 continue  # the model asked for it, then a span held it: one call
-            read = _Request(request, record.end_ns, record.start_ns, window_end)
+            read = _Request(request, record.end_ns, record.start_ns, window_end, index)
             if request.call_id is not None:
                 seen[request.call_id] = read
             out.append(read)
@@ -323,29 +334,6 @@ def _answered_in(models: list[SpanRecord]) -> dict[str, ToolResponse]:
     return answered
 
 
-def _answers(owned: Sequence[SpanRecord]) -> tuple[dict[str, ToolResponse], dict[str, tuple[str, ...]]]:
-    """Each call id's first answer, and the call ids answered before it in the same model input
-    (the framework hands the results back in the order it dealt with the calls)."""
-    answers: dict[str, ToolResponse] = {}
-    before: dict[str, tuple[str, ...]] = {}
-    for record in sorted(owned, key=_start):
-        for index, response in enumerate(record.responses):
-            if response.call_id not in answers:
-                answers[response.call_id] = response
-                before[response.call_id] = tuple(r.call_id for r in record.responses[:index])
-    return answers, before
-
-
-def _in_answer_order(attempt: Attempt, answered_after: dict[str, tuple[str, ...]], ran: dict[str, int]) -> int:
-    """When a call no execution span records comes in the chain: after the last call that ran
-    among those answered before it in the same model input (a limit that refuses the second
-    of two calls asked at once refused it after the first ran), else when it was asked for."""
-    for earlier in reversed(answered_after.get(attempt.call_id, ()) if attempt.call_id else ()):
-        if earlier in ran:
-            return max(attempt.start_ns, ran[earlier])
-    return attempt.start_ns
-
-
 def _unexecuted(
     request: _Request,
     answers: dict[str, ToolResponse],
@@ -375,12 +363,12 @@ def _unexecuted(
 
 
 def _unrecorded(request: _Request, agent: str, path: tuple[str, ...]) -> Attempt:
-    """A request with no call id in a run whose spans record no tool execution at all: the
-    instrumentation traces no tools and no answer can name the call, so nothing says whether it
-    ran or what it returned. Read as run, and marked as read (``outcome_known``): never a
-    refusal or a pending call, which the spans do not say either."""
+    """A request in a run whose spans record no tool execution at all, with no call id (no
+    answer can name it) or answered as having run (``ToolResponse.ran``): the instrumentation
+    traces no tools, so nothing says what the call did. Read as run, and marked as read
+    (``outcome_known``): never a refusal or a pending call, which the spans do not say either."""
     captured = request.request.arguments is not None
     return Attempt(
-        request.request.name, request.arguments, OK, agent, path, None, None, None, request.issued_ns, captured,
-        outcome_known=False,
+        request.request.name, request.arguments, OK, agent, path, request.request.call_id, None, None, request.issued_ns,
+        captured, outcome_known=False,
     )

@@ -16,6 +16,14 @@ run is what encloses its loop, so:
   agent a span names; a sub-agent no span names is shown by the tool's name, but the tool
   names no agent (the run's ``agent_named`` is False).
 
+* **a tool inside a tool** — a tool execution inside another tool's body, with no model call
+  or run between and not a layer of it (``assembly.layers``, folded before this is asked): the
+  outer tool started an agent that no span records (a coworker a delegation tool starts, under
+  an instrumentation that traces no model call), or ran the inner tool itself. The spans do not say which
+  agent made the inner call, so it is its own member run (``started_in_tools``), named by what
+  the framework says the starting call's arguments name (``frameworks.agent_started_by``),
+  else by no span (``agent_named`` False).
+
 A span becomes a run only when both kinds are there: model calls alone are a chat, tool
 spans alone (a server's) are no agent. Where an instrumentation records no tool spans at all,
 model calls that asked for tools followed by another model call are the loop. The run is named by
@@ -181,3 +189,28 @@ def _holds_an_agent(tool: SpanRecord, children: dict[int, list[SpanRecord]], bel
         kid_models, kid_tools, kid_asking = below.get(kid.span_id, (0, 0, 0))
         models, tools, asking = models + kid_models, tools + kid_tools, asking + kid_asking
     return models > 0 and (tools > 0 or (asking > 0 and models > 1))
+
+
+def started_in_tools(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
+    """The trace's records (layers folded) with each tool execution that lies inside another
+    tool's body, with only plain spans between, marked with that tool's span id
+    (``SpanRecord.started_by``); ``spans`` itself when there is none.
+
+    >>> outer = SpanRecord(1, 2, 0, "delegate", 0, 9, role=_TOOL, tool_name="delegate")
+    >>> inner = SpanRecord(1, 3, 2, "lookup", 1, 8, role=_TOOL, tool_name="lookup")
+    >>> started_in_tools({2: outer, 3: inner})[3].started_by
+    2
+    """
+    tools = [record for record in spans.values() if record.role is _TOOL]
+    if len(tools) < 2:
+        return spans
+    started: dict[int, SpanRecord] = {}
+    for record in tools:
+        node = spans.get(record.parent_id)
+        for _ in range(MAX_DEPTH):
+            if node is None or node.role is not Role.OTHER:
+                break
+            node = spans.get(node.parent_id)
+        if node is not None and node.role is _TOOL:
+            started[record.span_id] = replace(record, started_by=node.span_id)
+    return {**spans, **started} if started else spans

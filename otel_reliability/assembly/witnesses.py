@@ -11,6 +11,8 @@ attempt records which it has, what each says and the rule that joined request an
 * its result, its error or the answer handed back reads as a refusal or a failure
   (``adapters.lexicon``: a small list of texts, which only opens an outcome, never decides it),
   or its result is not written as its convention writes a returned value (``failure_possible``);
+* the execution failed with an error that says a check of what the body returned failed (an
+  output guardrail, ``lexicon.after_return``): the body ran and returned, so it may count as ok;
 * the answer handed back is not the result the execution recorded: it may have failed after
   the body returned (a check of its output withheld the result);
 * the execution failed as a refusal before the body ran would have left it: its arguments do
@@ -37,7 +39,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..adapters.lexicon import FAILURE, REFUSAL, ends_runs, reads_as, withholds
+from ..adapters.lexicon import FAILURE, REFUSAL, after_return, ends_runs, reads_as, withholds
 from ..model import ERROR, NOT_A_CALL, OK, REFUSED, Attempt, Run, SpanRecord, ToolResponse, Witnesses
 
 _OTHER_OUTCOME = {REFUSAL: REFUSED, FAILURE: ERROR}
@@ -153,6 +155,8 @@ def _doubt(
 ) -> tuple[str, str] | None:
     """The other outcome and why, when the witnesses of an executed call disagree; None when they agree."""
     status = "OK" if outcome == OK else "ERROR"
+    if outcome == ERROR and after_return(result):
+        return OK, f"the execution span says ERROR, its error reads as a check of what the body returned: {_quoted(result)}"
     reading = reads_as(result)
     if reading is not None and _OTHER_OUTCOME[reading] != outcome:
         what = "result" if outcome == OK else "error"

@@ -23,15 +23,8 @@ from __future__ import annotations
 
 from typing import Callable
 
-from otel_reliability.matcher.bfcl.judge import (
-    IRRELEVANT_CALL,
-    RELEVANT_NO_CALL,
-    UNJUDGEABLE,
-    VALID,
-    WRONG_FORMAT,
-    Case,
-    Judgement,
-)
+from otel_reliability.matcher.bfcl.judge import Case
+from otel_reliability.matcher.bfcl.verdicts import IRRELEVANT_CALL, RELEVANT_NO_CALL, UNJUDGEABLE, VALID, WRONG_FORMAT, Judgement
 
 __all__ = ["MODEL_FOR_FLAG", "official_judge"]
 

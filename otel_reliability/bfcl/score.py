@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from otel_reliability.bfcl.dataset import CATEGORIES, DatasetError, Entry, category_of, load_entries
 from otel_reliability.bfcl.decode import DecodeError, decode
-from otel_reliability.matcher.bfcl.judge import DECODER_FAILED, Compat, Judgement, judge
+from otel_reliability.matcher.bfcl.judge import Compat, judge
+from otel_reliability.matcher.bfcl.verdicts import DECODER_FAILED, Judgement
 from otel_reliability.textfile import NotUtf8Error, read_text
 
 __all__ = ["BfclScore", "CategoryScore", "SampleResult", "judge_entry", "read_results", "score_files", "score_results"]

@@ -74,9 +74,11 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
     named = [a for a in chain if a.tool]
     if run.members:
         unnamed = frozenset(r.agent for r in run.walk() if not r.agent_named)
+        failed_steps = tuple(step for r in run.walk() for step in r.failed_steps)
     else:  # most runs: no walk (a generator per run) for the run alone
         unnamed = frozenset() if run.agent_named else frozenset((run.agent,))
-    attempts = Attempts(evidence, chain, named, budgets.measure(run, named), unnamed)
+        failed_steps = run.failed_steps
+    attempts = Attempts(evidence, chain, named, budgets.measure(run, named), unnamed, failed_steps)
     total = failed = 0
     lists: dict[str, list[str]] = {}
     unevaluated: list[str] = []

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-from otel_reliability.matcher.bfcl.judge import arguments_match
+from otel_reliability.matcher.bfcl.values import arguments_match
 from otel_reliability.expectations import ArgumentMode, Expectation
 
 

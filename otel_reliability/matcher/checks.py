@@ -30,6 +30,8 @@ class Attempts:
     usage: Usage = field(default_factory=Usage)
     # agents of the run's runs that no span names (each called after its span): whose calls are theirs is unknown
     unnamed_agents: frozenset[str] = frozenset()
+    # spans of the run and its members that failed and are no call's ("name: error"; ``Run.failed_steps``)
+    failed_steps: tuple[str, ...] = ()
 
 
 @dataclass(slots=True)

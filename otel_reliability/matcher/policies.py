@@ -9,7 +9,10 @@ refused it. Counts cover every named attempt of the run and its members.
 A run whose spans witness no call at all (no model call, so no request, and no tool call) gives
 ``fail_on`` nothing to read: a call it failed or refused would look the same as none, so
 ``fail_on`` is not evaluated on it. (A run with tool calls but no model spans is still judged on
-them: ``inspect`` says its requests cannot be seen, docs/conventions.md.)
+them: ``inspect`` says its requests cannot be seen, docs/conventions.md.) Nor are the ``fail_on``
+checks that held on a run whose calls all read ``ok`` while a span of it that is no call failed
+(``Attempts.failed_steps``: a step, a chain, an output parser): a call no span records may have
+failed or been refused there. A ``fail_on`` already broken stays broken.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from typing import Sequence
 from otel_reliability.expectations import Expectation
 from otel_reliability.matcher.checks import Attempts, CheckResult
 from otel_reliability.matcher.wording import plural
-from otel_reliability.model import ERROR, Attempt
+from otel_reliability.model import ERROR, OK, Attempt
 
 _FAIL_ON = "fail_on "
 _OUTCOME_WORDS = {"error": "errored", "refused": "refused", "pending": "pending"}
@@ -45,6 +48,15 @@ def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
             f"{_FAIL_ON}{', '.join(expectation.fail_on)}: the spans record no model call and no tool call, "
             "so a call that failed or was refused would not be seen"
         )
+    if expectation.fail_on and attempts.failed_steps and all(a.outcome == OK for a in attempts.chain):
+        held = [r for r in results if r.policy.startswith(_FAIL_ON) and not r.violations]
+        if held:
+            results = [r for r in results if r not in held]
+            unevaluated.append(
+                f"{_FAIL_ON}{', '.join(r.policy[len(_FAIL_ON):] for r in held)}: every call reads ok, but a span of the run "
+                f"that is no call failed ({_step(attempts.failed_steps[0])}), so a call that failed or was refused there "
+                "would not be seen"
+            )
     broken = [r for r in results if r.violations]
     return CheckResult(len(results), len(broken), {"policy_violations": [v for r in broken for v in r.violations]}, unevaluated)
 
@@ -94,3 +106,9 @@ def _tools_by_outcome(attempts: Sequence[Attempt], outcomes: Sequence[str]) -> d
             if tools is not None:
                 tools.append(attempt.tool)
     return by_outcome
+
+
+def _step(step: str, limit: int = 80) -> str:
+    """A failed step ("name: error") on one line, cut to ``limit`` characters."""
+    step = " ".join(step.split())
+    return step if len(step) <= limit else step[: limit - 1] + "…"

@@ -34,7 +34,8 @@ from typing import Any
 from ..model import SpanData
 from .console_json import decode_console_span, is_console_span
 from .decoded import Decoded, NotATrace, TraceInputError
-from .otlp_json import _at, decode_object
+from .otlp_fields import lead_of
+from .otlp_json import decode_object
 from .otlp_logs import decode_logs_object
 from .otlp_proto import decode_request, parse_request
 from ..textfile import NotUtf8Error, decode_utf8
@@ -231,10 +232,10 @@ def _decode_request_object(obj: Any, decoded: Decoded, place: str) -> None:
             return
         for key, signal in _OTHER_SIGNALS.items():
             if key in obj:
-                raise NotATrace(f"{_at(place)}holds OpenTelemetry {signal}, not traces")
+                raise NotATrace(f"{lead_of(place)}holds OpenTelemetry {signal}, not traces")
         found = ", ".join(repr(k) for k in list(obj)[:5]) or "nothing"
         raise NotATrace(
-            f"{_at(place)}not an OTLP trace export: expected an object with resourceSpans (OTLP/JSON) "
+            f"{lead_of(place)}not an OTLP trace export: expected an object with resourceSpans (OTLP/JSON) "
             f"or a span as ConsoleSpanExporter prints it, found {found}"
         )
     decode_object(obj, decoded, place)

@@ -16,7 +16,8 @@ from opentelemetry.proto.collector.logs.v1.logs_service_pb2 import ExportLogsSer
 
 from ..model import LogData
 from .decoded import WHOLE, Decoded, Shard, TraceInputError
-from .otlp_json import _any, _attributes, _Bad, _get, _id, _kind_of, _list, _str, _uint64, loads_repaired
+from .otlp_fields import BadField, any_value_of, attributes_of, field_of, id_of, kind_of, list_field, str_of, uint64_of
+from .otlp_json import loads_repaired
 from .otlp_proto import any_value, attributes_from_proto
 
 
@@ -27,7 +28,7 @@ def _proto_id(raw: bytes, nbytes: int, field: str) -> int:
     if not raw:
         return 0
     if len(raw) != nbytes:
-        raise _Bad(field, f"expected {nbytes} bytes or empty, got {len(raw)} bytes")
+        raise BadField(field, f"expected {nbytes} bytes or empty, got {len(raw)} bytes")
     return int.from_bytes(raw, "big")
 
 
@@ -54,7 +55,7 @@ def decode_logs_request(request: Any, shard: Shard = WHOLE) -> Decoded:
                     continue
                 try:
                     decoded.logs.append(_proto_record(r))
-                except _Bad as bad:
+                except BadField as bad:
                     decoded.rejected.append(f"resourceLogs[{i}].scopeLogs[{j}].logRecords[{k}].{bad.path}: {bad.reason}")
     return decoded
 
@@ -75,20 +76,20 @@ def parse_logs_request(data: bytes) -> ExportLogsServiceRequest:
 
 def _json_record(r: Any) -> LogData:
     if type(r) is not dict:
-        raise _Bad("", f"expected a log record object, got {_kind_of(r)}")
-    trace_id = _id(_get(r, "traceId", "trace_id"), 16, "traceId", required=False)
-    span_id = _id(_get(r, "spanId", "span_id"), 8, "spanId", required=False)
-    name = _str(_get(r, "eventName", "event_name"), "eventName")
-    time_ns = _uint64(_get(r, "timeUnixNano", "time_unix_nano"), "timeUnixNano") or _uint64(
-        _get(r, "observedTimeUnixNano", "observed_time_unix_nano"), "observedTimeUnixNano"
+        raise BadField("", f"expected a log record object, got {kind_of(r)}")
+    trace_id = id_of(field_of(r, "traceId", "trace_id"), 16, "traceId", required=False)
+    span_id = id_of(field_of(r, "spanId", "span_id"), 8, "spanId", required=False)
+    name = str_of(field_of(r, "eventName", "event_name"), "eventName")
+    time_ns = uint64_of(field_of(r, "timeUnixNano", "time_unix_nano"), "timeUnixNano") or uint64_of(
+        field_of(r, "observedTimeUnixNano", "observed_time_unix_nano"), "observedTimeUnixNano"
     )
     try:
-        attributes = _attributes(r.get("attributes"))
-    except _Bad as bad:
+        attributes = attributes_of(r.get("attributes"))
+    except BadField as bad:
         raise bad.under("attributes") from None
     try:
-        body = _any(r.get("body"))
-    except _Bad as bad:
+        body = any_value_of(r.get("body"))
+    except BadField as bad:
         raise bad.under("body") from None
     return LogData(trace_id, span_id, name, time_ns, attributes, body)
 
@@ -99,20 +100,20 @@ def decode_logs_object(obj: Any, decoded: Decoded, place: str = "", shard: Shard
     Damage inside a record rejects that record; damage above records raises ``TraceInputError``.
     """
     if type(obj) is not dict:
-        raise TraceInputError(f"{place}expected an OTLP/JSON object with resourceLogs, got {_kind_of(obj)}")
+        raise TraceInputError(f"{place}expected an OTLP/JSON object with resourceLogs, got {kind_of(obj)}")
     logs = decoded.logs
-    for i, rl in enumerate(_list(obj, "resourceLogs", "resource_logs", place)):
+    for i, rl in enumerate(list_field(obj, "resourceLogs", "resource_logs", place)):
         where = f"{place}resourceLogs[{i}]"
         if type(rl) is not dict:
-            raise TraceInputError(f"{where}: expected an object, got {_kind_of(rl)}")
-        for j, sl in enumerate(_list(rl, "scopeLogs", "scope_logs", where + ".")):
+            raise TraceInputError(f"{where}: expected an object, got {kind_of(rl)}")
+        for j, sl in enumerate(list_field(rl, "scopeLogs", "scope_logs", where + ".")):
             here = f"{where}.scopeLogs[{j}]"
             if type(sl) is not dict:
-                raise TraceInputError(f"{here}: expected an object, got {_kind_of(sl)}")
-            for k, r in enumerate(_list(sl, "logRecords", "log_records", here + ".")):
+                raise TraceInputError(f"{here}: expected an object, got {kind_of(sl)}")
+            for k, r in enumerate(list_field(sl, "logRecords", "log_records", here + ".")):
                 try:
                     record = _json_record(r)
-                except _Bad as bad:
+                except BadField as bad:
                     if shard.index == 0:  # every shard reads JSON whole: one of them reports it
                         decoded.rejected.append(f"{bad.under(f'{here}.logRecords[{k}]').path}: {bad.reason}")
                     continue

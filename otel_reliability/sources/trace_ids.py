@@ -22,7 +22,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .decoded import TraceInputError
-from .otlp_json import _Bad, _get, _id, _list, loads_repaired
+from .otlp_fields import BadField, field_of, id_of, list_field
+from .otlp_json import loads_repaired
 from .otlp_logs import parse_logs_request
 from .otlp_proto import parse_request
 
@@ -94,17 +95,17 @@ def _json_ids(document: Any, logs: bool) -> TraceIds:
              "resourceSpans": "resource_spans", "scopeSpans": "scope_spans", "spans": "spans"}
     ids = TraceIds()
     counts = ids.counts
-    for i, resource in enumerate(_list(document, outer, snake[outer], "")):
+    for i, resource in enumerate(list_field(document, outer, snake[outer], "")):
         if type(resource) is not dict:
             continue  # the shard that decodes it reports the damage
-        for j, scope in enumerate(_list(resource, inner, snake[inner], f"{outer}[{i}].")):
+        for j, scope in enumerate(list_field(resource, inner, snake[inner], f"{outer}[{i}].")):
             if type(scope) is not dict:
                 continue
-            for k, item in enumerate(_list(scope, items, snake[items], f"{outer}[{i}].{inner}[{j}].")):
+            for k, item in enumerate(list_field(scope, items, snake[items], f"{outer}[{i}].{inner}[{j}].")):
                 try:
-                    trace_id = _id(_get(item, "traceId", "trace_id"), 16, "traceId", required=not logs) \
+                    trace_id = id_of(field_of(item, "traceId", "trace_id"), 16, "traceId", required=not logs) \
                         if type(item) is dict else 0
-                except _Bad as bad:
+                except BadField as bad:
                     trace_id = 0
                     if not logs:
                         ids.rejected.append(f"{outer}[{i}].{inner}[{j}].{items}[{k}].{bad.path}: {bad.reason}")

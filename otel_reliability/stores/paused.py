@@ -111,7 +111,7 @@ def _encode(r: SpanRecord) -> list[Any]:
         r.agent_name, r.run_key, None if r.attributes is None else dict(r.attributes), r.output,
         r.tool_name, r.arguments, r.call_id, r.refusal, r.handoff_to,
         [[q.name, q.arguments, q.call_id, q.held] for q in r.requests],
-        [[a.call_id, a.content, a.refusal, a.error, a.names_refusal] for a in r.responses],
+        [[a.call_id, a.content, a.refusal, a.error, a.names_refusal, a.ran] for a in r.responses],
         None if r.dispatched is None else [r.dispatched.name, r.dispatched.arguments, r.dispatched.call_id],
         [dict(e) for e in r.evaluations], r.policy_denied, r.session_id, r.sent_by, r.model_call, r.tokens,
         r.names_agent, r.profile, r.returned, r.refusal_possible, r.agent_version, r.parameters, r.tool_definitions,

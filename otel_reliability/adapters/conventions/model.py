@@ -104,6 +104,8 @@ class Messages(BaseModel):
     (``<attribute>.<i>.message.tool_calls.<j>.tool_call.function.name``; answers: the ``tool``
     messages after the last ``assistant`` one; ``flattened``); ``message_dicts``: messages written
     as ``{"type", "data"}`` dicts in a graph node's output (answers only: its tool messages);
+    ``repr_messages``: messages written as Python dataclass reprs in a JSON object's lists (the
+    ``ToolCall``s asked for; the ``ToolCallResult``s handed back, ``error`` flagging a failure);
     ``gemini_contents``: Gemini ``Content`` (``gemini_formats``: the ``function_call`` parts of a
     response's ``content``, the newest ``function_response`` parts of a request's ``contents``)."""
 
@@ -111,7 +113,7 @@ class Messages(BaseModel):
     attribute: str = Field(min_length=1)
     event: str | None = Field(None, min_length=1)
     format: Literal["items", "chat_completions", "ai_sdk_messages", "constructor_messages", "flattened_messages",
-                    "message_dicts", "gemini_contents", "genai"] = "items"
+                    "message_dicts", "repr_messages", "gemini_contents", "genai"] = "items"
     path: str | None = None
     call_id: str | None = None
     name: str | None = None

@@ -16,7 +16,10 @@ body never ran; an answer's refusal has a short ``reason``), ``refusal_possible`
 a body that failed leave the same), ``ran`` (the body returned; a check of its output failed the
 span; an answer that says so is no refusal) or ``failed`` (a body that failed, its error written
 as the result). ``only_without_result``: only where the span records no result (the
-instrumentation captured no content), since with content the result tells. A reading without framework knowledge
+instrumentation captured no content), since with content the result tells. ``starts_agents``
+names the framework's own tools whose body runs another of its agents, and the argument that
+names that agent (CrewAI's delegation tools, ``coworker``): a call made inside such a tool's
+body is that agent's (``assembly.started``). A reading without framework knowledge
 (``knowledge.removed``, the cold reader) applies none of it.
 """
 
@@ -26,7 +29,7 @@ import re
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable, Iterator, Literal
+from typing import Any, Callable, Iterator, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -57,6 +60,16 @@ class Text(BaseModel):
         return self
 
 
+class Starter(BaseModel):
+    """A tool of the framework's own whose body runs another of its agents, and the argument that
+    names that agent: a call inside it is that agent's, whatever instrumentation recorded it."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    tools: tuple[str, ...] = Field(min_length=1)  # its names: as the model calls it, as spans show it
+    names_agent: str = Field(min_length=1)  # the argument
+    why: str = Field(min_length=1)
+
+
 class Framework(BaseModel):
     """One framework's file.
 
@@ -68,6 +81,7 @@ class Framework(BaseModel):
     name: str = Field(pattern=r"^[a-z0-9_.-]+$")
     description: str = Field(min_length=1)
     texts: tuple[Text, ...]
+    starts_agents: tuple[Starter, ...] = ()
 
     @field_validator("texts")
     @classmethod
@@ -85,7 +99,7 @@ def load(folder: Path = FOLDER) -> tuple[Framework, ...]:
 class _Texts:
     """The texts of every framework in force, by where they show, in the order a reading tries them."""
 
-    __slots__ = ("in_error", "in_result", "refused_answers", "ran_answers", "any_in_error", "any_in_result")
+    __slots__ = ("in_error", "in_result", "refused_answers", "ran_answers", "any_in_error", "any_in_result", "starters")
 
     def __init__(self, frameworks: tuple[Framework, ...]) -> None:
         texts = [t for f in frameworks for t in f.texts]
@@ -97,6 +111,7 @@ class _Texts:
         # most hold none); which one, only on a hit.
         self.any_in_error = _any_of(self.in_error)
         self.any_in_result = _any_of(self.in_result)
+        self.starters = {tool: s.names_agent for f in frameworks for s in f.starts_agents for tool in s.tools}
 
 
 def _any_of(texts: tuple[Text, ...]) -> Callable[[str], object]:
@@ -154,6 +169,18 @@ def answer_says_it_ran(answer: str) -> bool:
     """Whether a framework's answer to the model says the call is no refusal (agno answers a
     rejected confirmation as a failed run)."""
     return any(text in answer for text in _active.ran_answers)
+
+
+def agent_started_by(tool: str, arguments: Mapping[str, Any]) -> str | None:
+    """The agent a framework's own tool that runs another agent names by its arguments (CrewAI's
+    ``coworker``), None when the tool is none such or the argument names none.
+
+    >>> agent_started_by("delegate_work_to_coworker", {"task": "t", "coworker": "researcher"})
+    'researcher'
+    """
+    argument = _active.starters.get(tool)
+    named = arguments.get(argument) if argument is not None else None
+    return (named.strip() or None) if isinstance(named, str) else None
 
 
 def _first(texts: tuple[Text, ...], where: str, record: SpanRecord) -> Text | None:
