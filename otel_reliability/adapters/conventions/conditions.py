@@ -47,41 +47,53 @@ def compiled(when: When, patterns: Mapping[str, re.Pattern[str]]) -> Test:
     """
     if not when.model_fields_set <= _COMPILED_FIELDS:  # a condition this does not know: test it the long way
         return lambda name, attributes: rule_matches(when, name, attributes, patterns) or False
-    checks: list[Callable[[str, Mapping[str, Any]], bool]] = []
+    # One function's source, its values bound as constants (``c<i>``, never written into the
+    # source): a span's test is one call, its checks inline, in rule_matches' order.
+    constants: dict[str, Any] = {"when": when, "holds": holds, "value_in": value_in, "_in": _in, "_same_value": _same_value,
+                                 "_inside_holds": _inside_holds}
+
+    def constant(value: Any) -> str:
+        name = f"c{len(constants)}"
+        constants[name] = value
+        return name
+
+    lines = []
     if when.span_name is not None:
-        exact = when.span_name
-        checks.append(lambda name, attributes: name == exact)
+        lines.append(f"if name != {constant(when.span_name)}: return False")
     if when.without:
-        without = frozenset(when.without)
-        checks.append(lambda name, attributes: attributes.keys().isdisjoint(without))
+        lines.append(f"if not attributes.keys().isdisjoint({constant(frozenset(when.without))}): return False")
     for key, values in when.also.items():
-        checks.append(_carries(key, values))
+        key_name = constant(key)
+        lines.append(f"if {key_name} not in attributes: return False")
+        if values:
+            lines.append(f"if not _in(attributes[{key_name}], {constant(values)}): return False")
     attribute, equals = when.attribute, when.equals
-    if attribute is not None and when.path is not None:
-        checks.append(lambda name, attributes: holds(when, attributes))
-    elif attribute is not None and equals:
-        checks.append(lambda name, attributes: attribute in attributes and (
-            (type(value := attributes[attribute]) is str and value in equals) or value_in(value, equals)))
-    elif attribute is not None:
-        checks.append(lambda name, attributes: attribute in attributes)
+    if attribute is not None and when.path is None:
+        key_name = constant(attribute)
+        lines.append(f"if {key_name} not in attributes: return False")
+        if equals:
+            allowed = constant(equals)
+            lines.append(f"value = attributes[{key_name}]")
+            lines.append(f"if not ((type(value) is str and value in {allowed}) or value_in(value, {allowed})): return False")
     if when.same_value:
-        same = when.same_value
-        checks.append(lambda name, attributes: _same_value(same, attributes))
+        lines.append(f"if not _same_value({constant(when.same_value)}, attributes): return False")
     for key, pattern in when.matches.items():  # rules name no group ``tool`` (model: only refused_when does)
-        checks.append(_matches_whole(key, _pattern(pattern)))
-    if when.inside:
-        inside = when.inside
-        checks.append(lambda name, attributes: all(_inside_holds(condition, attributes, name) for condition in inside))
-    name_pattern = patterns[when.span_name_matches] if when.span_name_matches is not None else None
-
-    def test(name: str, attributes: Mapping[str, Any]) -> re.Match[str] | bool:
-        for check in checks:
-            if not check(name, attributes):
-                return False
-        if name_pattern is None:
-            return True
-        return name_pattern.fullmatch(name) or False
-
+        lines.append(f"value = attributes.get({constant(key)})")
+        lines.append(f"if not isinstance(value, str) or {constant(_pattern(pattern))}.fullmatch(value) is None: return False")
+    # then the name's pattern, and last what decodes an attribute's JSON (a path, a condition inside)
+    found = "True"
+    if when.span_name_matches is not None:
+        lines.append(f"found = {constant(patterns[when.span_name_matches])}.fullmatch(name)")
+        lines.append("if found is None: return False")
+        found = "found"
+    if attribute is not None and when.path is not None:
+        lines.append("if not holds(when, attributes): return False")
+    for condition in when.inside:
+        lines.append(f"if not _inside_holds({constant(condition)}, attributes, name): return False")
+    lines.append(f"return {found}")
+    source = "def test(name, attributes):\n" + "".join(f"    {line}\n" for line in lines)
+    exec(source, constants)  # noqa: S102  # the source is built above from the rule's own fields only
+    test: Test = constants["test"]
     return test
 
 
@@ -89,16 +101,6 @@ def compiled(when: When, patterns: Mapping[str, re.Pattern[str]]) -> Test:
 # being added here is tested by rule_matches, never left untested
 _COMPILED_FIELDS = frozenset({"span_name", "span_name_matches", "attribute", "equals", "path", "also", "without", "same_value",
                               "matches", "inside"})
-
-
-def _carries(key: str, values: tuple[Any, ...]) -> Callable[[str, Mapping[str, Any]], bool]:
-    if not values:
-        return lambda name, attributes: key in attributes
-    return lambda name, attributes: key in attributes and _in(attributes[key], values)
-
-
-def _matches_whole(key: str, pattern: re.Pattern[str]) -> Callable[[str, Mapping[str, Any]], bool]:
-    return lambda name, attributes: isinstance(value := attributes.get(key), str) and pattern.fullmatch(value) is not None
 
 
 def _same_value(keys: tuple[str, ...], attributes: Mapping[str, Any]) -> bool:
