@@ -48,6 +48,12 @@ def count(attrs: Mapping[str, Any], prefix: str, fields: tuple[str, ...]) -> int
     return high
 
 
+def message_keys(name: str) -> frozenset[str]:
+    """The keys one of which the first message of the list ``name`` sets: a span that carries none
+    holds no such list (``attrs.keys().isdisjoint`` tells it in one set test)."""
+    return frozenset(f"{name}.0{field}" for field in _MESSAGE_FIELDS)
+
+
 def values(attrs: Mapping[str, Any], name: str, field: str) -> tuple[Any, ...]:
     """The values at ``field`` of each item of the list ``name`` (``<name>.<i><field>``).
 

@@ -7,17 +7,16 @@ import re
 from typing import Any
 
 from ...jsontext import decode_json
-from ...model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
+from ...model import Role, SpanData, SpanRecord, ToolRequest
 from .. import frameworks
 from ..common import RESULT_PREFIX, error_text, str_or_none, text_of
 from .. import flattened
-from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, bound_arguments, first_at
-from ..span_formats import SPAN_FORMATS
+from ..decoders import VALUE_DECODERS, bound_arguments, first_at
 from ..usage import tokens_from
 from . import condition_holds
-from .model import SOURCE_FIELDS, Messages, Source, SpanRule
+from .messages import Reader, reader
+from .model import SOURCE_FIELDS, Source, SpanRule
 
-_TRUE = (True, "true", "True", 1)
 _JSON_WHITESPACE = " \t\n\r"
 
 
@@ -43,7 +42,23 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
     if error is not None and any(condition_holds(condition, span) for condition in rule.not_failed_when):
         error = None  # control flow the framework raised, not a failure
     record.error = error
-    if rule.role == "agent_run":
+    if rule.role == "model":  # the most common roles first
+        record.role, record.model_call = Role.MODEL, rule.model_call
+        if plan.requests is not None:
+            record.requests = plan.requests(span)
+        if not record.requests and plan.requests_else is not None:
+            record.requests = plan.requests_else(span)
+        if plan.responses is not None:
+            record.responses = plan.responses(span)
+        if not (record.requests or record.responses):
+            if plan.requests_otherwise is not None:
+                record.requests = plan.requests_otherwise(span)
+            if plan.responses_otherwise is not None:
+                record.responses = plan.responses_otherwise(span)
+        if rule.tokens is not None:
+            record.tokens = tokens_from(span.attributes, rule.tokens.parts, rule.tokens.totals)
+        record.tool_definitions = _read(span, plan.tool_definitions, match)
+    elif rule.role == "agent_run":
         record.role = Role.AGENT_RUN
         if rule.clock_slack_ms:
             slack = int(rule.clock_slack_ms * 1_000_000)
@@ -65,32 +80,16 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
         record.agent_name = str_or_none(_read(span, plan.agent_name, match))
     elif rule.role == "handoff":
         record.role, record.handoff_to = Role.TOOL, str_or_none(_read(span, plan.target, match))
-    elif rule.role == "answers" and rule.responses is not None:  # no model call: the answers alone
-        record.responses = _messages(span, rule.responses, requests=False)
+    elif rule.role == "answers" and plan.responses is not None:  # no model call: the answers alone
+        record.responses = plan.responses(span)
     elif rule.role == "dispatch":  # no call of its own: the call it handed a tool, the answers it gave
         _read_dispatch(record, span, rule, plan, match)
     elif rule.role == "relay":  # requests or answers delivered between agents, no model call
         record.role, record.sent_by = Role.MODEL, str_or_none(_read(span, plan.sent_by, match))
-        if rule.requests is not None:
-            record.requests = _messages(span, rule.requests, requests=True)
-        if rule.responses is not None:
-            record.responses = _messages(span, rule.responses, requests=False)
-    elif rule.role == "model":
-        record.role, record.model_call = Role.MODEL, rule.model_call
-        if rule.requests is not None:
-            record.requests = _messages(span, rule.requests, requests=True)
-        if not record.requests and rule.requests_else is not None:
-            record.requests = _messages(span, rule.requests_else, requests=True)
-        if rule.responses is not None:
-            record.responses = _messages(span, rule.responses, requests=False)
-        if not (record.requests or record.responses):
-            if rule.requests_otherwise is not None:
-                record.requests = _messages(span, rule.requests_otherwise, requests=True)
-            if rule.responses_otherwise is not None:
-                record.responses = _messages(span, rule.responses_otherwise, requests=False)
-        if rule.tokens is not None:
-            record.tokens = tokens_from(span.attributes, rule.tokens.parts, rule.tokens.totals)
-        record.tool_definitions = _read(span, plan.tool_definitions, match)
+        if plan.requests is not None:
+            record.requests = plan.requests(span)
+        if plan.responses is not None:
+            record.responses = plan.responses(span)
     return record
 
 
@@ -148,8 +147,8 @@ def _read_dispatch(record: SpanRecord, span: SpanData, rule: SpanRule, plan: _Pl
     if name:
         arguments = _read(span, plan.dispatched_arguments, match)
         record.dispatched = ToolRequest(name, arguments, str_or_none(_read(span, plan.dispatched_call_id, match)))
-    if rule.responses is not None:
-        record.responses = _messages(span, rule.responses, requests=False)
+    if plan.responses is not None:
+        record.responses = plan.responses(span)
 
 
 def _is_json(text: str) -> bool:
@@ -211,10 +210,13 @@ def _steps(sources: tuple[Source, ...]) -> tuple[_Step, ...]:
     return tuple(steps)
 
 
+_MESSAGE_FIELDS = ("requests", "responses", "requests_else", "requests_otherwise", "responses_otherwise")
+
+
 class _Plan:
     """A rule's places compiled into steps (``_steps``), one attribute per field that has places."""
 
-    __slots__ = ("rule", *SOURCE_FIELDS)
+    __slots__ = ("rule", *SOURCE_FIELDS, *_MESSAGE_FIELDS)
     agent_name: tuple[_Step, ...]
     target: tuple[_Step, ...]
     output: tuple[_Step, ...]
@@ -232,10 +234,18 @@ class _Plan:
     dispatched_arguments: tuple[_Step, ...]
     dispatched_call_id: tuple[_Step, ...]
 
+    requests: Reader | None
+    responses: Reader | None
+    requests_else: Reader | None
+    requests_otherwise: Reader | None
+    responses_otherwise: Reader | None
+
     def __init__(self, rule: SpanRule) -> None:
         self.rule = rule
         for name in SOURCE_FIELDS:
             setattr(self, name, _steps(getattr(rule, name) or ()))
+        for name in _MESSAGE_FIELDS:
+            setattr(self, name, reader(getattr(rule, name), requests=name.startswith("requests")))
 
 
 _PLANS: dict[int, _Plan] = {}
@@ -318,31 +328,3 @@ def _without_values(value: dict[str, Any], pattern: str) -> dict[str, Any]:
 def _is_one_of(value: Any, values: tuple[Any, ...]) -> bool:
     """Whether ``value`` is one of ``values``, of the same type (``1`` is not ``True``)."""
     return any(value == candidate and type(value) is type(candidate) for candidate in values)
-
-
-def _messages(span: SpanData, messages: Messages, *, requests: bool) -> tuple[Any, ...]:
-    if messages.format == "flattened_messages":  # a list of attributes, not one attribute's value
-        return (flattened.requests if requests else flattened.responses)(span.attributes, messages.attribute)
-    if messages.format in SPAN_FORMATS:  # a format that reads the span: its attribute or its events
-        reader = SPAN_FORMATS[messages.format]
-        return reader.requests(span, messages) if requests else reader.responses(span, messages)
-    if messages.event is not None:
-        raw = next((e.attributes.get(messages.attribute) for e in span.events if e.name == messages.event), None)
-    else:
-        raw = span.attributes.get(messages.attribute)
-    if raw is None:
-        return ()
-    if messages.format != "items":
-        return (REQUEST_FORMATS if requests else RESPONSE_FORMATS)[messages.format](raw)
-    found: list[ToolRequest | ToolResponse] = []
-    for item in at_path(as_json(raw), messages.path):
-        if requests:
-            name = str_or_none(first_at(item, messages.name)) if messages.name else None
-            if name:
-                arguments = first_at(item, messages.arguments) if messages.arguments else None
-                found.append(ToolRequest(name, arguments, str_or_none(first_at(item, messages.call_id))))
-        elif (call_id := str_or_none(first_at(item, messages.call_id))):
-            content = text_of(first_at(item, messages.content)) if messages.content else ""
-            failed = messages.error is not None and first_at(item, messages.error) in _TRUE
-            found.append(ToolResponse(call_id, content, error=failed))
-    return tuple(found)
