@@ -9,6 +9,7 @@ from that page, so the page and these tests cannot drift apart.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -440,3 +441,25 @@ def test_a_tool_rule_reads_placeholders_names_after_a_prefix_bookkeeping_spans_r
         assert (held.role.value, [request.name for request in held.requests], held.tool_name) == ("model", ["approve"], None)
     finally:
         conventions.use([])
+
+
+def _first_rule_matching(span):
+    """The rule that reads ``span`` found the long way: every candidate tested by rule_matches."""
+    active = conventions._active
+    for rule, name, _, _ in conventions._candidates(active, span.name, span.attributes):
+        matched = conventions.rule_matches(rule.when, span.name, span.attributes, active.patterns)
+        if matched is not False:
+            return rule, name, matched.group(0) if isinstance(matched, re.Match) else None
+    return None
+
+
+def test_every_corpus_span_is_read_by_the_rule_its_conditions_choose_warm_and_cold():
+    # rule_for tries a span's candidates with generated code (conditions.compiled, dispatch): it
+    # must choose the rule that testing every candidate's conditions one by one chooses
+    spans = [span for path in sorted(CORPUS.glob("*/*.json")) if not path.name.endswith((".truth.json", ".verdict.json", ".runoutput.json"))
+             for span in read_telemetry(path).spans]
+    for cold in (False, True):
+        with knowledge.removed() if cold else contextlib.nullcontext():
+            chosen = [(found[0], found[1], found[2].group(0) if found[2] else None) if (found := conventions.rule_for(span)) else None
+                      for span in spans]
+            assert chosen == [_first_rule_matching(span) for span in spans]

@@ -24,6 +24,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 from ...model import SpanData
 from .conditions import Test, compiled, condition_holds, rule_matches, value_in
+from .dispatch import Pick, pick_for
 from .files import ENVIRONMENT_VARIABLE, SHIPPED, ConventionError, Origin, load_file, paths_from, refining_first
 from .model import Convention, LogEvents, SpanRule, When
 
@@ -69,6 +70,7 @@ class _Compiled:
                       for rule, *_ in valued for value in rule.when.equals}
             self.by_value[key] = values, [c for c in found if c not in valued]
         self.log_events = tuple(o.convention.log_events for o in origins if o.convention.log_events is not None)
+        self.picks: dict[tuple[Any, ...], Pick] = {}  # a span's shape -> what tries its candidates (``dispatch``)
         self._cold: _Compiled | None = None
 
     def without_frameworks(self) -> _Compiled:
@@ -187,6 +189,14 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
     ``span_name_matches`` (for fields read from the name's groups); None when no rule does."""
     active = _active
     attributes = span.attributes
+    shape = _shape(active, span.name, attributes)
+    if shape is not None:  # the common case: one generated function tries the shape's candidates
+        pick = active.picks.get(shape)
+        if pick is None:
+            if len(active.picks) > _MOST_SHAPES:
+                active.picks.clear()
+            pick = active.picks[shape] = _pick(active, shape)
+        return pick(span.name, attributes)
     for rule, name, values, test in _candidates(active, span.name, attributes):
         if values is not None:  # its attribute's value is all it asks (found by that attribute: present)
             if not values:
@@ -199,6 +209,41 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
         if matched is not False:
             return rule, name, matched if isinstance(matched, re.Match) else None
     return None
+
+
+_OTHER_VALUE = ("another value",)  # in a shape: a text value no rule asks for (a tuple: no text equals it)
+_MOST_SHAPES = 10_000  # shapes are bounded by the values rules name; a bound all the same
+
+
+def _shape(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> tuple[Any, ...] | None:
+    """What decides a span's candidates (``dispatch``): its name when rules are found by it, and
+    each selector key it carries in the order rules are tried, with its value when a rule asks
+    for that value; None when a selector's value is not plain text."""
+    if len(attributes) > 4 * len(active.attribute_order):  # a model span's many message keys: look the few up
+        keys: Iterable[str] = [key for key in active.attribute_order if key in attributes]
+    elif active.attribute_keys.isdisjoint(attributes):
+        return (span_name if span_name in active.by_span_name else None,)
+    else:
+        found = active.attribute_keys.intersection(attributes)
+        keys = sorted(found, key=active.attribute_rank.__getitem__) if len(found) > 1 else found
+    shape: list[Any] = [span_name if span_name in active.by_span_name else None]
+    for key in keys:
+        value = attributes[key]
+        if type(value) is not str or value.startswith('"'):
+            return None
+        shape.append(key)
+        shape.append(value if value in active.by_value[key][0] else _OTHER_VALUE)
+    return tuple(shape)
+
+
+def _pick(active: _Compiled, shape: tuple[Any, ...]) -> Pick:
+    """What tries the candidates of a span of this shape, in ``_candidates``' order."""
+    candidates = list(active.by_span_name.get(shape[0], ())) if shape[0] is not None else []
+    named = len(candidates)
+    for key, value in zip(shape[1::2], shape[2::2], strict=True):
+        values, others = active.by_value[key]
+        candidates.extend(others if value is _OTHER_VALUE else values[value])
+    return pick_for(candidates, named, active.patterns)
 
 
 def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool = True) -> bool | None:
