@@ -70,6 +70,7 @@ class _Compiled:
                       for rule, *_ in valued for value in rule.when.equals}
             self.by_value[key] = values, [c for c in found if c not in valued]
         self.log_events = tuple(o.convention.log_events for o in origins if o.convention.log_events is not None)
+        self.asked = {key: values for key, (values, _) in self.by_value.items()}  # the values rules ask each key for
         self.picks: dict[tuple[Any, ...], Pick] = {}  # a span's shape -> what tries its candidates (``dispatch``)
         self._cold: _Compiled | None = None
 
@@ -219,20 +220,25 @@ def _shape(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> 
     """What decides a span's candidates (``dispatch``): its name when rules are found by it, and
     each selector key it carries in the order rules are tried, with its value when a rule asks
     for that value; None when a selector's value is not plain text."""
+    named = span_name if span_name in active.by_span_name else None
     if len(attributes) > 4 * len(active.attribute_order):  # a model span's many message keys: look the few up
         keys: Iterable[str] = [key for key in active.attribute_order if key in attributes]
-    elif active.attribute_keys.isdisjoint(attributes):
-        return (span_name if span_name in active.by_span_name else None,)
     else:
         found = active.attribute_keys.intersection(attributes)
-        keys = sorted(found, key=active.attribute_rank.__getitem__) if len(found) > 1 else found
-    shape: list[Any] = [span_name if span_name in active.by_span_name else None]
+        if len(found) == 1:  # the common case, without a list
+            [key] = found
+            value = attributes[key]
+            if type(value) is not str or value.startswith('"'):
+                return None
+            return named, key, value if value in active.asked[key] else _OTHER_VALUE
+        keys = sorted(found, key=active.attribute_rank.__getitem__) if found else ()
+    shape: list[Any] = [named]
     for key in keys:
         value = attributes[key]
         if type(value) is not str or value.startswith('"'):
             return None
         shape.append(key)
-        shape.append(value if value in active.by_value[key][0] else _OTHER_VALUE)
+        shape.append(value if value in active.asked[key] else _OTHER_VALUE)
     return tuple(shape)
 
 

@@ -176,8 +176,8 @@ def _first_text(span: SpanData, sources: tuple[Source, ...]) -> str | None:
 
 # How a place is read, compiled once per list of places (``_steps``): an attribute of the span, an
 # attribute of its first event of a name, its name, its name after a prefix, a group of its pattern,
-# or a place read by ``_read_source`` (a flattened list, bound arguments, dropped values, a search)
-_ATTRIBUTE, _EVENT, _NAME, _NAME_AFTER, _GROUP, _SOURCE = range(6)
+# a flattened list's items, or a place read by ``_read_source`` (bound arguments, dropped values, a search)
+_ATTRIBUTE, _EVENT, _NAME, _NAME_AFTER, _GROUP, _EACH, _SOURCE = range(7)
 # (kind, attribute / event / prefix / group, the event's attribute, decoder (None: as written), path, unless)
 _Step = tuple[int, str, str, "Any", "str | None", "tuple[Any, ...]"]
 _STEPS: dict[int, tuple[tuple[Source, ...], tuple[_Step, ...]]] = {}
@@ -191,6 +191,10 @@ def _steps(sources: tuple[Source, ...]) -> tuple[_Step, ...]:
         return found[1]
     steps: list[_Step] = []
     for source in sources:
+        if source.each is not None and (source.names_from, source.drop_values, source.search) == (None,) * 3:
+            # a flattened list's items as written (the model enforces decode raw, no event or path)
+            steps.append((_EACH, str(source.attribute), f"{source.attribute}.0{source.each}", source.each, None, ()))
+            continue
         if (source.each, source.names_from, source.drop_values, source.search) != (None,) * 4:
             steps.append((_SOURCE, "", "", source, None, ()))
             continue
@@ -269,6 +273,13 @@ def _read(span: SpanData, steps: tuple[_Step, ...], match: re.Match[str] | None)
             raw = span.name
         elif kind == _GROUP:
             raw = match.group(where) if match is not None else None
+        elif kind == _EACH:
+            if key not in span.attributes:  # no first item: no list (one lookup for the many spans without)
+                continue
+            raw = flattened.values(span.attributes, where, decode)
+            if raw:
+                return raw
+            continue
         elif kind == _SOURCE:
             found = _read_source(span, decode)
             if found is not None:
