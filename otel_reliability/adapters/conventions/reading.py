@@ -4,7 +4,7 @@ through the decoder it names. Nothing here knows a convention: it only follows t
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 from ...jsontext import decode_json
 from ...model import Role, SpanData, SpanRecord, ToolRequest
@@ -57,35 +57,35 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
                 record.responses = plan.responses_otherwise(span)
         if rule.tokens is not None:
             record.tokens = tokens_from(span.attributes, rule.tokens.parts, rule.tokens.totals)
-        record.tool_definitions = _read(span, plan.tool_definitions, match)
+        record.tool_definitions = plan.tool_definitions(span, match)
     elif rule.role == "agent_run":
         record.role = Role.AGENT_RUN
         if rule.clock_slack_ms:
             slack = int(rule.clock_slack_ms * 1_000_000)
             record.start_ns, record.end_ns = max(0, record.start_ns - slack), record.end_ns + slack
-        record.agent_name = str_or_none(_read(span, plan.agent_name, match))
+        record.agent_name = str_or_none(plan.agent_name(span, match))
         record.attributes = span.attributes
         if rule.run_key:
-            record.run_key = str_or_none(_read(span, plan.run_key, match))
-        output = _read(span, plan.output, match)
+            record.run_key = str_or_none(plan.run_key(span, match))
+        output = plan.output(span, match)
         record.output = None if output is None else text_of(output)
         record.outlived = rule.outlived
         if rule.tool_definitions:
-            record.tool_definitions = _read(span, plan.tool_definitions, match)
+            record.tool_definitions = plan.tool_definitions(span, match)
     elif rule.role == "tool":
         _read_tool(record, span, rule, plan, match)
     elif rule.role == "names_agent":
-        record.names_agent = str_or_none(_read(span, plan.agent_name, match))
+        record.names_agent = str_or_none(plan.agent_name(span, match))
     elif rule.role == "acting_agent":  # no run: the agent acting from here on in the run around it
-        record.agent_name = str_or_none(_read(span, plan.agent_name, match))
+        record.agent_name = str_or_none(plan.agent_name(span, match))
     elif rule.role == "handoff":
-        record.role, record.handoff_to = Role.TOOL, str_or_none(_read(span, plan.target, match))
+        record.role, record.handoff_to = Role.TOOL, str_or_none(plan.target(span, match))
     elif rule.role == "answers" and plan.responses is not None:  # no model call: the answers alone
         record.responses = plan.responses(span)
     elif rule.role == "dispatch":  # no call of its own: the call it handed a tool, the answers it gave
         _read_dispatch(record, span, rule, plan, match)
     elif rule.role == "relay":  # requests or answers delivered between agents, no model call
-        record.role, record.sent_by = Role.MODEL, str_or_none(_read(span, plan.sent_by, match))
+        record.role, record.sent_by = Role.MODEL, str_or_none(plan.sent_by(span, match))
         if plan.requests is not None:
             record.requests = plan.requests(span)
         if plan.responses is not None:
@@ -95,15 +95,15 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
 
 def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, plan: _Plan, match: re.Match[str] | None) -> None:
     # a rule that says where the name is names none when the span lacks it; one that does not, the span's name
-    name = str_or_none(_read(span, plan.tool_name, match)) if rule.tool_name else span.name
+    name = str_or_none(plan.tool_name(span, match)) if rule.tool_name else span.name
     if rule.not_calls and name in rule.not_calls:
         return  # a span the framework writes for its own bookkeeping: no call
     record.role, record.tool_name = Role.TOOL, name
-    record.arguments = _read(span, plan.arguments, match)
-    record.call_id = str_or_none(_read(span, plan.call_id, match))
+    record.arguments = plan.arguments(span, match)
+    record.call_id = str_or_none(plan.call_id(span, match))
     if rule.parameters:
-        record.parameters = _read(span, plan.parameters, match)
-    result = _read(span, plan.result, match)
+        record.parameters = plan.parameters(span, match)
+    result = plan.result(span, match)
     record.returned = result is not None
     # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``); told
     # from its text, since decoding a whole result only to see it is not null costs more
@@ -114,10 +114,10 @@ def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, plan: _Plan, 
         record.failure_possible = not _is_json(result)
     failed = rule.failed_when is not None and condition_holds(rule.failed_when, span)
     if record.error is None and failed:
-        said = _read(span, plan.error, match)
+        said = plan.error(span, match)
         record.error = text_of(said if said is not None else result)
     elif record.error == "" and rule.error:
-        record.error = text_of(_read(span, plan.error, match))
+        record.error = text_of(plan.error(span, match))
     if record.error is not None and rule.refused_when is not None and condition_holds(rule.refused_when, span, record.tool_name):
         record.refusal = rule.refusal or record.error  # the body never ran
     if rule.refusal is not None or rule.held or (record.error is not None and rule.refusal_named_in):
@@ -142,11 +142,11 @@ def _read_refusal_or_hold(record: SpanRecord, span: SpanData, rule: SpanRule) ->
 
 def _read_dispatch(record: SpanRecord, span: SpanData, rule: SpanRule, plan: _Plan, match: re.Match[str] | None) -> None:
     if rule.agent_name:
-        record.agent_name = str_or_none(_read(span, plan.agent_name, match))
-    name = str_or_none(_read(span, plan.dispatched_name, match))
+        record.agent_name = str_or_none(plan.agent_name(span, match))
+    name = str_or_none(plan.dispatched_name(span, match))
     if name:
-        arguments = _read(span, plan.dispatched_arguments, match)
-        record.dispatched = ToolRequest(name, arguments, str_or_none(_read(span, plan.dispatched_call_id, match)))
+        arguments = plan.dispatched_arguments(span, match)
+        record.dispatched = ToolRequest(name, arguments, str_or_none(plan.dispatched_call_id(span, match)))
     if plan.responses is not None:
         record.responses = plan.responses(span)
 
@@ -180,6 +180,7 @@ def _first_text(span: SpanData, sources: tuple[Source, ...]) -> str | None:
 _ATTRIBUTE, _EVENT, _NAME, _NAME_AFTER, _GROUP, _EACH, _SOURCE = range(7)
 # (kind, attribute / event / prefix / group, the event's attribute, decoder (None: as written), path, unless)
 _Step = tuple[int, str, str, "Any", "str | None", "tuple[Any, ...]"]
+FieldReader = Callable[[SpanData, "re.Match[str] | None"], Any]
 _STEPS: dict[int, tuple[tuple[Source, ...], tuple[_Step, ...]]] = {}
 
 
@@ -221,22 +222,22 @@ class _Plan:
     """A rule's places compiled into steps (``_steps``), one attribute per field that has places."""
 
     __slots__ = ("rule", *SOURCE_FIELDS, *_MESSAGE_FIELDS)
-    agent_name: tuple[_Step, ...]
-    target: tuple[_Step, ...]
-    output: tuple[_Step, ...]
-    tool_name: tuple[_Step, ...]
-    arguments: tuple[_Step, ...]
-    result: tuple[_Step, ...]
-    call_id: tuple[_Step, ...]
-    error: tuple[_Step, ...]
-    tool_definitions: tuple[_Step, ...]
-    refusal_named_in: tuple[_Step, ...]
-    sent_by: tuple[_Step, ...]
-    parameters: tuple[_Step, ...]
-    run_key: tuple[_Step, ...]
-    dispatched_name: tuple[_Step, ...]
-    dispatched_arguments: tuple[_Step, ...]
-    dispatched_call_id: tuple[_Step, ...]
+    agent_name: FieldReader
+    target: FieldReader
+    output: FieldReader
+    tool_name: FieldReader
+    arguments: FieldReader
+    result: FieldReader
+    call_id: FieldReader
+    error: FieldReader
+    tool_definitions: FieldReader
+    refusal_named_in: FieldReader
+    sent_by: FieldReader
+    parameters: FieldReader
+    run_key: FieldReader
+    dispatched_name: FieldReader
+    dispatched_arguments: FieldReader
+    dispatched_call_id: FieldReader
 
     requests: Reader | None
     responses: Reader | None
@@ -247,9 +248,26 @@ class _Plan:
     def __init__(self, rule: SpanRule) -> None:
         self.rule = rule
         for name in SOURCE_FIELDS:
-            setattr(self, name, _steps(getattr(rule, name) or ()))
+            setattr(self, name, _field_reader(_steps(getattr(rule, name) or ())))
         for name in _MESSAGE_FIELDS:
             setattr(self, name, reader(getattr(rule, name), requests=name.startswith("requests")))
+
+
+def _field_reader(steps: tuple[_Step, ...]) -> FieldReader:
+    """What reads a field from its compiled places: for no place, or one attribute read as written
+    or through a decoder (most fields), a function that does only that; else ``_read``."""
+    if not steps:
+        return _no_value
+    [(kind, where, _, decode, path, unless), *others] = steps
+    if others or kind != _ATTRIBUTE or path is not None or unless:
+        return lambda span, match: _read(span, steps, match)
+    if decode is None:
+        return lambda span, match: span.attributes.get(where)
+    return lambda span, match: None if (raw := span.attributes.get(where)) is None else decode(raw)
+
+
+def _no_value(span: SpanData, match: re.Match[str] | None) -> None:
+    return None
 
 
 _PLANS: dict[int, _Plan] = {}
