@@ -71,7 +71,8 @@ class _Compiled:
             self.by_value[key] = values, [c for c in found if c not in valued]
         self.log_events = tuple(o.convention.log_events for o in origins if o.convention.log_events is not None)
         self.asked = {key: values for key, (values, _) in self.by_value.items()}  # the values rules ask each key for
-        self.picks: dict[tuple[Any, ...], Pick] = {}  # a span's shape -> what tries its candidates (``dispatch``)
+        self.picks: dict[tuple[Any, ...], Pick] = {}
+        self.orders: dict[frozenset[str], tuple[str, ...]] = {}  # selector keys a span carries, in rank order  # a span's shape -> what tries its candidates (``dispatch``)
         self._cold: _Compiled | None = None
 
     def without_frameworks(self) -> _Compiled:
@@ -196,6 +197,7 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
         if pick is None:
             if len(active.picks) > _MOST_SHAPES:
                 active.picks.clear()
+                active.orders.clear()
             pick = active.picks[shape] = _pick(active, shape)
         return pick(span.name, attributes)
     for rule, name, values, test in _candidates(active, span.name, attributes):
@@ -231,7 +233,12 @@ def _shape(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> 
             if type(value) is not str or value.startswith('"'):
                 return None
             return named, key, value if value in active.asked[key] else _OTHER_VALUE
-        keys = sorted(found, key=active.attribute_rank.__getitem__) if found else ()
+        if not found:
+            return (named,)
+        ordered = active.orders.get(found)
+        if ordered is None:  # a set of keys met for the first time: sorted once
+            ordered = active.orders[found] = tuple(sorted(found, key=active.attribute_rank.__getitem__))
+        keys = ordered
     shape: list[Any] = [named]
     for key in keys:
         value = attributes[key]
