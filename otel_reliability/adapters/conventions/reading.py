@@ -254,16 +254,49 @@ class _Plan:
 
 
 def _field_reader(steps: tuple[_Step, ...]) -> FieldReader:
-    """What reads a field from its compiled places: for no place, or one attribute read as written
-    or through a decoder (most fields), a function that does only that; else ``_read``."""
+    """What reads a field from its compiled places: one generated function that follows them in
+    order, each place's lookups inline (its values bound as constants)."""
     if not steps:
         return _no_value
-    [(kind, where, _, decode, path, unless), *others] = steps
-    if others or kind != _ATTRIBUTE or path is not None or unless:
-        return lambda span, match: _read(span, steps, match)
-    if decode is None:
-        return lambda span, match: span.attributes.get(where)
-    return lambda span, match: None if (raw := span.attributes.get(where)) is None else decode(raw)
+    constants: dict[str, Any] = {"flattened": flattened, "_read_source": _read_source, "_is_one_of": _is_one_of,
+                                 "first_at": first_at}
+
+    def constant(value: Any) -> str:
+        name = f"c{len(constants)}"
+        constants[name] = value
+        return name
+
+    lines = ["attributes = span.attributes"]
+    for kind, where, key, decode, path, unless in steps:
+        if kind == _EACH:
+            lines += [f"if {constant(key)} in attributes:",
+                      f"    raw = flattened.values(attributes, {constant(where)}, {constant(decode)})",
+                      "    if raw: return raw"]
+            continue
+        if kind == _SOURCE:
+            lines += [f"found = _read_source(span, {constant(decode)})", "if found is not None: return found"]
+            continue
+        if kind == _ATTRIBUTE:
+            lines.append(f"raw = attributes.get({constant(where)})")
+        elif kind == _NAME_AFTER:
+            prefix = constant(where)
+            lines.append(f"raw = span.name[{len(where)}:] or None if span.name.startswith({prefix}) else None")
+        elif kind == _NAME:
+            lines.append("raw = span.name")
+        elif kind == _GROUP:
+            lines.append(f"raw = match.group({constant(where)}) if match is not None else None")
+        else:
+            lines.append(f"raw = next((e.attributes.get({constant(key)}) for e in span.events if e.name == {constant(where)}), None)")
+        present = "raw is not None"
+        if unless:
+            present += f" and not (raw in {constant(unless)} and _is_one_of(raw, {constant(unless)}))"
+        value = "raw" if decode is None else f"{constant(decode)}(raw)"
+        lines.append(f"if {present}: return {f'first_at({value}, {constant(path)})' if path else value}")
+    lines.append("return None")
+    source = "def read(span, match):\n" + "".join(f"    {line}\n" for line in lines)
+    exec(source, constants)  # noqa: S102  # the source is built above from the rule's own places only
+    read: FieldReader = constants["read"]
+    return read
 
 
 def _no_value(span: SpanData, match: re.Match[str] | None) -> None:
@@ -279,43 +312,8 @@ def _plan(rule: SpanRule) -> _Plan:
     return plan
 
 
-def _read(span: SpanData, steps: tuple[_Step, ...], match: re.Match[str] | None) -> Any:
-    """The value at the first of a field's compiled places the span carries, decoded; None when it carries none."""
-    for kind, where, key, decode, path, unless in steps:
-        if kind == _ATTRIBUTE:
-            raw: Any = span.attributes.get(where)
-        elif kind == _NAME_AFTER:
-            name = span.name
-            raw = name[len(where):] or None if name.startswith(where) else None
-        elif kind == _NAME:
-            raw = span.name
-        elif kind == _GROUP:
-            raw = match.group(where) if match is not None else None
-        elif kind == _EACH:
-            if key not in span.attributes:  # no first item: no list (one lookup for the many spans without)
-                continue
-            raw = flattened.values(span.attributes, where, decode)
-            if raw:
-                return raw
-            continue
-        elif kind == _SOURCE:
-            found = _read_source(span, decode)
-            if found is not None:
-                return found
-            continue
-        else:
-            raw = next((e.attributes.get(key) for e in span.events if e.name == where), None)
-        if raw is None or (unless and raw in unless and _is_one_of(raw, unless)):
-            continue
-        if decode is None and path is None:
-            return raw
-        value = raw if decode is None else decode(raw)
-        return first_at(value, path) if path else value
-    return None
-
-
 def _read_source(span: SpanData, source: Source) -> Any:
-    """The value at a place that ``_read`` has no step for (a flattened list, a tool's bound
+    """The value at a place that has no step of its own (a flattened list, a tool's bound
     arguments, a mapping without some values, a search in a text); None when the span lacks it."""
     if source.span_name:
         raw: Any = span.name
