@@ -174,7 +174,7 @@ def _inside_holds(condition: Inside, attributes: Mapping[str, Any], span_name: s
         texts = condition.texts
         if (texts is not None and not any(text in raw for text in texts)) or condition.key_text not in raw:
             return not condition.present
-    value = first_at(_decoded(raw), condition.path)
+    value = first_at(decoded(raw), condition.path)
     if value is None or not condition.present:
         return value is None and not condition.present
     if condition.is_span_name:
@@ -182,12 +182,15 @@ def _inside_holds(condition: Inside, attributes: Mapping[str, Any], span_name: s
     return not equals or value_in(value, equals)
 
 
-# the last attribute text decoded for a condition and its value: the conditions of several rules
-# often look inside one attribute of a span (a graph's metadata); one tuple, swapped whole
+# the last attribute text decoded and its value: the conditions of several rules often look inside
+# one attribute of a span (a graph's metadata), and a rule may read several fields from the text
+# its condition looked inside (a runtime's message); one tuple, swapped whole. Readers of the
+# value never change it.
 _last_decoded: tuple[Any, Any] = (None, None)
 
 
-def _decoded(raw: Any) -> Any:
+def decoded(raw: Any) -> Any:
+    """``as_json(raw)``, decoded once for the same text object read again (see ``_last_decoded``)."""
     global _last_decoded
     last = _last_decoded
     if last[0] is raw:

@@ -8,8 +8,9 @@ from typing import Any, Callable
 from ...model import SpanData, ToolRequest, ToolResponse
 from .. import flattened
 from ..common import str_or_none, text_of
-from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, as_json, at_path, first_at
+from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, at_path, first_at
 from ..span_formats import SPAN_FORMATS
+from .conditions import decoded
 from .model import Messages
 
 _TRUE = (True, "true", "True", 1)
@@ -42,7 +43,7 @@ def _messages(span: SpanData, messages: Messages, requests: bool) -> tuple[Any, 
     if messages.format != "items":
         return (REQUEST_FORMATS if requests else RESPONSE_FORMATS)[messages.format](raw)
     found: list[ToolRequest | ToolResponse] = []
-    for item in at_path(as_json(raw), messages.path):
+    for item in at_path(decoded(raw), messages.path):
         if requests:
             name = str_or_none(first_at(item, messages.name)) if messages.name else None
             if name:

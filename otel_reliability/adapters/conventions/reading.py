@@ -11,9 +11,10 @@ from ...model import Role, SpanData, SpanRecord, ToolRequest
 from .. import frameworks
 from ..common import RESULT_PREFIX, error_text, str_or_none, text_of
 from .. import flattened
-from ..decoders import VALUE_DECODERS, bound_arguments, first_at
+from ..decoders import VALUE_DECODERS, as_json, bound_arguments, first_at
 from ..usage import tokens_from
 from . import condition_holds
+from .conditions import decoded
 from .messages import Reader, reader
 from .model import SOURCE_FIELDS, Source, SpanRule
 
@@ -290,6 +291,8 @@ def _field_reader(steps: tuple[_Step, ...]) -> FieldReader:
         present = "raw is not None"
         if unless:
             present += f" and not (raw in {constant(unless)} and _is_one_of(raw, {constant(unless)}))"
+        if decode is as_json:  # a text a condition may have decoded already
+            decode = decoded
         value = "raw" if decode is None else f"{constant(decode)}(raw)"
         lines.append(f"if {present}: return {f'first_at({value}, {constant(path)})' if path else value}")
     lines.append("return None")
