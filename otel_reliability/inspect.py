@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .adapters import adapter_for, conventions, to_event_record, to_record
+from .adapters import conventions, to_event_record, to_record
 from .assembly import as_read, assemble
 from .assembly.attempts import UNPAIRED
 from .assembly.ownership import enclosing_run
@@ -122,12 +122,9 @@ class BackendView:
 
 
 def convention_of(span: SpanData) -> str:
-    """The convention that reads the span (as ``to_record`` chooses it: a convention file's
-    rule, else a built-in adapter), or ``none``."""
-    if (found := conventions.rule_for(span)) is not None:
-        return found[1]
-    adapter = adapter_for(span.attributes)
-    return NO_CONVENTION if adapter is None else type(adapter).__name__.removesuffix("Adapter")
+    """The convention file whose rule reads the span (as ``to_record`` chooses it), or ``none``."""
+    found = conventions.rule_for(span)
+    return NO_CONVENTION if found is None else found[1]
 
 
 def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> Inspection:

@@ -124,7 +124,7 @@ def test_conventions_lists_each_in_force_with_what_finds_it_and_where_it_came_fr
     assert sources[("haystack-native", "convention file")] == "shipped"
     assert sources[("genai", "convention file")] == "shipped"
     assert sources[("openinference-dspy", "profile")] == "shipped"
-    assert [row["kind"] for row in rows] == sorted((row["kind"] for row in rows), key=["convention file", "built-in adapter", "profile"].index)
+    assert [row["kind"] for row in rows] == sorted((row["kind"] for row in rows), key=["convention file", "profile"].index)
 
 
 def test_the_receiver_reads_with_the_convention_files_it_is_given(acme, tmp_path):
@@ -329,7 +329,7 @@ _TASK = {"traceloop.span.kind": "task", "traceloop.entity.name": "calculator", "
 
 
 # held: True, the rule that reads the span may make it a run (or name the agent of one); False, it
-# reads it as something else; None, no rule reads it and the built-in adapters decide
+# reads it as something else; None, no rule reads it
 @pytest.mark.parametrize(("attributes", "held"), [
     ({"ai.operationId": "ai.generateText"}, True),
     ({"ai.operationId": "ai.streamText"}, True),

@@ -1,12 +1,10 @@
 """Convention adapters: one span in, one normalised ``SpanRecord`` out.
 
-A span a convention file speaks of (``conventions``: by its name or an attribute) is read
-as the file's first matching rule says. Otherwise each module here reads one span
-convention, detected by attributes (never by framework name): each adapter names the
-attributes that mark its convention (``markers``), and the first adapter in ``ADAPTERS``
-order whose marker a span carries reads it. A span that none reads still becomes a plain
-record, because its ids and times are needed to walk parent chains. A new convention is a
-new file in ``conventions/`` (or a user's, ``conventions.use``). What any span may say
+A span a convention file speaks of (``conventions``: by its name or an attribute, never by
+framework name) is read as the file's first matching rule says; every convention the reader
+knows is such a file. A span that none reads still becomes a plain record, because its ids and
+times are needed to walk parent chains. A new convention is a new file in ``conventions/`` (or
+a user's, ``conventions.use``). What any span may say
 whichever convention reads it (the agent it names, the conversation, a tool's result) is read
 for every record, at the keys ``any_span.yaml`` lists. GenAI events written as log records are
 read by ``log_events``, as their convention file says.
@@ -15,7 +13,7 @@ read by ``log_events``, as their convention file says.
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping
 
 from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord, ToolRequest
 from . import conventions, frameworks
@@ -28,43 +26,13 @@ from .log_events import may_be_genai_event, to_event_record
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ADAPTERS", "Adapter", "adapter_for", "may_be_genai_event", "may_be_run", "to_event_record", "to_record"]
+__all__ = ["may_be_genai_event", "may_be_run", "to_event_record", "to_record"]
 
-
-class Adapter(Protocol):
-    @property
-    def markers(self) -> tuple[str, ...]:
-        """Attributes any one of which marks a span of this convention (read only: adapters
-        declare theirs as a class attribute of fixed length)."""
-
-    def adapt(self, span: SpanData) -> SpanRecord:
-        """The normalised record of a span this adapter claims."""
-
-
-# Conventions read by code rather than by a file, the most specific first (convention files are
-# read before any of these); every shipped convention is a file now.
-ADAPTERS: tuple[Adapter, ...] = ()
-# Every marker with its adapter, in ADAPTERS order: finding a span's adapter costs a few
-# dict lookups, not a call per adapter (this runs for every span).
-_BY_MARKER: tuple[tuple[str, Adapter], ...] = tuple((key, adapter) for adapter in ADAPTERS for key in adapter.markers)
 _OTHER = Role.OTHER
 _RUN = Role.AGENT_RUN
 _TOOL = Role.TOOL
 # The keys any span may carry (``any_span.yaml``), read for every record: looked up, not walked
 _AGENT_NAME_KEYS, _AGENT_VERSION_KEYS, _SESSION_KEYS, _TOOL_RESULT_KEYS = KEYS.agent_name, KEYS.agent_version, KEYS.session, KEYS.result
-
-
-def adapter_for(attributes: Mapping[str, Any]) -> Adapter | None:
-    """The adapter that reads a span with these attributes (the first in ``ADAPTERS`` that
-    one of them marks), None when no convention marks it.
-
-    >>> adapter_for({}) is None
-    True
-    """
-    for key, adapter in _BY_MARKER:
-        if key in attributes:
-            return adapter
-    return None
 
 
 def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool) -> bool:
@@ -75,13 +43,11 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool) 
     >>> may_be_run("work", {}, local_root=False)
     False
     """
-    # The rule that reads a span decides; a span no rule reads is no run.
-    answer = conventions.may_be_run(span_name, attributes, local_root)
-    return bool(answer)
+    return bool(conventions.may_be_run(span_name, attributes, local_root))  # no rule reads it: no run
 
 
 def to_record(span: SpanData) -> SpanRecord:
-    """Normalise one span with its convention's adapter (``adapter_for``).
+    """Normalise one span as the convention file's rule that reads it says (``conventions.rule_for``).
 
     >>> from otel_reliability.model import SpanData
     >>> to_record(SpanData(1, 2, 0, "work", 0, 1, {})).role.value
@@ -89,19 +55,11 @@ def to_record(span: SpanData) -> SpanRecord:
     """
     attributes = span.attributes
     record = None
-    if (found := conventions.rule_for(span)) is not None:  # a convention file's rule, before the built-in adapters
+    if (found := conventions.rule_for(span)) is not None:
         try:
             record = read_by_rule(span, found[0], found[2])
-        except Exception:
+        except Exception:  # a producer's odd shape must not stop the trace from being judged
             logger.warning("could not read span %r with convention %s", span.name, found[1], exc_info=True)
-    else:
-        for key, adapter in _BY_MARKER:  # adapter_for, inlined: this runs for every span
-            if key in attributes:
-                try:
-                    record = adapter.adapt(span)
-                except Exception:  # a producer's odd shape must not stop the trace from being judged
-                    logger.warning("could not read span %r with %s", span.name, type(adapter).__name__, exc_info=True)
-                break
     if record is None:
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
     if span.events:

@@ -6,8 +6,8 @@ The files beside this module ship with the package; a user adds their own
 processor's ``conventions=``, ``OTEL_RELIABILITY_CONVENTIONS``). A rule is found by its
 span name or by an attribute the span carries, so a span that no convention file speaks of
 costs one set test and one dict lookup. The first rule that matches reads the span; the
-files a user adds are tried before the shipped ones, which come before the conventions the
-built-in adapters read, and a file is tried before the conventions it ``refines`` (``files``:
+files a user adds are tried before the shipped ones, and a file is tried before the
+conventions it ``refines`` (``files``:
 GenAI's, which many instrumentations write beside their own keys, is tried last). A file of
 framework knowledge (``framework:``) is left out of a cold reading (``frameworks_removed``).
 A convention whose events are written as log records too says so (``log_events``: GenAI's).
@@ -263,7 +263,7 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool =
     """A cheap, conservative test for the span processor's hot path, which holds back the spans
     that may be read as an agent run until they are judged: True when the rule that reads the
     span may make it a run (or name the agent of one), False when it reads it as something else,
-    None when no rule reads it (the built-in adapters decide). A condition inside an attribute's
+    None when no rule reads it (it is no run). A condition inside an attribute's
     JSON (``path``, ``inside``) is not decoded here: such a rule may match. ``local_root``: the span
     has no parent in this process (a rule ``held_back: at_local_root`` holds back only such spans).
 
