@@ -1,0 +1,93 @@
+"""Issue 32, item 2: a convention lives in its file alone. The reader's code names no key a
+shipped convention file names, and the generated code that chooses a span's rule chooses the one
+its conditions, tested one by one, choose."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from pathlib import Path
+
+import pytest
+
+from otel_reliability.adapters import any_span, conventions, knowledge
+from otel_reliability.sources import read_telemetry
+
+from .corpus import CORPUS
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+# The modules of the conventions still read by code (issue 32, item 2 moves them out): a shipped
+# file layered over one of them (OpenLLMetry over LlamaIndex) shares its keys until it moves.
+STILL_IN_CODE = {"usage.py"}
+READER_CODE = [path for folder in ("adapters", "assembly", "sources") for path in (ROOT / "otel_reliability" / folder).rglob("*.py")
+               if not (path.parent.name == "adapters" and path.name in STILL_IN_CODE)]
+# A backend that stores a convention's key out of the attributes puts it back: it reads no convention.
+RESTORED_BY_BACKEND = {"otel_reliability/sources/phoenix.py": {"openinference.span.kind"}}
+# OpenTelemetry's own trace semantics, which every convention shares and the reader reads for any
+# span: how a span records an exception and the type of its error (``adapters.common.error_text``).
+OPENTELEMETRY_KEYS = {"exception", "exception.message", "exception.type", "error.type"}
+# Where a convention file names attributes, events and span names: fields whose value is one,
+# fields that list them, and fields whose keys are them.
+_NAMING, _LISTING, _KEYED = ({"attribute", "event", "or_events", "events", "after_event", "turn", "name_attribute", "span_name"},
+                             {"without", "same_value", "totals", "parts"}, {"also", "matches"})
+
+
+def _names_in(value, field=None):
+    """Every attribute key, event name and span name a convention file's data names."""
+    if isinstance(value, dict):
+        found = set(value) if field in _KEYED else set()
+        return found.union(*(_names_in(item, key) for key, item in value.items()))
+    if isinstance(value, (list, tuple)):
+        return set().union(*(_names_in(item, field) for item in value))
+    if isinstance(value, str) and (field in _NAMING or field in _LISTING):
+        return {value}
+    return set()
+
+
+@pytest.mark.parametrize("origin", conventions.in_force(), ids=lambda origin: origin.convention.name)
+def test_no_reader_code_names_a_key_a_shipped_convention_file_names(origin):
+    # Issue 32, item 2: a convention lives in its file alone. Every attribute, event and span name
+    # the file names anywhere (what finds a span, where its fields and messages are, its token
+    # counts, its conditions) is absent from the reader's code, except OpenTelemetry's own. A bare
+    # word (Logfire's ``name``, a legacy event's ``content``) is a message format's field name too,
+    # so only namespaced names are sought.
+    names = {name for name in _names_in(origin.convention.model_dump()) - OPENTELEMETRY_KEYS if re.search(r"[.:]", name)}
+    assert names, "the walk found no name: it no longer knows the file's fields"
+    naming = {}
+    for path in READER_CODE:
+        text, restored = path.read_text(encoding="utf-8"), RESTORED_BY_BACKEND.get(str(path.relative_to(ROOT)), set())
+        if found := sorted(name for name in names - restored if f'"{name}"' in text or f"'{name}'" in text):
+            naming[str(path.relative_to(ROOT))] = found
+    assert naming == {}
+
+
+def test_no_reader_code_names_a_key_any_span_may_carry():
+    # The keys read for every span whichever convention reads it are data too (``any_span.yaml``).
+    names = {key for keys in any_span.KEYS.model_dump().values() for key in keys}
+    naming = {str(path.relative_to(ROOT)): found for path in READER_CODE
+              if (found := sorted(name for name in names if f'"{name}"' in path.read_text(encoding="utf-8")))}
+    assert naming == {}
+
+
+def _first_rule_matching(span):
+    """The rule that reads ``span`` found the long way: every candidate tested by rule_matches."""
+    active = conventions._active
+    for rule, name, _, _ in conventions._candidates(active, span.name, span.attributes):
+        matched = conventions.rule_matches(rule.when, span.name, span.attributes, active.patterns)
+        if matched is not False:
+            return rule, name, matched.group(0) if isinstance(matched, re.Match) else None
+    return None
+
+
+def test_every_corpus_span_is_read_by_the_rule_its_conditions_choose_warm_and_cold():
+    # rule_for tries a span's candidates with generated code (conditions.compiled, dispatch): it
+    # must choose the rule that testing every candidate's conditions one by one chooses
+    spans = [span for path in sorted(CORPUS.glob("*/*.json")) if not path.name.endswith((".truth.json", ".verdict.json", ".runoutput.json"))
+             for span in read_telemetry(path).spans]
+    for cold in (False, True):
+        with knowledge.removed() if cold else contextlib.nullcontext():
+            chosen = [(found[0], found[1], found[2].group(0) if found[2] else None) if (found := conventions.rule_for(span)) else None
+                      for span in spans]
+            assert chosen == [_first_rule_matching(span) for span in spans]
