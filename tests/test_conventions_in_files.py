@@ -18,11 +18,8 @@ from .corpus import CORPUS
 ROOT = Path(__file__).resolve().parent.parent
 
 
-# The modules of the conventions still read by code (issue 32, item 2 moves them out): a shipped
-# file layered over one of them (OpenLLMetry over LlamaIndex) shares its keys until it moves.
-STILL_IN_CODE = {"usage.py"}
-READER_CODE = [path for folder in ("adapters", "assembly", "sources") for path in (ROOT / "otel_reliability" / folder).rglob("*.py")
-               if not (path.parent.name == "adapters" and path.name in STILL_IN_CODE)]
+# The reader's code: every module of it (no convention is read by code any more)
+READER_CODE = [path for folder in ("adapters", "assembly", "sources") for path in (ROOT / "otel_reliability" / folder).rglob("*.py")]
 # A backend that stores a convention's key out of the attributes puts it back: it reads no convention.
 RESTORED_BY_BACKEND = {"otel_reliability/sources/phoenix.py": {"openinference.span.kind"}}
 # OpenTelemetry's own trace semantics, which every convention shares and the reader reads for any
