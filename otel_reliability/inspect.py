@@ -194,10 +194,10 @@ def _run_view(run: Run, owned: dict[tuple[int, int], list[SpanRecord]], conventi
     attempts = [a for member in tree for a in member.own_attempts]
     missing = []
     setting = _content_setting(models or records, conventions)
-    if not models:
+    if all(member.requests_unseen for member in tree):  # no model span, nor a transcript standing for one
         missing.append("no model spans: requested calls cannot be seen, so refused and pending calls are invisible "
-                       "(instrument the model client as well)")
-    elif attempts and not any(r.requests for r in models):
+                       "and fail_on refused and pending are not evaluated (instrument the model client as well)")
+    elif models and attempts and not any(r.requests for r in models):
         missing.append(
             "message content not captured: the model calls show no requested tool calls, so refused and pending "
             f"calls are invisible: {setting} (where content goes to log records, export those too)"

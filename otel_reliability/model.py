@@ -186,6 +186,8 @@ class SpanRecord:
     # run spans only: the span closes when the run is started, not when it ends (an asynchronous
     # workflow's handle), so the run lasts until the last span under it ends (``assembly.as_read``)
     outlived: bool = False
+    # model calls: its recorded finish reason says it stopped to have tools called (``assembly.unseen``)
+    stopped_for_tools: bool = False
     # assembly only, tool executions: the span id of the tool execution whose body ran this call
     # with no run span between (an agent the tool started that no span records,
     # ``inferred.started_in_tools``); 0 when none did
@@ -211,6 +213,21 @@ class EventRecord:
     # An assistant message of the replayed history: the answers recorded before it under the
     # same span were replayed, not added by this model call (the span keeps only the newest).
     assistant_turn: bool = False
+
+
+@dataclass(slots=True, frozen=True)
+class UnseenCall:
+    """A model call that asked for tools, naming none, and nothing of its run ran after it (``assembly.unseen``)."""
+
+    span_name: str
+    span_id: int
+    start_ns: int
+    until_ns: int | None  # the run's next model call's start; None: it was the run's last
+
+    @property
+    def reason(self) -> str:
+        return (f"the model call {self.span_name!r} (span {self.span_id:016x}) finished asking for tools and no tool ran "
+                "after it: a call the spans do not name may have been refused")
 
 
 @dataclass(slots=True)
@@ -304,6 +321,12 @@ class Run:
     # the spans the run owns directly that failed and are neither a tool's nor a model call's (a
     # step, a chain, a parser), each as "name: error": a failure no call of the run may show
     failed_steps: tuple[str, ...] = ()
+    # the model calls that finished asking for tools with nothing run after them (``assembly.unseen``)
+    unseen_calls: tuple[UnseenCall, ...] = ()
+    # True when the run owns no record of a model turn (no model-call span, no turn read from its
+    # transcript, no model record a log event or a runtime message made): a call the model asked
+    # for that never ran leaves no trace. False where assembly did not say (runs built otherwise)
+    requests_unseen: bool = False
 
     def evidence(self) -> list[Attempt]:
         """Depth-first pre-order: the run's own attempts, then each member's in start order."""

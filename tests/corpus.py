@@ -133,11 +133,13 @@ INVARIANT_BROKEN: dict[str, str] = {}
 LIMITS = {
     "autogen/blocked_workbench": (
         'no tool span and no model spans; run alone (agent.run) no runtime message span records the call '
-        "either: only a team run's do (blocked_workbench_team)"
+        "either: only a team run's do (blocked_workbench_team); the run shows no request, so fail_on refused is not "
+        'evaluated (NOT_EVALUATED)'
     ),
     "autogen/unknown_tool": (
         'no tool span and no model spans; run alone (agent.run) no runtime message span records the call '
-        "either: only a team run's do (unknown_tool_team)"
+        "either: only a team run's do (unknown_tool_team); the run shows no request, so fail_on refused is not "
+        'evaluated (NOT_EVALUATED)'
     ),
     "beeai/blocked_tool_call_limit": (
         'beeai rejects the call past the limit inside the model call and asks the model again: no span '
@@ -236,7 +238,9 @@ LIMITS = {
     ),
     "spring_ai/limit": (
         'the call over the per-tool limit has no span and the model spans carry no messages: the run '
-        'passes on the two calls that ran (docs/conventions.md leaves runs without message content so)'
+        'passes on the two calls that ran (docs/conventions.md leaves runs without message content so); '
+        'the model call that asked for all three finished with TOOL_CALLS, but two ran after it: its '
+        'finish reason cannot tell that one more was asked for'
     ),
     "spring_ai/unknown_tool": (
         'the run fails before any tool span, and no span records the requested name but the error '

@@ -66,16 +66,35 @@ def test_the_written_file_passes_eval_on_every_run_it_came_from(folder, tmp_path
     code, results = evaluate(capsys, tmp_path, [CORPUS / folder], written)
     # a run whose spans do not record whether its calls ran is not evaluated under any
     # expectation that names them (the written file says so), nor one whose spans record no call
-    # at all, not even a model's (fail_on has nothing to read); every other run passes
+    # at all, not even a model's (fail_on has nothing to read), nor one whose spans cannot show a
+    # call that never ran (no model call and no request, or a model call that asked for tools after
+    # which nothing ran: the written fail_on refused cannot see it); every other run passes
+    unseen = unseen_calls(sorted((CORPUS / folder).glob("*.json")))  # with the log records, as eval reads the folder
+    never_ran = {e.name for e in loaded if {"refused", "pending"} & set(e.fail_on)}  # agents whose file fails on them
     unknowable = {(f"{r.trace_id:032x}", f"{r.run_span_id:016x}") for r in judged(trace_files(CORPUS / folder))
                   if any(not a.outcome_known for a in r.verdict.chain)
-                  or (not r.verdict.chain and r.verdict.usage.model_calls == 0)}
+                  or (not r.verdict.chain and r.verdict.usage.model_calls == 0) or requests_unseen(r.verdict)
+                  or (r.run_span_id in unseen and r.agent in never_ran)}
     for result in results:
         if (result["trace_id"], result["run_span_id"]) in unknowable:
             assert result["eval_status"] == "NOT_EVALUATED", result["explanation"]
         else:
             assert result["eval_status"] == "PASSED", result["explanation"]
     assert code == (3 if unknowable else 0)
+
+
+def requests_unseen(verdict) -> bool:
+    """Whether the run's spans record no model call and no call the model asked for: the written
+    ``fail_on`` refused and pending are then not evaluated on it."""
+    return verdict.usage.model_calls == 0 and not any(a.witnesses is not None and a.witnesses.request for a in verdict.chain)
+
+
+def unseen_calls(paths) -> set[int]:
+    """The run spans whose runs hold a model call that asked for tools after which nothing ran
+    (``Run.unseen_calls``): the written ``fail_on`` refused and pending are not evaluated on them."""
+    files = read_files(list(paths), skippable=set(paths))
+    judgements, _ = judge_all_at_end(Engine([]), [r for f in files for r in f.records], [e for f in files for e in f.events])
+    return {j.result.run_span_id for j in judgements if any(run.unseen_calls for run in j.run.walk())}
 
 
 def mutable_call(folder: str, argument: bool):
@@ -135,7 +154,9 @@ def test_the_written_file_fails_the_same_run_mutated(folder, mutation, tmp_path,
     trace, attempt, value = found
     written = tmp_path / "expectations.yaml"
     assert expect(capsys, *scenario_files(trace), "--output", written)[0] == 0
-    assert evaluate(capsys, tmp_path, scenario_files(trace), written)[0] == 0
+    unmutated = judged(scenario_files(trace))[0].verdict
+    unknowable = requests_unseen(unmutated) or bool(unseen_calls(scenario_files(trace)))
+    assert evaluate(capsys, tmp_path, scenario_files(trace), written)[0] == (3 if unknowable else 0)
     mutated = copy_scenario(trace, tmp_path)
     if mutation == "tool removed":
         calls = [a for a in judged(scenario_files(trace))[0].verdict.chain if a.tool == attempt.tool]

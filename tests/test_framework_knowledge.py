@@ -84,7 +84,8 @@ NOT_YET: dict[tuple[str, str], str] = {
     ),
     ("llama_index_traceloop", "blocked_max_iterations"): (
         "the model's last request is recorded nowhere (LlamaIndex keeps tool calls in additional_kwargs, OpenLLMetry's "
-        "output messages have no parts) and the max-iterations error sets no span status"
+        "output messages have no parts) and the max-iterations error sets no span status: read honestly (NOT_EVALUATED: "
+        "its finish reason says it asked for tools, and nothing ran after it), never right"
     ),
     ("openai_agents_guardrails", "approval_approved"): (
         "the resumed run outside an outer trace exports no span: the approved call stays pending"

@@ -18,6 +18,7 @@ SMOL_RUN_LOST = CORPUS / "smolagents" / "run_error.json"
 GENAI_CONTENT_OFF = CORPUS / "openai_v2_latest" / "single_tool_content_off.json"
 PYDANTIC_SINGLE = CORPUS / "pydantic_ai" / "single_tool.json"
 AUTOGEN_SINGLE = CORPUS / "autogen" / "single_tool.json"
+CREWAI_UNKNOWN_TOOL = CORPUS / "crewai" / "unknown_tool.json"
 
 
 def inspect_json(capsys, *paths) -> dict:
@@ -74,7 +75,16 @@ def test_content_capture_off_names_the_setting_that_fixes_it(capsys):
 def test_a_run_with_no_model_spans_says_requested_calls_cannot_be_seen(capsys):
     [run] = inspect_json(capsys, AUTOGEN_SINGLE)["runs"]
     assert run["model_calls"] == 0
-    assert run["missing"][0].startswith("no model spans: requested calls cannot be seen")
+    assert run["missing"][0] == (
+        "no model spans: requested calls cannot be seen, so refused and pending calls are invisible and fail_on "
+        "refused and pending are not evaluated (instrument the model client as well)"
+    )
+
+
+def test_a_run_whose_transcript_stands_for_its_model_turns_misses_nothing(capsys):
+    # CrewAI's default mode records no model span, but the run's output keeps the requests and answers
+    [run] = inspect_json(capsys, CREWAI_UNKNOWN_TOOL)["runs"]
+    assert (run["model_calls"], run["missing"]) == (0, [])
 
 
 def test_spans_whose_run_span_was_lost_are_reported_as_spans_with_no_run(capsys):

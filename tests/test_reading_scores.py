@@ -48,8 +48,10 @@ TARGETS = {
 #   a run's transcript; a call inside a tool's body a run   635 / 20 / 16    646 / 16 / 9
 #   other failed spans leave fail_on unjudged; output checks 636 / 22 / 13   646 / 16 / 9
 #   Haystack's generator messages; agno's OpenLLMetry run   641 / 17 / 13    651 / 11 / 9   (warm right >= 97 %)
-# Take a target out once it holds: its strict xfail then fails, saying so.
-NOT_REACHED_YET = {"warm wrong <= 1 %"}
+#   a model call that stopped for tools with nothing run    641 / 18 / 12    651 / 12 / 8
+#   a run that shows no request: fail_on refused unjudged  641 / 22 / 8     651 / 14 / 6   (warm wrong <= 1 %)
+# Take a target out once it holds: its strict xfail then fails, saying so. Every target holds now.
+NOT_REACHED_YET: set[str] = set()
 
 
 def scores() -> dict[str, dict[str, dict[str, int]]]:

@@ -39,8 +39,8 @@ def test_records_an_older_writer_stored_still_read_without_the_fields_added_sinc
     record = SpanRecord(1, 2, 0, "autogen process m", 10, 20, Role.MODEL, sent_by="calc",
                         responses=(ToolResponse("c1", "no", names_refusal="unknown tool"),))
     [older] = json.loads(encode_records([record]))
-    older = older[:-13]  # before sent_by (and model_call, tokens, names_agent, profile, returned, refusal_possible,
-    # agent_version, parameters, tool_definitions, outlived, failure_possible, spans_some_calls)
+    older = older[:-14]  # before sent_by (and model_call, tokens, names_agent, profile, returned, refusal_possible,
+    # agent_version, parameters, tool_definitions, outlived, failure_possible, spans_some_calls, stopped_for_tools)
     older[18] = [answer[:-2] for answer in older[18]]  # before names_refusal and ran
     [read] = decode_records(json.dumps([older]))
     assert (read.sent_by, read.responses) == (None, (ToolResponse("c1", "no"),))
@@ -55,7 +55,7 @@ def test_records_keep_array_attributes_as_tuples_and_every_field():
         dispatched=ToolRequest("t", None), sent_by="calc",
         evaluations=({"gen_ai.evaluation.name": "judge", "labels": ("ok",)},), policy_denied=True, agent_version="1.8",
         parameters='{"type": "object", "properties": {"a": {"type": "integer"}}}', tool_definitions=('{"name": "t"}',),
-        outlived=True, failure_possible=True, spans_some_calls=True,
+        outlived=True, failure_possible=True, spans_some_calls=True, stopped_for_tools=True,
     )
     assert decode_records(encode_records([record])) == [record]
 

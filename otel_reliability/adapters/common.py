@@ -57,6 +57,52 @@ def is_one_of(value: Any, names: frozenset[str] | dict[str, Any]) -> TypeGuard[s
     return isinstance(value, str) and value in names
 
 
+# A finish reason that says the model stopped to have tools called, as providers spell it
+# (OpenAI's ``tool_calls`` and older ``function_call``, the GenAI conventions' ``tool_call``,
+# Anthropic's and Bedrock's ``tool_use``, Spring AI's ``TOOL_CALLS``), compared without case or
+# separators so that any SDK's spelling of the same words reads alike.
+_STOPPED_FOR_TOOLS = frozenset({"toolcall", "toolcalls", "tooluse", "functioncall", "functioncalls"})
+_SEPARATORS = str.maketrans("", "", "_- ")
+
+
+def stops_for_tools(finish_reasons: Any) -> bool:
+    """Whether a model call's recorded finish reasons (one text, a list of them, or a JSON text
+    of a list) say it stopped to have tools called.
+
+    >>> stops_for_tools(("tool_call",)), stops_for_tools('["TOOL_CALLS"]'), stops_for_tools(["stop"]), stops_for_tools(None)
+    (True, True, False, False)
+    """
+    if finish_reasons is None:
+        return False
+    kind = type(finish_reasons)
+    if kind is str:
+        decoded = loads(finish_reasons) if finish_reasons[:1] == "[" else None
+        finish_reasons = decoded if isinstance(decoded, list) else (finish_reasons,)
+    elif kind is not tuple and kind is not list:
+        return False
+    for reason in finish_reasons:
+        if type(reason) is str:
+            said = _SAID.get(reason)
+            if said is None:
+                said = _learn(reason)
+            if said:
+                return True
+    return False
+
+
+# Each finish reason seen, read once: every model span of a run carries one of a handful of
+# them, and normalising one costs more than looking it up (this runs for every model span).
+_SAID: dict[str, bool] = {}
+_SAID_LIMIT = 256  # distinct reasons remembered; past it a reason is normalised every time
+
+
+def _learn(reason: str) -> bool:
+    said = reason.lower().translate(_SEPARATORS) in _STOPPED_FOR_TOOLS
+    if len(_SAID) < _SAID_LIMIT:
+        _SAID[reason] = said
+    return said
+
+
 def loads(value: Any) -> Any:
     """Decode a JSON string attribute; anything that is not JSON comes back as None."""
     if not isinstance(value, str):

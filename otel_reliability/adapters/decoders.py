@@ -220,7 +220,15 @@ def chat_completions_requests(value: Any) -> tuple[ToolRequest, ...]:
     (the last assistant one), or a completion (``choices[0].message``), with ``tool_calls``
     ``[{id, function: {name, arguments}}]``."""
     message = _assistant_message(as_json(value))
-    calls = message.get("tool_calls") if message else None
+    return tool_call_requests(message.get("tool_calls") if message else None)
+
+
+def tool_call_requests(calls: Any) -> tuple[ToolRequest, ...]:
+    """The calls of a chat-completions ``tool_calls`` list, ``[{id, function: {name, arguments}}]``.
+
+    >>> tool_call_requests([{"id": "c1", "function": {"name": "add", "arguments": "{}"}}, {"function": {}}])
+    (ToolRequest(name='add', arguments='{}', call_id='c1'),)
+    """
     requests = []
     for call in calls if isinstance(calls, list) else ():
         function = call.get("function") if isinstance(call, dict) else None

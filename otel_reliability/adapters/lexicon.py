@@ -94,10 +94,7 @@ def withholds(text: str | None) -> bool:
     >>> withholds("Tool execution failed. Error details are redacted."), withholds("division by zero")
     (True, False)
     """
-    if not text:
-        return False
-    start = text[:LOOKED_AT].lower()
-    return any(pattern.search(start) for pattern in _WITHHELD)
+    return _found(text, _WITHHELD)
 
 
 def after_return(text: str | None) -> bool:
@@ -107,10 +104,7 @@ def after_return(text: str | None) -> bool:
     >>> after_return("Tool output guardrail ToolOutputGuardrail triggered tripwire"), after_return("Tool input guardrail")
     (True, False)
     """
-    if not text:
-        return False
-    start = text[:LOOKED_AT].lower()
-    return any(pattern.search(start) for pattern in _AFTER_RETURN)
+    return _found(text, _AFTER_RETURN)
 
 
 def ends_runs(tool: str) -> bool:
@@ -128,13 +122,16 @@ def reads_as(text: str | None) -> Literal["refusal", "failure"] | None:
     >>> reads_as("Error: division by zero"), reads_as("operator rejected it"), reads_as("42")
     ('failure', 'refusal', None)
     """
-    if not text:
-        return None
-    start = text[:LOOKED_AT].lower()
-    for pattern in _REFUSAL:
-        if pattern.search(start):
-            return REFUSAL
-    for pattern in _FAILURE:
-        if pattern.search(start):
-            return FAILURE
+    if _found(text, _REFUSAL):
+        return REFUSAL
+    if _found(text, _FAILURE):
+        return FAILURE
     return None
+
+
+def _found(text: str | None, patterns: tuple[re.Pattern[str], ...]) -> bool:
+    """Whether one of ``patterns`` is in the start of ``text``, lower-cased (what the lexicon reads)."""
+    if not text:
+        return False
+    start = text[:LOOKED_AT].lower()
+    return any(pattern.search(start) for pattern in patterns)

@@ -22,6 +22,7 @@ from typing import Any, Callable, Iterator, Mapping, Protocol
 from ..model import EventData, SpanData, ToolRequest, ToolResponse
 from . import frameworks
 from .common import loads, str_or_none, text_of
+from .decoders import tool_call_requests
 from .history import newest_messages
 
 _ASCII_ESCAPE = re.compile(r"\\u00[0-7]")  # a \u escape of an ASCII character
@@ -133,11 +134,8 @@ def _one_message_requests(attrs: Mapping[str, Any]) -> Iterator[ToolRequest]:
             use = block.get("toolUse") if isinstance(block, dict) else None
             if isinstance(use, dict) and use.get("name"):
                 yield ToolRequest(str(use["name"]), use.get("input"), str_or_none(use.get("toolUseId")))
-    elif isinstance(message, dict) and isinstance(message.get("tool_calls"), list):  # OpenAI-style
-        for call in message["tool_calls"]:
-            function = call.get("function") if isinstance(call, dict) else None
-            if isinstance(function, dict) and function.get("name"):
-                yield ToolRequest(str(function["name"]), function.get("arguments"), str_or_none(call.get("id")))
+    elif isinstance(message, dict):  # OpenAI-style
+        yield from tool_call_requests(message.get("tool_calls"))
 
 
 def _newest_events(events: tuple[EventData, ...], name: str, after: str | None) -> list[EventData]:

@@ -21,13 +21,16 @@ from .layers import fold_layers
 from .profiled import apply_profiles
 from .started import started_members
 from .ownership import enclosing_run, inherit_dispatched_call_id, right_in_run_span, run_of_sender, stretch_outlived_runs
+from .unseen import handed_over, unseen_calls
 from .usage import model_usage
 
 _Key = tuple[int, int]
 _start = attrgetter("start_ns")
+_ROLE = attrgetter("role")
 _AGENT_RUN = Role.AGENT_RUN
 _TOOL = Role.TOOL
 _OTHER = Role.OTHER
+_MODEL = Role.MODEL
 _CONTENT = (Role.TOOL, Role.MODEL)  # what a run does itself, as opposed to what it only wraps
 
 
@@ -101,6 +104,7 @@ def assemble(records: Iterable[SpanRecord]) -> list[Run]:
     if len(runs) > 1:
         _handed_over_between(runs)
     witnesses.unexplained_in_traced(runs)
+    handed_over(runs)
     return runs
 
 
@@ -174,6 +178,7 @@ def _build(
         if record.error is not None:
             run_error = record.error
             break
+    read = owned_records + transcript.turns(latest, owned_records)  # a transcript's turns, where no span records them
     run = Run(
         trace_id=latest.trace_id,
         span_id=latest.span_id,
@@ -190,15 +195,14 @@ def _build(
         agent_named=named,
         continues=tuple(map(_key, group[:-1])),
         agent_version=latest.agent_version,
-        own_attempts=attempts_of(
-            owned_records + transcript.turns(latest, owned_records),  # a transcript's turns, where no span records them
-            name, path, run_error, [r.tool_definitions for r in group if r.tool_definitions is not None],
-        ),
+        own_attempts=attempts_of(read, name, path, run_error, [r.tool_definitions for r in group if r.tool_definitions is not None]),
+        requests_unseen=_MODEL not in map(_ROLE, read),  # no model turn: no request can be seen
     )
     counted = group if usage_from is None else usage_from
     calls_of = owned_records if counted is group else _gathered(counted, owned)
     run.model_calls, run.tokens, run.untokened_model_calls = model_usage(calls_of, counted)
     run.failed_steps = tuple(f"{r.name}: {r.error}" for r in owned_records if r.error is not None and r.role is _OTHER)
+    run.unseen_calls = unseen_calls(owned_records, member_records)
     if len({r.agent_name for r in acting}) > 1:
         _hand_over(run.own_attempts, acting, parent_path)
     if member_records:

@@ -60,7 +60,9 @@ def apply_profiles(spans: dict[int, SpanRecord]) -> dict[int, SpanRecord]:
         if record.role is _TOOL and wrappers and record.arguments is not None:
             record = _unwrapped(record, wrappers)
         elif record.role is _MODEL and pseudo and any(r.name in pseudo for r in record.requests):
-            record = replace(record, requests=tuple(r for r in record.requests if r.name not in pseudo))
+            # the call named what it asked for, the framework's own tool: no call it asked for is unseen
+            kept = tuple(r for r in record.requests if r.name not in pseudo)
+            record = replace(record, requests=kept, stopped_for_tools=record.stopped_for_tools and bool(kept))
         read[span_id] = record
     return read
 

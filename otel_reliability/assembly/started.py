@@ -73,4 +73,5 @@ def _member(holder: Run, outer: SpanRecord) -> Run:
         session_id=holder.session_id,
         inferred=rule if named else f"{rule}; {NAMED_BY_TOOL}",
         agent_named=named is not None,
+        requests_unseen=holder.requests_unseen,  # its calls are read from the holder's records
     )

@@ -24,7 +24,8 @@ from operator import attrgetter
 from typing import Any, Sequence
 
 from ..adapters import frameworks
-from ..adapters.common import loads, str_or_none
+from ..adapters.common import loads
+from ..adapters.decoders import tool_call_requests
 from ..model import Role, SpanRecord, ToolRequest, ToolResponse
 from .arguments import parse_arguments
 
@@ -59,7 +60,7 @@ def turns(run: SpanRecord, owned: Sequence[SpanRecord]) -> list[SpanRecord]:
             content = str(message.get("content") or "")
             answers.append(ToolResponse(str(message["tool_call_id"]), content, refusal=not frameworks.answer_says_it_ran(content)))
         elif role == "assistant":
-            requests = _requests(message)
+            requests = tool_call_requests(message.get("tool_calls"))
             carried = _carried(requests, executions, used, cursor)
             at = min((e.start_ns for e in carried), default=cursor)
             read.append(SpanRecord(run.trace_id, 0, run.span_id, TURN, at, at, role=_MODEL, requests=requests, responses=tuple(answers)))
@@ -76,16 +77,6 @@ def _own_turn(output: Any) -> list[dict[str, Any]]:
     messages = [m for m in messages if isinstance(m, dict)]
     last_user = max((i for i, m in enumerate(messages) if m.get("role") == "user"), default=-1)
     return messages[last_user + 1:]
-
-
-def _requests(message: dict[str, Any]) -> tuple[ToolRequest, ...]:
-    calls = message.get("tool_calls")
-    requests = []
-    for call in calls if isinstance(calls, list) else ():
-        function = call.get("function") if isinstance(call, dict) else None
-        if isinstance(function, dict) and function.get("name"):
-            requests.append(ToolRequest(str(function["name"]), function.get("arguments"), str_or_none(call.get("id"))))
-    return tuple(requests)
 
 
 def _carried(requests: tuple[ToolRequest, ...], executions: list[SpanRecord], used: set[int], cursor: int) -> list[SpanRecord]:

@@ -75,10 +75,14 @@ def evaluate(run: Run, expectation: Expectation) -> Verdict:
     if run.members:
         unnamed = frozenset(r.agent for r in run.walk() if not r.agent_named)
         failed_steps = tuple(step for r in run.walk() for step in r.failed_steps)
+        unseen = tuple(u.reason for r in run.walk() for u in r.unseen_calls)
+        requests_unseen = all(r.requests_unseen for r in run.walk())
     else:  # most runs: no walk (a generator per run) for the run alone
         unnamed = frozenset() if run.agent_named else frozenset((run.agent,))
         failed_steps = run.failed_steps
-    attempts = Attempts(evidence, chain, named, budgets.measure(run, named), unnamed, failed_steps)
+        unseen = tuple(u.reason for u in run.unseen_calls)
+        requests_unseen = run.requests_unseen
+    attempts = Attempts(evidence, chain, named, budgets.measure(run, named), unnamed, failed_steps, unseen, requests_unseen)
     total = failed = 0
     lists: dict[str, list[str]] = {}
     unevaluated: list[str] = []

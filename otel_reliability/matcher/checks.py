@@ -32,6 +32,11 @@ class Attempts:
     unnamed_agents: frozenset[str] = frozenset()
     # spans of the run and its members that failed and are no call's ("name: error"; ``Run.failed_steps``)
     failed_steps: tuple[str, ...] = ()
+    # why a call no span names may never have run (``Run.unseen_calls``, the run's and its members')
+    unseen_calls: tuple[str, ...] = ()
+    # no run of the tree owns a record of a model turn (``Run.requests_unseen``): a call the model
+    # asked for that never ran (refused, pending) cannot be seen
+    requests_unseen: bool = False
 
 
 @dataclass(slots=True)

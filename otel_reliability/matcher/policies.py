@@ -8,11 +8,17 @@ refused it. Counts cover every named attempt of the run and its members.
 
 A run whose spans witness no call at all (no model call, so no request, and no tool call) gives
 ``fail_on`` nothing to read: a call it failed or refused would look the same as none, so
-``fail_on`` is not evaluated on it. (A run with tool calls but no model spans is still judged on
-them: ``inspect`` says its requests cannot be seen, docs/conventions.md.) Nor are the ``fail_on``
-checks that held on a run whose calls all read ``ok`` while a span of it that is no call failed
-(``Attempts.failed_steps``: a step, a chain, an output parser): a call no span records may have
-failed or been refused there. A ``fail_on`` already broken stays broken.
+``fail_on`` is not evaluated on it. A run with tool calls but no record of a model turn (no
+model-call span, no turn read from its transcript, no model record made from a log event:
+``Attempts.requests_unseen``) shows the calls that ran, never one that was asked for and did not
+run: its ``fail_on refused`` and ``fail_on pending`` are not evaluated (``fail_on error`` is
+judged on its executions), unless an error or a refusal seen already breaks ``fail_on``. Nor are
+the ``fail_on`` checks that held on a run whose calls all read ``ok`` while a span of it that is
+no call failed (``Attempts.failed_steps``: a step, a chain, an output parser): a call no span
+records may have failed or been refused there. A ``fail_on`` already broken stays broken.
+Nor are ``fail_on`` refused and pending that held on a run with a model call that finished asking
+for tools after which nothing ran (``Attempts.unseen_calls``): a call the spans do not name never
+ran, refused or held.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ from otel_reliability.model import ERROR, OK, Attempt
 
 _FAIL_ON = "fail_on "
 _OUTCOME_WORDS = {"error": "errored", "refused": "refused", "pending": "pending"}
+# the outcomes of a call that never ran, which only its request (or a model call asking for it) can show
+_NEVER_RAN = (f"{_FAIL_ON}refused", f"{_FAIL_ON}pending")
 
 
 @dataclass(slots=True)
@@ -48,6 +56,16 @@ def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
             f"{_FAIL_ON}{', '.join(expectation.fail_on)}: the spans record no model call and no tool call, "
             "so a call that failed or was refused would not be seen"
         )
+    elif attempts.requests_unseen and expectation.fail_on:
+        fail_on = [r for r in results if r.policy.startswith(_FAIL_ON)]
+        held = [r for r in fail_on if r.policy in _NEVER_RAN]
+        if held and not any(r.violations for r in fail_on):  # an error or a refusal seen breaks fail_on as before
+            results = [r for r in results if r not in held]
+            unevaluated.append(
+                f"{_FAIL_ON}{', '.join(r.policy[len(_FAIL_ON):] for r in held)}: the spans record no model call and no request, "
+                "so a call the model asked for that never ran would not be seen (instrument the model client, or enable "
+                "content capture)"
+            )
     if expectation.fail_on and attempts.failed_steps and all(a.outcome == OK for a in attempts.chain):
         held = [r for r in results if r.policy.startswith(_FAIL_ON) and not r.violations]
         if held:
@@ -57,6 +75,10 @@ def check(attempts: Attempts, expectation: Expectation) -> CheckResult:
                 f"that is no call failed ({_step(attempts.failed_steps[0])}), so a call that failed or was refused there "
                 "would not be seen"
             )
+    if attempts.unseen_calls:
+        unseen = [r for r in results if r.policy in _NEVER_RAN and not r.violations]
+        results = [r for r in results if r not in unseen]
+        unevaluated += [f"{r.policy}: {'; '.join(attempts.unseen_calls)}" for r in unseen]
     broken = [r for r in results if r.violations]
     return CheckResult(len(results), len(broken), {"policy_violations": [v for r in broken for v in r.violations]}, unevaluated)
 

@@ -92,4 +92,4 @@ def _read_as(attempts: Attempts, flipped: set[int]) -> Attempts:
     def kept(these: list[Attempt]) -> list[Attempt]:
         return [read(a) for a in these if id(a) not in dropped]
 
-    return Attempts(kept(attempts.evidence), kept(attempts.chain), kept(attempts.named), attempts.usage, attempts.unnamed_agents)
+    return replace(attempts, evidence=kept(attempts.evidence), chain=kept(attempts.chain), named=kept(attempts.named))

@@ -115,14 +115,14 @@ def _encode(r: SpanRecord) -> list[Any]:
         None if r.dispatched is None else [r.dispatched.name, r.dispatched.arguments, r.dispatched.call_id],
         [dict(e) for e in r.evaluations], r.policy_denied, r.session_id, r.sent_by, r.model_call, r.tokens,
         r.names_agent, r.profile, r.returned, r.refusal_possible, r.agent_version, r.parameters, r.tool_definitions,
-        r.outlived, r.failure_possible, r.spans_some_calls,
+        r.outlived, r.failure_possible, r.spans_some_calls, r.stopped_for_tools,
     ]  # fmt: skip
 
 
 # session_id, sent_by, model_call, tokens, names_agent, profile, returned, refusal_possible, agent_version,
-# parameters, tool_definitions, outlived, failure_possible, spans_some_calls: the fields added since the first
+# parameters, tool_definitions, outlived, failure_possible, spans_some_calls, stopped_for_tools: the fields added since the first
 # version, in order (``inferred`` and ``layers`` are assembly's, never on a stored record)
-_NEWER_DEFAULTS: tuple[Any, ...] = (None, None, False, None, None, None, False, False, None, None, None, False, False, False)
+_NEWER_DEFAULTS: tuple[Any, ...] = (None, None, False, None, None, None, False, False, None, None, None, False, False, False, False)
 
 
 def _decode(item: list[Any]) -> SpanRecord:
@@ -134,7 +134,7 @@ def _decode(item: list[Any]) -> SpanRecord:
     # fields added since, in the order they came: records an older writer stored lack the last ones
     (
         session_id, sent_by, model_call, tokens, names_agent, profile, returned, refusal_possible, agent_version,
-        parameters, tool_definitions, outlived, failure_possible, spans_some_calls,
+        parameters, tool_definitions, outlived, failure_possible, spans_some_calls, stopped_for_tools,
     ) = (*newer, *_NEWER_DEFAULTS[len(newer):])  # fmt: skip
     return SpanRecord(
         trace_id, span_id, parent_id, name, start_ns, end_ns, _ROLES[role], error,
@@ -150,6 +150,7 @@ def _decode(item: list[Any]) -> SpanRecord:
         # one definition an item is a tuple on the record, which JSON wrote as a list
         tool_definitions=tuple(tool_definitions) if isinstance(tool_definitions, list) else tool_definitions,
         outlived=outlived, failure_possible=failure_possible, spans_some_calls=spans_some_calls,
+        stopped_for_tools=stopped_for_tools,
     )  # fmt: skip
 
 

@@ -88,7 +88,7 @@ class Source(BaseModel):
 Sources = Annotated[tuple[Source, ...], Field(min_length=1)]
 SOURCE_FIELDS = ("agent_name", "target", "output", "tool_name", "arguments", "result", "call_id", "error", "tool_definitions",
                  "sent_by", "parameters", "run_key", "dispatched_name", "dispatched_arguments", "dispatched_call_id",
-                 "refusal_named_in")
+                 "refusal_named_in", "finish_reasons")
 
 
 class Messages(BaseModel):
@@ -250,6 +250,10 @@ class SpanRule(BaseModel):
     # tools: the span records a call held for a decision (the tool did not run), unless it failed:
     # read as the model's request, which a later run answers (or not)
     held: bool = False
+    # models: the call's finish reason (one text or a list), read only for whether it says the
+    # model stopped to have tools called (``tool_calls``, ``TOOL_CALLS``, ``tool_use``…,
+    # ``common.stops_for_tools``)
+    finish_reasons: Sources = ()
 
     @model_validator(mode="before")
     @classmethod
@@ -270,7 +274,7 @@ class SpanRule(BaseModel):
             "tool": {"tool_name", "arguments", "result", "call_id", "error", "failed_when", "refused_when", "refusal",
                      "result_is_json", "spans_some_calls", "parameters", "no_call_when", "refusal_named_in", "held", "not_calls"},
             "model": {"requests", "responses", "tokens", "tool_definitions", "requests_else", "model_call", "requests_otherwise",
-                      "responses_otherwise"},
+                      "responses_otherwise", "finish_reasons"},
             "names_agent": {"agent_name"},
             "acting_agent": {"agent_name"},
             "handoff": {"target"},

@@ -9,7 +9,7 @@ from typing import Any, Callable
 from ...jsontext import decode_json
 from ...model import Role, SpanData, SpanRecord, ToolRequest
 from .. import frameworks
-from ..common import RESULT_PREFIX, error_text, str_or_none, text_of
+from ..common import RESULT_PREFIX, error_text, stops_for_tools, str_or_none, text_of
 from .. import flattened
 from ..decoders import VALUE_DECODERS, as_json, bound_arguments, first_at
 from ..usage import tokens_from
@@ -59,6 +59,8 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
         if rule.tokens is not None:
             record.tokens = tokens_from(span.attributes, rule.tokens.parts, rule.tokens.totals)
         record.tool_definitions = plan.tool_definitions(span, match)
+        if rule.finish_reasons:
+            record.stopped_for_tools = stops_for_tools(plan.finish_reasons(span, match))
     elif rule.role == "agent_run":
         record.role = Role.AGENT_RUN
         if rule.clock_slack_ms:
