@@ -208,8 +208,27 @@ def at_path(value: Any, path: str | None) -> Iterator[Any]:
 
 
 def first_at(value: Any, path: str | None) -> Any:
-    """The first value at ``path`` (``at_path``), None when there is none."""
-    return next(at_path(value, path), None)
+    """The first value at ``path`` (``at_path``), None when there is none.
+
+    >>> first_at({"message": {"type": "x"}}, "message.type"), first_at({"calls": [1, 2]}, "calls.1")
+    ('x', 2)
+    """
+    if not path:
+        return value
+    keys = _KEYS_ONLY.get(path)
+    if keys is None:
+        keys = _KEYS_ONLY[path] = () if any(key == "*" or key.isdigit() for key in path.split(".")) else tuple(path.split("."))
+    if not keys:  # a path into lists
+        return next(at_path(value, path), None)
+    for key in keys:  # most paths name keys alone: walked without building a list a step
+        if not (isinstance(value, dict) and key in value):
+            return None
+        value = value[key]
+    return value
+
+
+# each path read, as its keys when it names keys alone, else () (paths come from the files in force: few)
+_KEYS_ONLY: dict[str, tuple[str, ...]] = {}
 
 
 # ------------------------------------------------------------------ message formats
