@@ -9,7 +9,8 @@ from typing import Any, Callable, Mapping
 
 from ...model import SpanData
 from ..common import error_text
-from ..decoders import as_json, first_at
+from ..decoders import as_json
+from ..json_paths import first_at
 from .model import Inside, When
 
 

@@ -8,7 +8,8 @@ from typing import Any, Callable
 from ...model import SpanData, ToolRequest, ToolResponse
 from .. import flattened
 from ..common import str_or_none, text_of
-from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, at_path, first_at
+from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS
+from ..json_paths import at_path, first_at
 from ..span_formats import SPAN_FORMATS
 from .conditions import decoded
 from .model import Messages

@@ -10,7 +10,8 @@ from typing import Any
 from ...jsontext import decode_json
 from ...model import Role, SpanData, SpanRecord, ToolRequest
 from .. import flattened, frameworks
-from ..decoders import VALUE_DECODERS, bound_arguments, first_at
+from ..decoders import VALUE_DECODERS, bound_arguments
+from ..json_paths import first_at
 from .rule_readers import RuleReader, reader_for
 from .model import Source, SpanRule
 

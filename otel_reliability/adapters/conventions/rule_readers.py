@@ -15,7 +15,8 @@ from typing import Any, Callable
 from ...model import Role, SpanData, SpanRecord, ToolRequest
 from .. import flattened
 from ..common import RESULT_PREFIX, error_text, stops_for_tools, str_or_none, text_of
-from ..decoders import VALUE_DECODERS, as_json, first_at
+from ..decoders import VALUE_DECODERS, as_json
+from ..json_paths import first_at
 from ..usage import tokens_from
 from . import condition_holds
 from .conditions import decoded
