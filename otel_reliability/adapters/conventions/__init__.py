@@ -17,6 +17,7 @@ A convention whose events are written as log records too says so (``log_events``
 
 from __future__ import annotations
 
+import functools
 import re
 from contextlib import contextmanager
 from pathlib import Path
@@ -124,7 +125,8 @@ def _finding_key(when: When, by_own_attribute: Mapping[str, Sequence[_Candidate]
 class _ValuePicks(dict[str, Pick]):
     """One selector key's picks by its text value, for a span with no rule found by its name and
     no other selector key: made on the first span of each value (a value no rule asks for gets
-    the pick of any other value; at most ``_MOST_SHAPES`` such values are kept)."""
+    the pick of any other value, a JSON string's text the test of each candidate; at most
+    ``_MOST_SHAPES`` values are kept)."""
 
     __slots__ = ("active", "key")
 
@@ -135,7 +137,12 @@ class _ValuePicks(dict[str, Pick]):
     def __missing__(self, value: str) -> Pick:
         if len(self) > _MOST_SHAPES:
             self.clear()
-        pick = self[value] = _pick_of(self.active, (None, self.key, value if value in self.active.asked[self.key] else _OTHER_VALUE))
+        pick: Pick
+        if value.startswith('"'):  # a JSON string's text may be compared as its value: every candidate tested
+            pick = functools.partial(_tried_one_by_one, self.active)
+        else:
+            pick = _pick_of(self.active, (None, self.key, value if value in self.active.asked[self.key] else _OTHER_VALUE))
+        self[value] = pick
         return pick
 
 
@@ -252,21 +259,26 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
     # two lookups and one set test instead of making the set of the span's selector keys
     key = active.last_key
     if key in attributes and len(attributes) <= active.many_attributes and active.besides[key].isdisjoint(attributes):
-        value = attributes[key]
-        if type(value) is str and value[:1] != '"' and span.name not in active.by_span_name:
-            return active.one_key[key][value](span.name, attributes)
+        value, name = attributes[key], span.name
+        if type(value) is str and name not in active.by_span_name:
+            return active.one_key[key][value](name, attributes)
     elif len(attributes) <= active.many_attributes:
         found = active.attribute_keys.intersection(attributes)
         if len(found) == 1 and span.name not in active.by_span_name:
             [key] = found
             value = attributes[key]
-            if type(value) is str and value[:1] != '"':
+            if type(value) is str:
                 active.last_key = key
                 return active.one_key[key][value](span.name, attributes)
     shape = _shape(active, span.name, attributes)
-    if shape is not None:  # the common case: one generated function tries the shape's candidates
+    if shape is not None:  # one generated function tries the shape's candidates
         return _pick_of(active, shape)(span.name, attributes)
-    for rule, name, values, test in _candidates(active, span.name, attributes):
+    return _tried_one_by_one(active, span.name, attributes)
+
+
+def _tried_one_by_one(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> tuple[SpanRule, str, re.Match[str] | None] | None:
+    """``rule_for`` for a span whose selector values are not all plain text: each candidate tested."""
+    for rule, name, values, test in _candidates(active, span_name, attributes):
         if values is not None:  # its attribute's value is all it asks (found by that attribute: present)
             if not values:
                 return rule, name, None
@@ -274,7 +286,7 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
             if (type(value) is str and value in values) or value_in(value, values):  # a text: one test
                 return rule, name, None
             continue
-        matched = test(span.name, attributes)
+        matched = test(span_name, attributes)
         if matched is not False:
             return rule, name, matched if isinstance(matched, re.Match) else None
     return None
