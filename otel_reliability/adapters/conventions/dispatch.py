@@ -38,11 +38,8 @@ def pick_for(candidates: list[Candidate], found_by: Sequence[str | None], patter
         constants[name] = value
         return name
 
-    withouts: dict[frozenset[str], str] = {}
-    for rule, *_ in candidates:
-        if rule.when.without and frozenset(rule.when.without) not in withouts:
-            withouts[frozenset(rule.when.without)] = f"w{len(withouts)}"
-    lines = [f"{flag} = attributes.keys().isdisjoint({constant(keys)})" for keys, flag in withouts.items()]
+    withouts: dict[frozenset[str], str] = {}  # each tested once, on its own line before the first candidate that asks it
+    lines: list[str] = []
     for (rule, name, values, test), key in zip(candidates, found_by, strict=True):
         when = rule.when
         by_attribute = key is not None and key == when.attribute  # found by its own attribute
@@ -60,7 +57,11 @@ def pick_for(candidates: list[Candidate], found_by: Sequence[str | None], patter
         if when.span_name is not None:
             checks.append(f"name == {constant(when.span_name)}")
         if when.without:
-            checks.append(withouts[frozenset(when.without)])
+            keys = frozenset(when.without)
+            if keys not in withouts:
+                withouts[keys] = f"w{len(withouts)}"
+                lines.append(f"{withouts[keys]} = attributes.keys().isdisjoint({constant(keys)})")
+            checks.append(withouts[keys])
         for other, allowed in when.also.items():
             if other != key:  # the key it was found by holds one of its values
                 checks.append(f"{constant(other)} in attributes")
