@@ -5,6 +5,8 @@ its conditions, tested one by one, choose."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import random
 import re
 from pathlib import Path
 
@@ -88,3 +90,37 @@ def test_every_corpus_span_is_read_by_the_rule_its_conditions_choose_warm_and_co
             chosen = [(found[0], found[1], found[2].group(0) if found[2] else None) if (found := conventions.rule_for(span)) else None
                       for span in spans]
             assert chosen == [_first_rule_matching(span) for span in spans]
+
+
+def _first_rule_in_the_files(span):
+    """The rule that reads ``span`` found with no index: every rule in force tested in the order
+    rules are tried (those found by the span's name, then by attribute key, each key's rules in
+    the files' order and the keys in the order the files first name them)."""
+    rules = [(rule, origin.convention.name) for origin in conventions.in_force() for rule in origin.convention.spans]
+    by_attribute = [(rule, name) for rule, name in rules if not rule.when.span_name]
+    keys = dict.fromkeys(rule.when.attribute for rule, _ in by_attribute)
+    ordered = [(rule, name) for rule, name in rules if rule.when.span_name == span.name]
+    ordered += [(rule, name) for key in keys for rule, name in by_attribute if rule.when.attribute == key]
+    for rule, name in ordered:
+        matched = conventions.rule_matches(rule.when, span.name, span.attributes, conventions._active.patterns)
+        if matched is not False:
+            return rule, name, matched.group(0) if isinstance(matched, re.Match) else None
+    return None
+
+
+def test_a_span_carrying_other_conventions_keys_too_is_read_by_the_first_rule_in_the_files():
+    # A rule is found by the key its ``also`` asks values of (a framework's tool rule by GenAI's
+    # operation), not by its own attribute: the rule chosen must stay the first in the order
+    # tried, whatever other selector keys and values a span carries beside its own
+    rules = [rule for origin in conventions.in_force() for rule in origin.convention.spans]
+    added = sorted({(key, value) for rule in rules for key, values in [(rule.when.attribute, rule.when.equals), *rule.when.also.items()]
+                    if key for value in (*values, "another", 1, f'"{values[0] if values else "x"}"')}, key=str)
+    rng = random.Random(32)
+    spans = [span for path in sorted(CORPUS.glob("*/*.json")) if not path.name.endswith((".truth.json", ".verdict.json", ".runoutput.json"))
+             for span in read_telemetry(path).spans]
+    varied = [dataclasses.replace(span, attributes={**span.attributes, **dict(rng.sample(added, rng.randint(1, 2)))}) for span in spans]
+    for cold in (False, True):
+        with knowledge.removed() if cold else contextlib.nullcontext():
+            chosen = [(found[0], found[1], found[2].group(0) if found[2] else None) if (found := conventions.rule_for(span)) else None
+                      for span in [*spans, *varied]]
+            assert chosen == [_first_rule_in_the_files(span) for span in [*spans, *varied]]

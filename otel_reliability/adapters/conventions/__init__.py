@@ -17,6 +17,7 @@ A convention whose events are written as log records too says so (``log_events``
 
 from __future__ import annotations
 
+import functools
 import re
 from contextlib import contextmanager
 from pathlib import Path
@@ -41,8 +42,15 @@ _MAY_BE_RUN = frozenset({"agent_run", "names_agent"})
 class _Compiled:
     """The conventions in force as lookup tables: rules by span name and by attribute key,
     each list in the order it is tried, and by the key's value: the rules that ask for that
-    value (``equals``) and those that ask for none, so that a kind's value finds its rules
-    without testing the others."""
+    value and those that ask for none, so that a kind's value finds its rules without testing
+    the others.
+
+    A rule is tried in the order its own attribute gives it (rules found by the key first named
+    in the files first, each key's rules in the files' order), but is found by the selector key
+    of its ``also`` with values when there is one (``_finding_key``): a framework's variant of a
+    kind (GenAI's tool span whose ``error.type`` is a framework's) is then found by the kind's
+    key, and a span of that kind carries one selector key, not two. Candidates found by several
+    keys are merged back into the order tried, so no span's rule changes."""
 
     def __init__(self, origins: Sequence[Origin]) -> None:
         names = [o.convention.name for o in origins]
@@ -52,27 +60,43 @@ class _Compiled:
         self.patterns = {pattern: re.compile(pattern) for origin in origins for rule in origin.convention.spans
                          if (pattern := rule.when.span_name_matches) is not None}
         self.by_span_name: dict[str, list[_Candidate]] = {}
-        self.by_attribute: dict[str, list[_Candidate]] = {}
+        by_own_attribute: dict[str, list[_Candidate]] = {}
         for origin in origins:
             for rule in origin.convention.spans:
-                table, key = (self.by_span_name, rule.when.span_name) if rule.when.span_name else (self.by_attribute, rule.when.attribute)
+                table, key = (self.by_span_name, rule.when.span_name) if rule.when.span_name else (by_own_attribute, rule.when.attribute)
                 table.setdefault(str(key), []).append((rule, origin.convention.name, _only_values(rule.when),
                                                        compiled(rule.when, self.patterns)))
+        tried = [candidate for found in by_own_attribute.values() for candidate in found]
+        self.rank = {id(candidate): rank for rank, candidate in enumerate(tried)}  # a candidate's place in the order tried
+        # key -> the rules it finds, in the order tried, each with the values of the key it asks for (empty: any)
+        self.by_attribute: dict[str, list[_Candidate]] = {}
+        asking: dict[str, list[tuple[_Candidate, tuple[Any, ...]]]] = {}
+        for candidate in tried:
+            key, asks = _finding_key(candidate[0].when, by_own_attribute)
+            self.by_attribute.setdefault(key, []).append(candidate)
+            asking.setdefault(key, []).append((candidate, asks))
+        self.found_by = {id(candidate): key for key, found in self.by_attribute.items() for candidate in found}
         self.attribute_keys = frozenset(self.by_attribute)
-        self.attribute_order = tuple(self.by_attribute)  # rules are tried in the files' order, never a set's
+        self.attribute_order = tuple(self.by_attribute)  # a span's selector keys in one order: its shape's
         self.attribute_rank = {key: rank for rank, key in enumerate(self.attribute_order)}
+        self.many_attributes = 4 * len(self.attribute_order)  # more than this: the selector keys looked up, not intersected
         # key -> (value -> its rules, the rules of any other value); a value's list may hold a rule
         # that then does not match (1 == True), never leave out one that would
         self.by_value: dict[str, tuple[dict[Any, list[_Candidate]], list[_Candidate]]] = {}
-        for key, found in self.by_attribute.items():
-            valued = [c for c in found if c[0].when.equals and c[0].when.path is None]
-            values = {value: [c for c in found if c not in valued or value in c[0].when.equals]
-                      for rule, *_ in valued for value in rule.when.equals}
-            self.by_value[key] = values, [c for c in found if c not in valued]
+        for key, found_asking in asking.items():
+            values = {value: [c for c, asked in found_asking if not asked or value in asked] for _, asked in found_asking for value in asked}
+            self.by_value[key] = values, [c for c, asked in found_asking if not asked]
         self.log_events = tuple(o.convention.log_events for o in origins if o.convention.log_events is not None)
         self.asked = {key: values for key, (values, _) in self.by_value.items()}  # the values rules ask each key for
-        self.picks: dict[tuple[Any, ...], Pick] = {}
-        self.orders: dict[frozenset[str], tuple[str, ...]] = {}  # selector keys a span carries, in rank order  # a span's shape -> what tries its candidates (``dispatch``)
+        self.picks: dict[tuple[Any, ...], Pick] = {}  # a span's shape -> what tries its candidates (``dispatch``)
+        self.orders: dict[frozenset[str], tuple[str, ...]] = {}  # selector keys a span carries, in one order
+        # a span with no rule found by its name and one selector key: key -> its text value -> the pick
+        self.one_key = {key: _ValuePicks(self, key) for key in self.attribute_order}
+        self.besides = {key: self.attribute_keys - {key} for key in self.attribute_order}  # the other selector keys
+        # the selector key of the last span that carried only it (``rule_for``); with no selector
+        # key, one no span passes for (a span carrying it is not disjoint from it)
+        self.last_key = self.attribute_order[0] if self.attribute_order else ""
+        self.besides.setdefault(self.last_key, frozenset({self.last_key}))
         self._cold: _Compiled | None = None
 
     def without_frameworks(self) -> _Compiled:
@@ -81,6 +105,45 @@ class _Compiled:
             kept = [origin for origin in self.origins if origin.convention.framework is None]
             self._cold = self if len(kept) == len(self.origins) else _Compiled(kept)
         return self._cold
+
+    def in_order_tried(self, candidates: Iterable[_Candidate]) -> list[_Candidate]:
+        """Candidates found by several selector keys, in the order they are tried."""
+        return sorted(candidates, key=lambda candidate: self.rank[id(candidate)])
+
+
+def _finding_key(when: When, by_own_attribute: Mapping[str, Sequence[_Candidate]]) -> tuple[str, tuple[Any, ...]]:
+    """The selector key a rule found by its attribute is found by, and the values of it the rule
+    asks for: of its ``also`` keys with values that rules are found by, the one most rules are;
+    else its own attribute (with its ``equals``, unless a ``path`` asks them of a value inside)."""
+    shared = [key for key, values in when.also.items() if values and key in by_own_attribute]
+    if shared:
+        key = max(shared, key=lambda key: len(by_own_attribute[key]))  # the first of the most found
+        return key, when.also[key]
+    return str(when.attribute), when.equals if when.path is None else ()
+
+
+class _ValuePicks(dict[str, Pick]):
+    """One selector key's picks by its text value, for a span with no rule found by its name and
+    no other selector key: made on the first span of each value (a value no rule asks for gets
+    the pick of any other value, a JSON string's text the test of each candidate; at most
+    ``_MOST_SHAPES`` values are kept)."""
+
+    __slots__ = ("active", "key")
+
+    def __init__(self, active: _Compiled, key: str) -> None:
+        super().__init__()
+        self.active, self.key = active, key
+
+    def __missing__(self, value: str) -> Pick:
+        if len(self) > _MOST_SHAPES:
+            self.clear()
+        pick: Pick
+        if value.startswith('"'):  # a JSON string's text may be compared as its value: every candidate tested
+            pick = functools.partial(_tried_one_by_one, self.active)
+        else:
+            pick = _pick_of(self.active, (None, self.key, value if value in self.active.asked[self.key] else _OTHER_VALUE))
+        self[value] = pick
+        return pick
 
 
 # a rule, its convention's name, the values its attribute must have when that is all it asks
@@ -151,7 +214,7 @@ def frameworks_removed() -> Iterator[None]:
 def _candidates(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> Sequence[_Candidate]:
     """The rules that may read a span of this name and these attributes, in the order they are tried."""
     candidates = active.by_span_name.get(span_name, ())
-    if len(attributes) > 4 * len(active.attribute_order):  # a model span's many message keys: look the few up
+    if len(attributes) > active.many_attributes:  # a model span's many message keys: look the few up
         keys = frozenset([key for key in active.attribute_order if key in attributes])
         if not keys:
             return candidates
@@ -162,14 +225,14 @@ def _candidates(active: _Compiled, span_name: str, attributes: Mapping[str, Any]
     if len(keys) == 1:
         [key] = keys
         found = _valued(active, key, attributes[key])
-    else:  # most keys' values find no rule (a tool's type that marks nothing): ordered only when two do
+    else:  # most keys' values find no rule (a tool's type that marks nothing): merged only when two do
         found, finding = [], []
         for key in keys:
             if rules := _valued(active, key, attributes[key]):
                 found = rules
                 finding.append(key)
         if len(finding) > 1:
-            found = [c for key in sorted(finding, key=active.attribute_rank.__getitem__) for c in _valued(active, key, attributes[key])]
+            found = active.in_order_tried(c for key in finding for c in _valued(active, key, attributes[key]))
     return [*candidates, *found] if candidates else found
 
 
@@ -191,16 +254,31 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
     ``span_name_matches`` (for fields read from the name's groups); None when no rule does."""
     active = _active
     attributes = span.attributes
+    # the common case: the span carries one selector key, a text value, and a name no rule is found
+    # by. The key of the last such span is tried first (spans come in runs of one instrumentation):
+    # two lookups and one set test instead of making the set of the span's selector keys
+    key = active.last_key
+    if key in attributes and len(attributes) <= active.many_attributes and active.besides[key].isdisjoint(attributes):
+        value, name = attributes[key], span.name
+        if type(value) is str and name not in active.by_span_name:
+            return active.one_key[key][value](name, attributes)
+    elif len(attributes) <= active.many_attributes:
+        found = active.attribute_keys.intersection(attributes)
+        if len(found) == 1 and span.name not in active.by_span_name:
+            [key] = found
+            value = attributes[key]
+            if type(value) is str:
+                active.last_key = key
+                return active.one_key[key][value](span.name, attributes)
     shape = _shape(active, span.name, attributes)
-    if shape is not None:  # the common case: one generated function tries the shape's candidates
-        pick = active.picks.get(shape)
-        if pick is None:
-            if len(active.picks) > _MOST_SHAPES:
-                active.picks.clear()
-                active.orders.clear()
-            pick = active.picks[shape] = _pick(active, shape)
-        return pick(span.name, attributes)
-    for rule, name, values, test in _candidates(active, span.name, attributes):
+    if shape is not None:  # one generated function tries the shape's candidates
+        return _pick_of(active, shape)(span.name, attributes)
+    return _tried_one_by_one(active, span.name, attributes)
+
+
+def _tried_one_by_one(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> tuple[SpanRule, str, re.Match[str] | None] | None:
+    """``rule_for`` for a span whose selector values are not all plain text: each candidate tested."""
+    for rule, name, values, test in _candidates(active, span_name, attributes):
         if values is not None:  # its attribute's value is all it asks (found by that attribute: present)
             if not values:
                 return rule, name, None
@@ -208,7 +286,7 @@ def rule_for(span: SpanData) -> tuple[SpanRule, str, re.Match[str] | None] | Non
             if (type(value) is str and value in values) or value_in(value, values):  # a text: one test
                 return rule, name, None
             continue
-        matched = test(span.name, attributes)
+        matched = test(span_name, attributes)
         if matched is not False:
             return rule, name, matched if isinstance(matched, re.Match) else None
     return None
@@ -220,14 +298,14 @@ _MOST_SHAPES = 10_000  # shapes are bounded by the values rules name; a bound al
 
 def _shape(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> tuple[Any, ...] | None:
     """What decides a span's candidates (``dispatch``): its name when rules are found by it, and
-    each selector key it carries in the order rules are tried, with its value when a rule asks
-    for that value; None when a selector's value is not plain text."""
+    each selector key it carries (in ``attribute_order``), with its value when a rule asks for
+    that value; None when a selector's value is not plain text."""
     named = span_name if span_name in active.by_span_name else None
-    if len(attributes) > 4 * len(active.attribute_order):  # a model span's many message keys: look the few up
+    if len(attributes) > active.many_attributes:  # a model span's many message keys: look the few up
         keys: Iterable[str] = [key for key in active.attribute_order if key in attributes]
     else:
         found = active.attribute_keys.intersection(attributes)
-        if len(found) == 1:  # the common case, without a list
+        if len(found) == 1:  # without a list
             [key] = found
             value = attributes[key]
             if type(value) is not str or value.startswith('"'):
@@ -249,14 +327,27 @@ def _shape(active: _Compiled, span_name: str, attributes: Mapping[str, Any]) -> 
     return tuple(shape)
 
 
+def _pick_of(active: _Compiled, shape: tuple[Any, ...]) -> Pick:
+    """What tries the candidates of a span of this shape: made once a shape."""
+    pick = active.picks.get(shape)
+    if pick is None:
+        if len(active.picks) > _MOST_SHAPES:
+            active.picks.clear()
+            active.orders.clear()
+        pick = active.picks[shape] = _pick(active, shape)
+    return pick
+
+
 def _pick(active: _Compiled, shape: tuple[Any, ...]) -> Pick:
     """What tries the candidates of a span of this shape, in ``_candidates``' order."""
-    candidates = list(active.by_span_name.get(shape[0], ())) if shape[0] is not None else []
-    named = len(candidates)
+    named = list(active.by_span_name.get(shape[0], ())) if shape[0] is not None else []
+    found: list[_Candidate] = []
     for key, value in zip(shape[1::2], shape[2::2], strict=True):
         values, others = active.by_value[key]
-        candidates.extend(others if value is _OTHER_VALUE else values[value])
-    return pick_for(candidates, named, active.patterns)
+        found.extend(others if value is _OTHER_VALUE else values[value])
+    if len(shape) > 3:
+        found = active.in_order_tried(found)
+    return pick_for([*named, *found], [None] * len(named) + [active.found_by[id(c)] for c in found], active.patterns)
 
 
 def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool = True) -> bool | None:
