@@ -10,6 +10,7 @@ a rule reads.
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ...model import Role, SpanData, SpanRecord, ToolRequest
@@ -97,7 +98,8 @@ class _Source:
         messages, requests = getattr(rule, field), field.startswith("requests")
         if messages is not None and messages.format in SPAN_FORMATS:  # a format that reads the span itself
             found = SPAN_FORMATS[messages.format]
-            return f"{self.constant(found.requests if requests else found.responses)}(span, {self.constant(messages)})"
+            place = _Place(messages.attribute, messages.or_events, messages.events, messages.after_event)
+            return f"{self.constant(found.requests if requests else found.responses)}(span, {self.constant(place)})"
         read = reader(messages, requests=requests)
         return None if read is None else f"{self.constant(read)}(span)"
 
@@ -106,6 +108,17 @@ class _Source:
         exec(text, self.constants)  # noqa: S102  # the text is built here from the rule's own fields only
         read: RuleReader = self.constants["read"]
         return read
+
+
+@dataclass(frozen=True, slots=True)
+class _Place:
+    """Where a span format finds its messages: a rule's ``Messages`` as plain slots (a format reads
+    them for every span; a pydantic model's fields cost several times more to read)."""
+
+    attribute: str
+    or_events: str | None
+    events: str | None
+    after_event: str | None
 
 
 def reader_for(rule: SpanRule, read_source: Callable[[SpanData, Source], Any], helpers: dict[str, Any]) -> RuleReader:
@@ -198,12 +211,13 @@ def _tool(out: _Source, rule: SpanRule) -> None:
     if rule.parameters:
         out.field(rule.parameters, "record.parameters")
     out.field(rule.result, "result")
-    # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``); told
-    # from its text, since decoding a whole result only to see it is not null costs more
-    out.add("if result is not None:",
-            "    record.returned = True",
-            "    if not (type(result) is str and result.strip(' \\t\\n\\r') == 'null'):",
-            f"        record.output = text_of(result)[:{RESULT_PREFIX}]")
+    if rule.result:
+        # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``); told
+        # from its text, since decoding a whole result only to see it is not null costs more
+        out.add("if result is not None:",
+                "    record.returned = True",
+                "    if not (type(result) is str and result.strip(' \\t\\n\\r') == 'null'):",
+                f"        record.output = text_of(result)[:{RESULT_PREFIX}]")
     if rule.spans_some_calls:
         out.add("record.spans_some_calls = True")
     if rule.result_is_json:
