@@ -2,9 +2,8 @@
 must carry for each to read it, and where each came from; and the ``--conventions`` option
 that ``eval``, ``inspect`` and this command share.
 
-Three kinds: convention files (a user's first, in the order given, then the shipped ones),
-the conventions the built-in adapters read, and the profiles, which add what one
-instrumentation's or framework's spans mean beyond what they say.
+Two kinds: convention files (a user's first, in the order given, then the shipped ones), and
+the profiles, which add what one instrumentation's or framework's spans mean beyond what they say.
 """
 
 from __future__ import annotations
@@ -17,7 +16,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
-from .adapters import ADAPTERS, profiles
+from .adapters import profiles
 from .adapters.conventions import ENVIRONMENT_VARIABLE, SHIPPED, in_force, paths_from, use
 from .jsontext import encode_document
 
@@ -37,8 +36,8 @@ def register(commands: Any) -> None:
         "conventions",
         help="list the tracing conventions the reader uses, what marks each, and where each came from",
         description="Every tracing convention in force, in the order they are tried: convention files "
-        "(yours, given with --conventions, then those shipped), then the conventions the built-in "
-        "adapters read; and the profiles that add what an instrumentation's spans mean. A convention "
+        "(yours, given with --conventions, then those shipped); and the profiles that add what an "
+        "instrumentation's spans mean. A convention "
         "file that is not valid exits 2 naming the file and the field.",
     )
     add_conventions_argument(command)
@@ -52,11 +51,6 @@ def listing() -> list[dict[str, Any]]:
     rows: list[dict[str, Any]] = [
         {"name": origin.convention.name, "kind": "convention file", "found by": origin.found_by, "source": origin.source}
         for origin in in_force()
-    ]
-    rows += [
-        {"name": type(adapter).__name__.removesuffix("Adapter"), "kind": "built-in adapter",
-         "found by": [f"attribute {key}" for key in adapter.markers], "source": "built in"}
-        for adapter in ADAPTERS
     ]
     rows += [
         {"name": profile.name, "kind": "profile",

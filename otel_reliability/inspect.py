@@ -28,7 +28,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from .adapters import adapter_for, conventions, to_event_record, to_record
+from .adapters import conventions, to_event_record, to_record
 from .assembly import as_read, assemble
 from .assembly.attempts import UNPAIRED
 from .assembly.ownership import enclosing_run
@@ -39,11 +39,11 @@ from .sources import read_telemetry
 
 NO_CONVENTION = "none"
 
-# How to turn message content on, by the convention that read the spans (the class name of
-# its adapter without "Adapter"); other conventions get the generic advice.
+# How to turn message content on, by the convention file that read the spans (or the one it
+# refines: a framework's file over GenAI's); other conventions get the generic advice.
 CONTENT_SETTINGS = {
-    "GenAI": "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true",
-    "OpenInference": "unset OPENINFERENCE_HIDE_INPUTS and OPENINFERENCE_HIDE_OUTPUTS",
+    "genai": "set OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true",
+    "openinference": "unset OPENINFERENCE_HIDE_INPUTS and OPENINFERENCE_HIDE_OUTPUTS",
 }
 GENERIC_CONTENT_SETTING = "enable the instrumentation's message content capture"
 
@@ -122,12 +122,9 @@ class BackendView:
 
 
 def convention_of(span: SpanData) -> str:
-    """The convention that reads the span (as ``to_record`` chooses it: a convention file's
-    rule, else a built-in adapter), or ``none``."""
-    if (found := conventions.rule_for(span)) is not None:
-        return found[1]
-    adapter = adapter_for(span.attributes)
-    return NO_CONVENTION if adapter is None else type(adapter).__name__.removesuffix("Adapter")
+    """The convention file whose rule reads the span (as ``to_record`` chooses it), or ``none``."""
+    found = conventions.rule_for(span)
+    return NO_CONVENTION if found is None else found[1]
 
 
 def inspect_spans(spans: Iterable[SpanData], logs: Iterable[LogData] = ()) -> Inspection:
@@ -268,11 +265,13 @@ def _cut(text: str, limit: int = 80) -> str:
     return repr(text if len(text) <= limit else text[: limit - 1] + "…")
 
 
-def _content_setting(records: list[SpanRecord], conventions: dict) -> str:
+def _content_setting(records: list[SpanRecord], read_by: dict) -> str:
+    refined = {o.convention.name: o.convention.refines for o in conventions.in_force()}
     for record in records:
-        setting = CONTENT_SETTINGS.get(conventions.get((record.trace_id, record.span_id), ""))
-        if setting:
-            return setting
+        name = read_by.get((record.trace_id, record.span_id), "")
+        for convention in (name, *refined.get(name, ())):
+            if setting := CONTENT_SETTINGS.get(convention):
+                return setting
     return GENERIC_CONTENT_SETTING
 
 

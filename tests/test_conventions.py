@@ -21,7 +21,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 
 from otel_reliability import OTLPJsonFileSpanExporter
-from otel_reliability.adapters import conventions
+from otel_reliability.adapters import conventions, knowledge, to_record
 from otel_reliability.adapters.decoders import (
     RESPONSE_FORMATS, as_kwargs, as_python, chat_completions_requests, chat_completions_responses,
 )
@@ -121,9 +121,9 @@ def test_conventions_lists_each_in_force_with_what_finds_it_and_where_it_came_fr
     assert rows[0] == {"name": "acme", "kind": "convention file", "found by": ["attribute acme.type"], "source": str(acme)}
     sources = {(row["name"], row["kind"]): row["source"] for row in rows}
     assert sources[("haystack-native", "convention file")] == "shipped"
-    assert sources[("GenAI", "built-in adapter")] == "built in"
+    assert sources[("genai", "convention file")] == "shipped"
     assert sources[("openinference-dspy", "profile")] == "shipped"
-    assert [row["kind"] for row in rows] == sorted((row["kind"] for row in rows), key=["convention file", "built-in adapter", "profile"].index)
+    assert [row["kind"] for row in rows] == sorted((row["kind"] for row in rows), key=["convention file", "profile"].index)
 
 
 def test_the_receiver_reads_with_the_convention_files_it_is_given(acme, tmp_path):
@@ -152,11 +152,17 @@ BAD_FILES = [
     ("a field of another role", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    agent_name: a.agent\n",
      "spans[0]: a tool span reads no agent_name"),
     ("an unknown role", "name: x\ndescription: d\nspans:\n  - when: {span_name: t}\n    role: planner\n",
-     "spans[0].role: expected 'agent_run', 'tool', 'model', 'names_agent', 'acting_agent', 'handoff', 'answers' or 'no_call', got 'planner'"),
+     "spans[0].role: expected 'agent_run', 'tool', 'model', 'names_agent', 'acting_agent', 'handoff', 'answers', 'relay', 'dispatch' or 'no_call', got 'planner'"),
     ("no rules", "name: x\ndescription: d\nspans: []\n", "spans: give at least one rule"),
     ("an unknown decoder", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, decode: yaml}}\n",
-     "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python', 'raw', 'identifier', 'callback_input' or 'last_ai_message', "
-     "got 'yaml'"),
+     "spans[0].arguments[0].decode: expected 'json', 'text', 'kwargs', 'python', 'raw', 'identifier', 'callback_input', 'last_ai_message', "
+     "'object_name', 'bound_arguments' or 'string', got 'yaml'"),
+    ("positional arguments named by nothing", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, decode: bound_arguments}}\n",
+     "spans[0].arguments[0]: decode: bound_arguments names its positional arguments from names_from: give both or neither"),
+    ("a flattened list decoded", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: {{attribute: a.in, each: .value}}\n",
+     "spans[0].arguments[0]: each reads a flattened list's items as written: give attribute and decode: raw, no event or path"),
+    ("a relay with nothing to relay", "name: x\ndescription: d\nspans:\n  - when: {attribute: bus.op}\n    role: relay\n",
+     "spans[0]: a span of role relay needs requests or responses"),
     ("an empty list of places", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    arguments: []\n",
      "spans[0].arguments: must not be empty"),
     ("a group the pattern lacks",
@@ -188,8 +194,6 @@ BAD_FILES = [
      "spans[0]: not_failed_when: a group named tool is compared with the tool's name: only refused_when has one"),
     ("a run refused", "name: x\ndescription: d\nspans:\n  - when: {span_name: run}\n    role: agent_run\n"
      "    refused_when: {attribute: a.invalid}\n", "spans[0]: a agent_run span reads no refused_when"),
-    ("a refusal's reason without its condition", f"name: x\ndescription: d\nspans:\n{_GOOD_RULE}    refusal: invalid arguments\n",
-     "spans[0]: refusal is the reason refused_when gives: give refused_when"),
     ("answers from nowhere", "name: x\ndescription: d\nspans:\n  - when: {span_name: node}\n    role: answers\n",
      "spans[0]: a span of role answers needs responses"),
     ("refining a convention not in force", f"name: x\ndescription: d\nrefines: [acme]\nspans:\n{_GOOD_RULE}",
@@ -244,23 +248,6 @@ def test_chat_completions_messages_give_the_newest_requests_and_answers():
     assert [(r.call_id, r.content) for r in chat_completions_responses(json.dumps(messages))] == [("c1", "2")]
 
 
-# The modules of the conventions still read by code (issue 32, item 2 moves them out): a shipped
-# file layered over one of them (OpenLLMetry over LlamaIndex) shares its keys until it moves.
-STILL_IN_CODE = {"genai.py", "genai_events.py", "genai_tools.py", "openinference.py", "usage.py"}
-READER_CODE = [path for folder in ("adapters", "assembly", "sources") for path in (ROOT / "otel_reliability" / folder).rglob("*.py")
-               if not (path.parent.name == "adapters" and path.name in STILL_IN_CODE)]
-
-
-@pytest.mark.parametrize("origin", conventions.in_force(), ids=lambda origin: origin.convention.name)
-def test_a_shipped_convention_is_found_by_keys_no_reader_code_names(origin):
-    # Issue 32, item 2: what marks a span as a convention's lives in its file alone. Each
-    # convention moved out of adapters/ joins this table by being a shipped file.
-    selectors = {rule.when.attribute for rule in origin.convention.spans if rule.when.attribute}
-    naming = {str(path.relative_to(ROOT)): sorted(key for key in selectors if f'"{key}"' in path.read_text(encoding="utf-8"))
-              for path in READER_CODE}
-    assert {path: keys for path, keys in naming.items() if keys} == {}
-
-
 def test_the_ai_sdks_failed_tool_results_are_answers_and_its_successes_are_not():
     # A provider-executed tool's success has no tool span and is no refusal: only the outputs
     # that say no result came back answer a call (``ai_sdk_messages``).
@@ -288,7 +275,7 @@ _TASK = {"traceloop.span.kind": "task", "traceloop.entity.name": "calculator", "
 
 
 # held: True, the rule that reads the span may make it a run (or name the agent of one); False, it
-# reads it as something else; None, no rule reads it and the built-in adapters decide
+# reads it as something else; None, no rule reads it
 @pytest.mark.parametrize(("attributes", "held"), [
     ({"ai.operationId": "ai.generateText"}, True),
     ({"ai.operationId": "ai.streamText"}, True),
@@ -345,3 +332,58 @@ def test_a_tool_span_named_by_its_display_name_joins_the_request_and_leaves_unsp
     chain = [(a.tool, a.outcome, a.could_be, a.witnesses.joined_by) for r in judge_spans(Engine(), spans) for a in r.verdict.chain]
     assert [c[:3] for c in chain] == [("delegate_work_to_coworker", "ok", None), ("lookup", "refused", "ok")]
     assert chain[0][3] != "unpaired"
+
+
+def test_a_framework_convention_file_is_left_out_of_a_cold_reading():
+    # smolagents records Tool.__call__'s bound arguments: naming the positional ones by the tool's
+    # parameters is knowledge of smolagents (a file with framework:), which a cold reading lacks
+    raw = '{"args": [57], "sanitize_inputs_outputs": false, "kwargs": {}}'
+    span = SpanData(1, 2, 0, "final_answer", 0, 1, {"openinference.span.kind": "TOOL", "tool.name": "final_answer",
+                                                    "input.value": raw, "tool.parameters": '{"answer": {}}'})
+    assert to_record(span).arguments == {"answer": 57}
+    with knowledge.removed():
+        assert to_record(span).arguments == raw
+        assert not [o.convention.name for o in conventions.in_force() if o.convention.framework]
+    assert to_record(span).arguments == {"answer": 57}
+
+
+def test_a_long_flattened_input_gives_only_the_answers_after_its_last_assistant_message():
+    # thousands of replayed messages: the answers the model is handed now are the newest ones
+    attributes: dict[str, object] = {"openinference.span.kind": "LLM"}
+    for i in range(3001):
+        attributes[f"llm.input_messages.{i}.message.role"] = "assistant" if i % 3 == 0 else "tool"
+        attributes[f"llm.input_messages.{i}.message.tool_call_id"] = f"c{i}"
+        attributes[f"llm.input_messages.{i}.message.content"] = str(i)
+    attributes.update({"llm.input_messages.3001.message.role": "tool", "llm.input_messages.3001.message.tool_call_id": "last"})
+    record = to_record(SpanData(1, 2, 0, "ChatModel", 0, 1, attributes))
+    assert [(a.call_id, a.content) for a in record.responses] == [("last", "")]  # message 3000 is the last assistant's
+    assert record.model_call
+
+
+def test_a_tool_rule_reads_placeholders_names_after_a_prefix_bookkeeping_spans_refusals_and_held_calls(tmp_path):
+    # The generic fields GenAI's file reads with, on a made-up SDK: a placeholder id is none, a span
+    # without a name attribute is named by its span name after the prefix, a bookkeeping span is no
+    # call, a rule's refusal alone refuses every span it reads, and a held call is the request.
+    path = tmp_path / "sdk.yaml"
+    path.write_text(
+        "name: sdk\ndescription: d\nspans:\n"
+        "  - when: {attribute: sdk.op, equals: [hold]}\n    role: tool\n    held: true\n"
+        "    tool_name: [{attribute: sdk.tool, decode: raw}, {span_name: true, after: 'run ', decode: raw}]\n"
+        "  - when: {attribute: sdk.op, equals: [blocked]}\n    role: tool\n    refusal: blocked by a hook\n"
+        "    tool_name: [{attribute: sdk.tool, decode: raw}]\n"
+        "  - when: {attribute: sdk.op, equals: [tool]}\n    role: tool\n    not_calls: [(merged)]\n"
+        "    tool_name: [{attribute: sdk.tool, decode: raw, unless: ['']}, {span_name: true, after: 'run ', decode: raw}]\n"
+        "    call_id: {attribute: sdk.id, decode: raw, unless: ['<none>']}\n",
+        encoding="utf-8")
+    conventions.use([path])
+    try:
+        def read(name, **attributes):
+            return to_record(SpanData(1, 2, 0, name, 0, 1, attributes))
+        named = read("run lookup", **{"sdk.op": "tool", "sdk.tool": "", "sdk.id": "<none>"})
+        assert (named.role.value, named.tool_name, named.call_id) == ("tool", "lookup", None)
+        assert read("run x", **{"sdk.op": "tool", "sdk.tool": "(merged)"}).role.value == "other"
+        assert read("run x", **{"sdk.op": "blocked", "sdk.tool": "rm"}).refusal == "blocked by a hook"
+        held = read("run approve", **{"sdk.op": "hold"})
+        assert (held.role.value, [request.name for request in held.requests], held.tool_name) == ("model", ["approve"], None)
+    finally:
+        conventions.use([])

@@ -1,75 +1,38 @@
 """Convention adapters: one span in, one normalised ``SpanRecord`` out.
 
-A span a convention file speaks of (``conventions``: by its name or an attribute) is read
-as the file's first matching rule says. Otherwise each module here reads one span
-convention, detected by attributes (never by framework name): each adapter names the
-attributes that mark its convention (``markers``), and the first adapter in ``ADAPTERS``
-order whose marker a span carries reads it. A span that none reads still becomes a plain
-record, because its ids and times are needed to walk parent chains. A new convention is a
-new file in ``conventions/`` (or a user's, ``conventions.use``).
+A span a convention file speaks of (``conventions``: by its name or an attribute, never by
+framework name) is read as the file's first matching rule says; every convention the reader
+knows is such a file. A span that none reads still becomes a plain record, because its ids and
+times are needed to walk parent chains. A new convention is a new file in ``conventions/`` (or
+a user's, ``conventions.use``). What any span may say
+whichever convention reads it (the agent it names, the conversation, a tool's result) is read
+for every record, at the keys ``any_span.yaml`` lists. GenAI events written as log records are
+read by ``log_events``, as their convention file says.
 """
 
 from __future__ import annotations
 
 import logging
-from typing import Any, Mapping, Protocol
+from typing import Any, Mapping
 
 from ..model import EVALUATION_EVENT, POLICY_DENIED, Role, SpanData, SpanRecord, ToolRequest
-from . import genai, openinference
-from .autogen_runtime import AutogenRuntimeAdapter
 from . import conventions, frameworks
 from .conventions.reading import read_by_rule
-from .common import RESULT_PREFIX, SESSION_KEYS, session_of, str_or_none
+from .any_span import KEYS, session_of
+from .common import RESULT_PREFIX, str_or_none
 from . import profiles
 from .profiles import has_selectors, profile_of
-from .genai import GenAIAdapter
-from .genai_events import may_be_genai_event, to_event_record
-from .openinference import OpenInferenceAdapter
+from .log_events import may_be_genai_event, to_event_record
 
 logger = logging.getLogger(__name__)
 
-__all__ = ["ADAPTERS", "Adapter", "adapter_for", "may_be_genai_event", "may_be_run", "to_event_record", "to_record"]
+__all__ = ["may_be_genai_event", "may_be_run", "to_event_record", "to_record"]
 
-
-class Adapter(Protocol):
-    @property
-    def markers(self) -> tuple[str, ...]:
-        """Attributes any one of which marks a span of this convention (read only: adapters
-        declare theirs as a class attribute of fixed length)."""
-
-    def adapt(self, span: SpanData) -> SpanRecord:
-        """The normalised record of a span this adapter claims."""
-
-
-# The most specific convention first (convention files, OpenLLMetry's and MCP's among them,
-# whose spans carry GenAI attributes too, are read before any of these).
-ADAPTERS: tuple[Adapter, ...] = (GenAIAdapter(), OpenInferenceAdapter(), AutogenRuntimeAdapter())
-# Every marker with its adapter, in ADAPTERS order: finding a span's adapter costs a few
-# dict lookups, not a call per adapter (this runs for every span).
-_BY_MARKER: tuple[tuple[str, Adapter], ...] = tuple((key, adapter) for adapter in ADAPTERS for key in adapter.markers)
-_SESSION_KEY, _SESSION_FALLBACK_KEY = SESSION_KEYS
 _OTHER = Role.OTHER
 _RUN = Role.AGENT_RUN
 _TOOL = Role.TOOL
-AGENT_VERSION_KEY = "gen_ai.agent.version"
-# What names the agent of a span that may turn out to enclose an agent's loop (no convention
-# marked it a run): the conventions' agent and graph-node names, the most specific first. Only
-# an attribute names an agent: a span's name (``Agent.run``, a workflow's, a service method's)
-# names the code that ran, which is no agent's name.
-AGENT_NAME_KEYS = ("gen_ai.agent.name", "agent.name", "graph.node.name")
-
-
-def adapter_for(attributes: Mapping[str, Any]) -> Adapter | None:
-    """The adapter that reads a span with these attributes (the first in ``ADAPTERS`` that
-    one of them marks), None when no convention marks it.
-
-    >>> type(adapter_for({"gen_ai.operation.name": "chat"})).__name__, adapter_for({})
-    ('GenAIAdapter', None)
-    """
-    for key, adapter in _BY_MARKER:
-        if key in attributes:
-            return adapter
-    return None
+# The keys any span may carry (``any_span.yaml``), read for every record: looked up, not walked
+_AGENT_NAME_KEYS, _AGENT_VERSION_KEYS, _SESSION_KEYS, _TOOL_RESULT_KEYS = KEYS.agent_name, KEYS.agent_version, KEYS.session, KEYS.result
 
 
 def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool) -> bool:
@@ -77,21 +40,14 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool) 
     door's hot path (the span processor holds such spans back until judged). ``local_root``:
     the span has no parent in this process. ``to_record`` gives the exact answer.
 
-    >>> may_be_run("invoke_agent", {"gen_ai.operation.name": "invoke_agent"}, local_root=False)
-    True
+    >>> may_be_run("work", {}, local_root=False)
+    False
     """
-    # Convention files are read first: the rule that reads a span decides. Then in ADAPTERS
-    # order, the first convention a span is of decides. Each reader answers None when its
-    # convention's key is absent; testing the key first spares the app thread the call.
-    if (answer := conventions.may_be_run(span_name, attributes)) is not None:
-        return answer
-    if genai.OPERATION in attributes and (answer := genai.may_be_run(attributes)) is not None:
-        return bool(answer)
-    return openinference.KIND in attributes and bool(openinference.may_be_run(attributes, local_root))
+    return bool(conventions.may_be_run(span_name, attributes, local_root))  # no rule reads it: no run
 
 
 def to_record(span: SpanData) -> SpanRecord:
-    """Normalise one span with its convention's adapter (``adapter_for``).
+    """Normalise one span as the convention file's rule that reads it says (``conventions.rule_for``).
 
     >>> from otel_reliability.model import SpanData
     >>> to_record(SpanData(1, 2, 0, "work", 0, 1, {})).role.value
@@ -99,34 +55,31 @@ def to_record(span: SpanData) -> SpanRecord:
     """
     attributes = span.attributes
     record = None
-    if (found := conventions.rule_for(span)) is not None:  # a convention file's rule, before the built-in adapters
+    if (found := conventions.rule_for(span)) is not None:
         try:
             record = read_by_rule(span, found[0], found[2])
-        except Exception:
+        except Exception:  # a producer's odd shape must not stop the trace from being judged
             logger.warning("could not read span %r with convention %s", span.name, found[1], exc_info=True)
-    else:
-        for key, adapter in _BY_MARKER:  # adapter_for, inlined: this runs for every span
-            if key in attributes:
-                try:
-                    record = adapter.adapt(span)
-                except Exception:  # a producer's odd shape must not stop the trace from being judged
-                    logger.warning("could not read span %r with %s", span.name, type(adapter).__name__, exc_info=True)
-                break
     if record is None:
         record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
     if span.events:
         record.evaluations = tuple([e.attributes for e in span.events if e.name == EVALUATION_EVENT])
     if POLICY_DENIED in attributes and attributes[POLICY_DENIED] is True:
         record.policy_denied = True
-    if _SESSION_KEY in attributes or _SESSION_FALLBACK_KEY in attributes:
-        record.session_id = session_of(attributes)
+    for key in _SESSION_KEYS:
+        if key in attributes:
+            record.session_id = session_of(attributes)
+            break
     if record.role is _OTHER and record.names_agent is None:
         record.names_agent = _named_agent(attributes)
     if record.role is _RUN or record.names_agent is not None:  # a run, or a span that may turn out one
         record.agent_version = _agent_version(attributes, span.service_version)
     if record.role is _TOOL:
         if not record.returned:
-            record.returned = _RESULT_KEY in attributes or _GENAI_RESULT_KEY in attributes
+            for key in _TOOL_RESULT_KEYS:  # a loop, not any(): this runs for every tool span
+                if key in attributes:
+                    record.returned = True
+                    break
         if record.returned and not record.error and record.output is None:  # OK, or failed without a word of why
             _keep_result(record, attributes)
     if record.role is _TOOL:
@@ -134,10 +87,6 @@ def to_record(span: SpanData) -> SpanRecord:
     if has_selectors():
         _read_by_profiles(record, span)
     return record
-
-
-# Where the conventions put a tool's result (OpenInference, GenAI; a convention file says its own)
-_TOOL_RESULT_KEYS = _RESULT_KEY, _GENAI_RESULT_KEY = ("output.value", "gen_ai.tool.call.result")
 
 
 def _read_by_profiles(record: SpanRecord, span: SpanData) -> None:
@@ -180,16 +129,17 @@ def _read_refused_call(record: SpanRecord) -> None:
 def _named_agent(attributes: Mapping[str, Any]) -> str | None:
     """The agent a span names, should assembly find that it encloses an agent's loop: the
     conventions' agent or graph-node name (an empty one names none)."""
-    for key in AGENT_NAME_KEYS:
+    for key in _AGENT_NAME_KEYS:
         if key in attributes:
             return str_or_none(attributes[key]) or None
     return None
 
 
 def _agent_version(attributes: Mapping[str, Any], service_version: str | None) -> str | None:
-    """The agent's version: its run span's ``gen_ai.agent.version``, else its resource's
+    """The agent's version: its run span's (``any_span.yaml``), else its resource's
     ``service.version`` (the run span says which agent ran; the resource only which process)."""
-    named = attributes.get(AGENT_VERSION_KEY)
-    if named is not None and named != "":
-        return str(named)
+    for key in _AGENT_VERSION_KEYS:
+        named = attributes.get(key)
+        if named is not None and named != "":
+            return str(named)
     return service_version or None

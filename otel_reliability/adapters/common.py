@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Mapping, TypeGuard
+from typing import Any, TypeGuard
 
 from ..jsontext import decode_json
 from ..model import STATUS_ERROR, STATUS_OK, SpanData
@@ -124,25 +124,6 @@ def text_of(content: Any) -> str:
         if len(texts) == len(content):
             return "".join(texts)
     return json.dumps(content, sort_keys=True, default=str)
-
-
-# The conversation a span is part of: GenAI semconv's id first, then the general OpenTelemetry
-# ``session.id`` (OpenInference writes that one, e.g. LangGraph's thread id). Either may sit on
-# any span of any convention, so every record is read for them, not just one adapter's.
-SESSION_KEYS = ("gen_ai.conversation.id", "session.id")
-
-
-def session_of(attributes: Mapping[str, Any]) -> str | None:
-    """The span's conversation id, if it carries one (an empty value is none).
-
-    >>> session_of({"session.id": "thread-1"}), session_of({"gen_ai.conversation.id": ""})
-    ('thread-1', None)
-    """
-    for key in SESSION_KEYS:
-        value = attributes.get(key)
-        if value is not None and value != "" and not isinstance(value, (list, tuple, dict, bytes)):
-            return str_or_none(value)  # an array is no id: no session rather than a made-up one
-    return None
 
 
 # ``<object>.<method>``: how Python instrumentations that wrap methods name their spans

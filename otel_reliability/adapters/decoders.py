@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 from ..model import ToolRequest, ToolResponse
 from ..jsontext import decode_json
-from .common import loads, str_or_none, text_of
+from .common import loads, object_of, str_or_none, text_of
 from .gemini_formats import gemini_requests, gemini_responses
 from .history import newest_messages
+from .message_dicts import tool_message_answers
 
 _PYTHON_LITERAL_LIMIT = 100_000  # characters: literal_eval of a huge repr costs more than it tells
 
@@ -140,33 +141,54 @@ def last_ai_message(value: Any) -> str | None:
     return None
 
 
+def object_name(value: Any) -> Any:
+    """A span name ``<object>.<method>`` (how instrumentations that wrap methods name spans): the
+    object; any other name as it is.
+
+    >>> object_name("multiply.__call__"), object_name("handoff to billing")
+    ('multiply', 'handoff to billing')
+    """
+    return (object_of(value) or value) if isinstance(value, str) else value
+
+
+_BOUND_PREFIX = '{"args": '
+
+
+def bound_arguments(value: Any, parameters: Any) -> Any:
+    """A Python call's bound arguments as recorded, ``{"args": [...], "kwargs": {...}}`` beside
+    flags of the call (``true``/``false``): the keyword arguments, with the positional ones named by
+    the keys of ``parameters`` (a JSON object, the tool's parameters in order). Anything else, or
+    positional values the parameters cannot name, is kept as recorded.
+
+    >>> bound_arguments('{"args": [57], "sanitize": false, "kwargs": {}}', '{"answer": {}}')
+    {'answer': 57}
+    """
+    if not isinstance(value, str) or not value.startswith(_BOUND_PREFIX):
+        return value
+    bound = loads(value)
+    if not isinstance(bound, dict) or "kwargs" not in bound or any(
+            not isinstance(flag, bool) for key, flag in bound.items() if key not in ("args", "kwargs")):
+        return value
+    positional, named = bound["args"], bound["kwargs"]
+    if not isinstance(positional, list) or not isinstance(named, dict):
+        return value
+    if not positional:
+        return named
+    schema = loads(parameters)
+    names = list(schema) if isinstance(schema, dict) else []
+    if len(positional) > len(names):
+        return value  # values the parameters cannot name: keep the recording as it is
+    return {**dict(zip(names, positional, strict=False)), **named}
+
+
 VALUE_DECODERS: dict[str, Callable[[Any], Any]] = {
     "json": as_json, "text": as_text, "kwargs": as_kwargs, "python": as_python, "raw": lambda value: value,
     "identifier": as_identifier, "callback_input": as_callback_input, "last_ai_message": last_ai_message,
+    "object_name": object_name,
+    "string": lambda value: value if isinstance(value, str) else None,  # any other type: none
 }
 
 
-def at_path(value: Any, path: str | None) -> Iterator[Any]:
-    """The values at a dotted ``path`` in ``value``: ``*`` steps into every element of a list,
-    a number into that element (``choices.0.message``), a key into a mapping.
-
-    >>> list(at_path({"replies": [{"calls": [1, 2]}, {"calls": [3]}]}, "replies.*.calls.*"))
-    [1, 2, 3]
-    """
-    found = [value]
-    for key in path.split(".") if path else ():
-        if key == "*":
-            found = [element for item in found if isinstance(item, list) for element in item]
-        elif key.isdigit():
-            found = [item[int(key)] for item in found if isinstance(item, list) and int(key) < len(item)]
-        else:
-            found = [item[key] for item in found if isinstance(item, dict) and key in item]
-    return iter(found)
-
-
-def first_at(value: Any, path: str | None) -> Any:
-    """The first value at ``path`` (``at_path``), None when there is none."""
-    return next(at_path(value, path), None)
 
 
 # ------------------------------------------------------------------ message formats
@@ -341,5 +363,5 @@ REQUEST_FORMATS: dict[str, Callable[[Any], tuple[ToolRequest, ...]]] = {
 RESPONSE_FORMATS: dict[str, Callable[[Any], tuple[ToolResponse, ...]]] = {
     "chat_completions": chat_completions_responses, "ai_sdk_messages": ai_sdk_failed_results,
     "constructor_messages": constructor_error_answers, "repr_messages": repr_responses,
-    "gemini_contents": gemini_responses,
+    "gemini_contents": gemini_responses, "message_dicts": tool_message_answers,
 }

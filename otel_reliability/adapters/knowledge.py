@@ -1,32 +1,30 @@
-"""Framework knowledge written as code, and the cold reading that leaves it out.
+"""Framework knowledge, and the cold reading that leaves it out.
 
 What the conventions say (GenAI, OpenInference, OpenLLMetry, MCP) holds for every framework
-that writes them. Some readings hold for one framework alone: they are parsing, not data, so
-they are modules of their own rather than profiles:
+that writes them. Some readings hold for one framework alone. What a framework writes itself
+(its refusal answers and error texts: ADK's, strands', agno's, openai-agents', CrewAI's, beeai's,
+Spring AI's) is data, one file per framework in ``frameworks/``, applied whatever instrumentation
+carried the trace. How one framework's spans are written is a convention file that says
+``framework:``: the refusals Google ADK, pydantic-ai and autogen mark on GenAI tool spans by
+attributes, and ADK's call held for confirmation (``conventions/genai_google_adk.yaml``,
+``genai_pydantic_ai.yaml``, ``genai_autogen.yaml``); the tool-call events an autogen team's
+runtime messages carry (``conventions/autogen_runtime.yaml``); and under OpenInference the name
+CrewAI derives from a tool's display name and the calls its event-listener mode lists in a model
+span's output, smolagents' agent named in its run span's name and its bound tool arguments, a
+LangChain ``create_agent`` graph's root, agent and dispatched calls, a LlamaIndex workflow's run
+span, the agent and call in its events' reprs, its wrapped tool arguments, paused calls and model
+spans that only prepare a call (``conventions/openinference_<framework>.yaml``).
 
-* ``crewai`` — the name CrewAI derives from a tool's display name, the calls its
-  event-listener mode lists in a model span's output;
-* ``smolagents`` — the agent named in its run span's name, a tool's wrapped arguments;
-* ``langchain_agents`` — a ``create_agent`` graph's root, agent name and dispatched calls;
-* ``llama_index`` — a workflow's run span, the agent and call in its events' reprs, a
-  paused call, a model span that only prepares a call;
-* ``autogen_runtime`` — the tool-call events an autogen team's runtime messages carry;
-* ``genai_tools`` — the refusals Google ADK, pydantic-ai and autogen mark on GenAI tool spans
-  by attributes, and ADK's call held for confirmation.
-
-What a framework writes itself (its refusal answers and error texts: ADK's, strands', agno's,
-openai-agents', CrewAI's, beeai's, Spring AI's) is data, one file per framework in
-``frameworks/``, applied whatever instrumentation carried the trace.
-
-``removed()`` reads without any of them, without the framework files and without any profile:
-the conventions alone, which is what a framework the reader knows nothing of gets (its cold
-score). A few framework
-facts stay even then, because they are how an instrumentation writes its own convention
-rather than what one framework means by it: OpenLLMetry's LangGraph control-flow exceptions,
-callback wrappers and the pydantic error of a tool's own argument model (its convention file),
-Google ADK's own ``call_llm`` attributes (``vertex``) and its placeholder call id and merged
-tool span (``genai_tools``), openai-agents' handoff span names and LangGraph's ``tools`` node
-under OpenInference (``openinference``). Without them those instrumentations' traces do not
+``removed()`` reads without any of them, without the framework files, the framework convention
+files and any profile: the conventions alone, which is what a framework the reader knows nothing
+of gets (its cold score). A few framework facts stay even then, because they are how an
+instrumentation writes its own convention rather than what one framework means by it:
+OpenLLMetry's LangGraph control-flow exceptions, callback wrappers and the pydantic error of a
+tool's own argument model (its convention file), Google ADK's own ``call_llm`` attributes
+(``conventions/google_adk_call_llm.yaml``) and its placeholder call id, legacy arguments and
+merged tool span (``conventions/genai.yaml``), openai-agents' handoff span names
+(``conventions/openinference.yaml``) and LangGraph's ``tools`` node under OpenInference (the same
+file). Without them those instrumentations' traces do not
 parse into calls at all, which says nothing of how the reader judges a framework it does not know.
 """
 
@@ -35,7 +33,7 @@ from __future__ import annotations
 from contextlib import contextmanager
 from typing import Iterator
 
-from . import frameworks, profiles
+from . import conventions, frameworks, profiles
 
 
 class _Knowledge:
@@ -56,7 +54,7 @@ def removed() -> Iterator[None]:
     kept = FRAMEWORKS.applies
     FRAMEWORKS.applies = False
     try:
-        with profiles.removed(), frameworks.removed():
+        with profiles.removed(), frameworks.removed(), conventions.frameworks_removed():
             yield
     finally:
         FRAMEWORKS.applies = kept

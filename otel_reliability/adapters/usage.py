@@ -1,4 +1,4 @@
-"""Token usage of one model call, as each convention records it: input plus output tokens.
+"""Token usage of one model call, where a convention file's ``tokens`` says it is: input plus output tokens.
 
 Only model-call spans are read: agent-run and workflow spans repeat the sum of their
 calls (strands' ``invoke_agent``, Vercel's ``ai.generateText``, CrewAI's ``crew.kickoff``),
@@ -11,41 +11,15 @@ from __future__ import annotations
 
 from typing import Any, Mapping
 
-# (input, output) pairs, newest spelling first, then a total to fall back on
-GENAI_PARTS = (
-    ("gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"),
-    ("gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens"),  # before semconv 1.27; strands writes both
-)
-GENAI_TOTALS = ("gen_ai.usage.total_tokens", "llm.usage.total_tokens")  # the second: traceloop's
-OPENINFERENCE_PARTS = (("llm.token_count.prompt", "llm.token_count.completion"),)
-OPENINFERENCE_TOTALS = ("llm.token_count.total",)
-
-
-def genai_tokens(attrs: Mapping[str, Any]) -> int | None:
-    """A GenAI (or traceloop) model call's tokens.
-
-    >>> genai_tokens({"gen_ai.usage.input_tokens": 11, "gen_ai.usage.output_tokens": 7})
-    18
-    >>> genai_tokens({"llm.usage.total_tokens": 40}), genai_tokens({})
-    (40, None)
-    """
-    return tokens_from(attrs, GENAI_PARTS, GENAI_TOTALS)
-
-
-def openinference_tokens(attrs: Mapping[str, Any]) -> int | None:
-    """An OpenInference LLM span's tokens.
-
-    >>> openinference_tokens({"llm.token_count.prompt": 30, "llm.token_count.completion": 5, "llm.token_count.total": 35})
-    35
-    """
-    return tokens_from(attrs, OPENINFERENCE_PARTS, OPENINFERENCE_TOTALS)
-
-
 def tokens_from(
     attrs: Mapping[str, Any], parts: tuple[tuple[str, str], ...], totals: tuple[str, ...]
 ) -> int | None:
     """The tokens of the first (input, output) pair of ``parts`` the span carries, summed; else
-    its first total of ``totals``; None when it carries none (a convention file's ``tokens``)."""
+    its first total of ``totals``; None when it carries none (a convention file's ``tokens``).
+
+    >>> tokens_from({"sdk.in": 30, "sdk.out": 5, "sdk.total": 35}, (("sdk.in", "sdk.out"),), ("sdk.total",))
+    35
+    """
     for input_key, output_key in parts:
         given, taken = attrs.get(input_key), attrs.get(output_key)
         if given is None and taken is None:

@@ -130,7 +130,7 @@ def decode_logs_json(data: bytes | str | Any, shard: Shard = WHOLE) -> Decoded:
 
     >>> doc = {"resourceLogs": [{"scopeLogs": [{"logRecords": [
     ...     {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
-    ...      "eventName": "gen_ai.choice", "body": {"kvlistValue": {"values": []}}}]}]}]}
+    ...      "eventName": "sdk.choice", "body": {"kvlistValue": {"values": []}}}]}]}]}
     >>> [hex(r.span_id) for r in decode_logs_json(doc).logs]
     ['0xeee19b7ec3c1b174']
     """

@@ -183,8 +183,8 @@ def from_sdk_log_record(log_record: Any) -> LogData:
     ``LogRecord`` itself) → ``LogData``; the body and attributes are referenced, not copied.
 
     >>> from opentelemetry._logs import LogRecord
-    >>> from_sdk_log_record(LogRecord(trace_id=1, span_id=2, event_name="gen_ai.choice", body={})).event_name
-    'gen_ai.choice'
+    >>> from_sdk_log_record(LogRecord(trace_id=1, span_id=2, event_name="sdk.choice", body={})).event_name
+    'sdk.choice'
     """
     record = getattr(log_record, "log_record", log_record)
     return LogData(

@@ -1,5 +1,6 @@
 """A span read as a convention file's rule says: each field from where the rule puts it,
-through the decoder it names. Nothing here knows a convention: it only follows the rule."""
+through the decoder it names, by the rule's reader (``rule_readers``, made once per rule). Nothing
+here knows a convention: it only follows the rule."""
 
 from __future__ import annotations
 
@@ -7,15 +8,12 @@ import re
 from typing import Any
 
 from ...jsontext import decode_json
-from ...model import Role, SpanData, SpanRecord, ToolRequest, ToolResponse
-from ..common import RESULT_PREFIX, error_text, stops_for_tools, str_or_none, text_of
-from ..decoders import REQUEST_FORMATS, RESPONSE_FORMATS, VALUE_DECODERS, as_json, at_path, first_at
-from ..usage import tokens_from
-from . import condition_holds
-from .model import Messages, Source, SpanRule
-
-_TRUE = (True, "true", "True", 1)
-_JSON_WHITESPACE = " \t\n\r"
+from ...model import Role, SpanData, SpanRecord, ToolRequest
+from .. import flattened, frameworks
+from ..decoders import VALUE_DECODERS, bound_arguments
+from ..json_paths import first_at
+from .rule_readers import RuleReader, reader_for
+from .model import Source, SpanRule
 
 
 def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) -> SpanRecord:
@@ -30,67 +28,30 @@ def read_by_rule(span: SpanData, rule: SpanRule, match: re.Match[str] | None) ->
     >>> record.role.value, record.tool_name, record.arguments, record.error
     ('tool', 'rm', {'p': '/'}, 'denied')
     """
-    record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)
-    error = error_text(span)
-    if error is not None and any(condition_holds(condition, span) for condition in rule.not_failed_when):
-        error = None  # control flow the framework raised, not a failure
-    record.error = error
-    if rule.role == "agent_run":
-        record.role = Role.AGENT_RUN
-        if rule.clock_slack_ms:
-            slack = int(rule.clock_slack_ms * 1_000_000)
-            record.start_ns, record.end_ns = max(0, record.start_ns - slack), record.end_ns + slack
-        record.agent_name = str_or_none(_value(span, rule.agent_name, match))
-        record.attributes = span.attributes
-        output = _value(span, rule.output, match)
-        record.output = None if output is None else text_of(output)
-        record.outlived = rule.outlived
-    elif rule.role == "tool":
-        _read_tool(record, span, rule, match)
-    elif rule.role == "names_agent":
-        record.names_agent = str_or_none(_value(span, rule.agent_name, match))
-    elif rule.role == "acting_agent":  # no run: the agent acting from here on in the run around it
-        record.agent_name = str_or_none(_value(span, rule.agent_name, match))
-    elif rule.role == "handoff":
-        record.role, record.handoff_to = Role.TOOL, str_or_none(_value(span, rule.target, match))
-    elif rule.role == "answers" and rule.responses is not None:  # no model call: the answers alone
-        record.responses = _messages(span, rule.responses, requests=False)
-    elif rule.role == "model":
-        record.role, record.model_call = Role.MODEL, True
-        if rule.requests is not None:
-            record.requests = _messages(span, rule.requests, requests=True)
-        if rule.responses is not None:
-            record.responses = _messages(span, rule.responses, requests=False)
-        if rule.tokens is not None:
-            record.tokens = tokens_from(span.attributes, rule.tokens.parts, rule.tokens.totals)
-        record.tool_definitions = _value(span, rule.tool_definitions, match)
-        record.stopped_for_tools = stops_for_tools(_value(span, rule.finish_reasons, match))
-    return record
+    read = _READERS.get(id(rule))
+    if read is None or read[0] is not rule:
+        read = _READERS[id(rule)] = (rule, reader_for(rule, _read_source, _HELPERS))
+    return read[1](span, match)
 
 
-def _read_tool(record: SpanRecord, span: SpanData, rule: SpanRule, match: re.Match[str] | None) -> None:
-    record.role = Role.TOOL
-    # a rule that says where the name is names none when the span lacks it; one that does not, the span's name
-    record.tool_name = str_or_none(_value(span, rule.tool_name, match)) if rule.tool_name else span.name
-    record.arguments = _value(span, rule.arguments, match)
-    record.call_id = str_or_none(_value(span, rule.call_id, match))
-    result = _value(span, rule.result, match)
-    record.returned = result is not None
-    # what the call returned (a JSON null is nothing): a witness (``assembly.witnesses``); told
-    # from its text, since decoding a whole result only to see it is not null costs more
-    if result is not None and not (type(result) is str and result.strip(_JSON_WHITESPACE) == "null"):
-        record.output = text_of(result)[:RESULT_PREFIX]
-    record.spans_some_calls = rule.spans_some_calls
-    if rule.result_is_json and isinstance(result, str):
-        record.failure_possible = not _is_json(result)
-    failed = rule.failed_when is not None and condition_holds(rule.failed_when, span)
-    if record.error is None and failed:
-        said = _value(span, rule.error, match)
-        record.error = text_of(said if said is not None else result)
-    elif record.error == "" and rule.error:
-        record.error = text_of(_value(span, rule.error, match))
-    if record.error is not None and rule.refused_when is not None and condition_holds(rule.refused_when, span, record.tool_name):
-        record.refusal = rule.refusal or record.error  # the body never ran
+# each rule's reader, made once (kept by the rule's id with the rule itself: the id is never reused meanwhile)
+_READERS: dict[int, tuple[SpanRule, RuleReader]] = {}
+
+
+def _read_refusal_or_hold(record: SpanRecord, span: SpanData, rule: SpanRule) -> None:
+    """What a tool rule says beyond a failure's own condition: a refusal every span it reads is
+    (``refusal`` alone), one a framework names in a failed call's answer (``refusal_named_in``),
+    or a call held for a decision (``held``), read as the model's request."""
+    if rule.refusal is not None and rule.refused_when is None:
+        record.refusal = rule.refusal
+    elif record.error is not None and record.refusal is None and rule.refusal_named_in:
+        answer = _first_text(span, rule.refusal_named_in)
+        if answer is not None:
+            record.refusal = frameworks.refusal_named(answer)
+    if rule.held and record.error is None:
+        request = ToolRequest(record.tool_name or span.name, record.arguments, record.call_id)
+        record.role, record.requests, record.refusal = Role.MODEL, (request,), None
+        record.tool_name = record.call_id = record.arguments = None
 
 
 def _is_json(text: str) -> bool:
@@ -101,41 +62,64 @@ def _is_json(text: str) -> bool:
     return True
 
 
-def _value(span: SpanData, sources: tuple[Source, ...] | None, match: re.Match[str] | None) -> Any:
-    """The value at the first of ``sources`` the span carries, decoded; None when it carries none."""
-    for source in sources or ():
-        if source.span_name:
-            raw: Any = span.name
-        elif source.span_name_group is not None:
-            raw = match.group(source.span_name_group) if match is not None else None
-        elif source.event is not None:
-            raw = next((e.attributes.get(str(source.attribute)) for e in span.events if e.name == source.event), None)
-        else:
-            raw = span.attributes.get(str(source.attribute))
-        if raw is not None:
-            value = VALUE_DECODERS[source.decode](raw)
-            return first_at(value, source.path) if source.path else value
+def _first_text(span: SpanData, sources: tuple[Source, ...]) -> str | None:
+    """The text at the ``path`` of the first of ``sources`` (span attributes) that holds one there.
+    Most values hold no such key, which a substring test of their JSON text tells without decoding."""
+    for source in sources:
+        raw = span.attributes.get(str(source.attribute))
+        key = source.path.rsplit(".", 1)[-1] if source.path else "*"
+        if raw is None or (isinstance(raw, str) and key != "*" and not key.isdigit() and "\\u" not in raw and f'"{key}"' not in raw):
+            continue
+        value = VALUE_DECODERS[source.decode](raw)
+        value = first_at(value, source.path) if source.path else value
+        if isinstance(value, str):
+            return value
     return None
 
 
-def _messages(span: SpanData, messages: Messages, *, requests: bool) -> tuple[Any, ...]:
-    if messages.event is not None:
-        raw = next((e.attributes.get(messages.attribute) for e in span.events if e.name == messages.event), None)
+def _read_source(span: SpanData, source: Source) -> Any:
+    """The value at a place that has no step of its own (a flattened list, a tool's bound
+    arguments, a mapping without some values, a search in a text); None when the span lacks it."""
+    if source.span_name:
+        raw: Any = span.name
+    elif source.event is not None:
+        raw = next((e.attributes.get(str(source.attribute)) for e in span.events if e.name == source.event), None)
+    elif source.each is not None:
+        raw = flattened.values(span.attributes, str(source.attribute), source.each) or None
     else:
-        raw = span.attributes.get(messages.attribute)
+        raw = span.attributes.get(str(source.attribute))
     if raw is None:
-        return ()
-    if messages.format != "items":
-        return (REQUEST_FORMATS if requests else RESPONSE_FORMATS)[messages.format](raw)
-    found: list[ToolRequest | ToolResponse] = []
-    for item in at_path(as_json(raw), messages.path):
-        if requests:
-            name = str_or_none(first_at(item, messages.name)) if messages.name else None
-            if name:
-                arguments = first_at(item, messages.arguments) if messages.arguments else None
-                found.append(ToolRequest(name, arguments, str_or_none(first_at(item, messages.call_id))))
-        elif (call_id := str_or_none(first_at(item, messages.call_id))):
-            content = text_of(first_at(item, messages.content)) if messages.content else ""
-            failed = messages.error is not None and first_at(item, messages.error) in _TRUE
-            found.append(ToolResponse(call_id, content, error=failed))
-    return tuple(found)
+        return None
+    if source.search is not None:
+        return _searched(raw, source.search, source.last)
+    if source.names_from is not None:
+        value = bound_arguments(raw, span.attributes.get(source.names_from))
+    else:
+        value = VALUE_DECODERS[source.decode](raw)
+    if source.drop_values is not None and isinstance(value, dict):
+        value = _without_values(value, source.drop_values)
+    return first_at(value, source.path) if source.path else value
+
+
+def _searched(raw: Any, pattern: str, last: bool) -> str | None:
+    """The first group of ``pattern``'s first match in ``raw`` (``last``: of its last), None when none."""
+    if not isinstance(raw, str):
+        return None
+    if last:
+        found = re.findall(pattern, raw)
+        return found[-1] if found else None
+    first = re.search(pattern, raw)
+    return first.group(1) if first else None
+
+
+def _without_values(value: dict[str, Any], pattern: str) -> dict[str, Any]:
+    """``value`` without the entries whose text ``pattern`` matches whole (``Source.drop_values``)."""
+    return {key: item for key, item in value.items() if not (isinstance(item, str) and re.fullmatch(pattern, item))}
+
+
+def _is_one_of(value: Any, values: tuple[Any, ...]) -> bool:
+    """Whether ``value`` is one of ``values``, of the same type (``1`` is not ``True``)."""
+    return any(value == candidate and type(value) is type(candidate) for candidate in values)
+
+
+_HELPERS = {"is_one_of": _is_one_of, "is_json": _is_json, "refusal_or_hold": _read_refusal_or_hold}
