@@ -92,6 +92,19 @@ def test_every_corpus_span_is_read_by_the_rule_its_conditions_choose_warm_and_co
             assert chosen == [_first_rule_matching(span) for span in spans]
 
 
+def test_the_span_processor_holds_back_a_corpus_span_exactly_when_may_be_run_says_it_may_be_a_run():
+    # holds_back answers from a span's shape alone when none of its candidate rules makes runs; it
+    # must hold back what may_be_run, testing the candidates' conditions, would
+    spans = [span for path in sorted(CORPUS.glob("*/*.json")) if not path.name.endswith((".truth.json", ".verdict.json", ".runoutput.json"))
+             for span in read_telemetry(path).spans]
+    for cold in (False, True):
+        with knowledge.removed() if cold else contextlib.nullcontext():
+            for local_root in (False, True):
+                held = [conventions.holds_back(span.name, span.attributes, local_root) for span in spans]
+                assert held == [bool(conventions.may_be_run(span.name, span.attributes, local_root)) for span in spans]
+                assert any(held) and not all(held)
+
+
 def _first_rule_in_the_files(span):
     """The rule that reads ``span`` found with no index: every rule in force tested in the order
     rules are tried (those found by the span's name, then by attribute key, each key's rules in

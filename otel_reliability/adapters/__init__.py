@@ -43,7 +43,7 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool) 
     >>> may_be_run("work", {}, local_root=False)
     False
     """
-    return bool(conventions.may_be_run(span_name, attributes, local_root))  # no rule reads it: no run
+    return conventions.holds_back(span_name, attributes, local_root)
 
 
 def to_record(span: SpanData) -> SpanRecord:

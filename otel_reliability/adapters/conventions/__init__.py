@@ -31,7 +31,7 @@ from .model import Convention, LogEvents, SpanRule, When
 
 __all__ = [
     "ENVIRONMENT_VARIABLE", "SHIPPED", "Convention", "ConventionError", "Origin", "condition_holds", "in_force", "load_file", "log_events", "may_be_run", "paths_from",
-    "frameworks_removed", "removed", "rule_for", "use",
+    "frameworks_removed", "holds_back", "removed", "rule_for", "use",
 ]
 
 FOLDER = Path(__file__).parent
@@ -89,6 +89,7 @@ class _Compiled:
         self.log_events = tuple(o.convention.log_events for o in origins if o.convention.log_events is not None)
         self.asked = {key: values for key, (values, _) in self.by_value.items()}  # the values rules ask each key for
         self.picks: dict[tuple[Any, ...], Pick] = {}  # a span's shape -> what tries its candidates (``dispatch``)
+        self.shapes_may_run: dict[tuple[Any, ...], bool] = {}  # a span's shape -> whether a candidate makes runs
         self.orders: dict[frozenset[str], tuple[str, ...]] = {}  # selector keys a span carries, in one order
         # a span with no rule found by its name and one selector key: key -> its text value -> the pick
         self.one_key = {key: _ValuePicks(self, key) for key in self.attribute_order}
@@ -340,6 +341,12 @@ def _pick_of(active: _Compiled, shape: tuple[Any, ...]) -> Pick:
 
 def _pick(active: _Compiled, shape: tuple[Any, ...]) -> Pick:
     """What tries the candidates of a span of this shape, in ``_candidates``' order."""
+    named, found = _shape_candidates(active, shape)
+    return pick_for([*named, *found], [None] * len(named) + [active.found_by[id(c)] for c in found], active.patterns)
+
+
+def _shape_candidates(active: _Compiled, shape: tuple[Any, ...]) -> tuple[list[_Candidate], list[_Candidate]]:
+    """The candidates of a span of this shape: those found by its name, and those found by its attributes."""
     named = list(active.by_span_name.get(shape[0], ())) if shape[0] is not None else []
     found: list[_Candidate] = []
     for key, value in zip(shape[1::2], shape[2::2], strict=True):
@@ -347,7 +354,24 @@ def _pick(active: _Compiled, shape: tuple[Any, ...]) -> Pick:
         found.extend(others if value is _OTHER_VALUE else values[value])
     if len(shape) > 3:
         found = active.in_order_tried(found)
-    return pick_for([*named, *found], [None] * len(named) + [active.found_by[id(c)] for c in found], active.patterns)
+    return named, found
+
+
+def holds_back(span_name: str, attributes: Mapping[str, Any], local_root: bool) -> bool:
+    """``may_be_run``'s answer as the span processor needs it, on the app's thread: whether to hold
+    the span back. A span none of whose candidate rules makes runs (a tool's, a model call's) is
+    told so from its shape alone, without testing any rule's conditions."""
+    active = _active
+    shape = _shape(active, span_name, attributes)
+    if shape is not None:
+        may_run = active.shapes_may_run.get(shape)
+        if may_run is None:
+            if len(active.shapes_may_run) > _MOST_SHAPES:
+                active.shapes_may_run.clear()
+            may_run = active.shapes_may_run[shape] = any(c[0].role in _MAY_BE_RUN for part in _shape_candidates(active, shape) for c in part)
+        if not may_run:
+            return False
+    return bool(may_be_run(span_name, attributes, local_root))
 
 
 def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool = True) -> bool | None:
