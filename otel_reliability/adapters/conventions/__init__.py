@@ -89,7 +89,7 @@ class _Compiled:
         self.log_events = tuple(o.convention.log_events for o in origins if o.convention.log_events is not None)
         self.asked = {key: values for key, (values, _) in self.by_value.items()}  # the values rules ask each key for
         self.picks: dict[tuple[Any, ...], Pick] = {}  # a span's shape -> what tries its candidates (``dispatch``)
-        self.shapes_may_run: dict[tuple[Any, ...], bool] = {}  # a span's shape -> whether a candidate makes runs
+        self.shapes_may_run: dict[tuple[Any, ...], list[_Candidate]] = {}  # a shape -> its candidates, [] when none makes runs
         self.orders: dict[frozenset[str], tuple[str, ...]] = {}  # selector keys a span carries, in one order
         # a span with no rule found by its name and one selector key: key -> its text value -> the pick
         self.one_key = {key: _ValuePicks(self, key) for key in self.attribute_order}
@@ -158,11 +158,7 @@ def _only_values(when: When) -> tuple[Any, ...] | None:
     return None if asks_more or when.same_value or when.matches or when.attribute is None else when.equals
 
 
-def _shipped() -> list[Origin]:
-    return [Origin(load_file(path), SHIPPED) for path in sorted(FOLDER.glob("*.yaml"))]
-
-
-_SHIPPED = _shipped()
+_SHIPPED = [Origin(load_file(path), SHIPPED) for path in sorted(FOLDER.glob("*.yaml"))]
 _active = _Compiled(_SHIPPED)
 
 
@@ -358,39 +354,40 @@ def _shape_candidates(active: _Compiled, shape: tuple[Any, ...]) -> tuple[list[_
 
 
 def holds_back(span_name: str, attributes: Mapping[str, Any], local_root: bool) -> bool:
-    """``may_be_run``'s answer as the span processor needs it, on the app's thread: whether to hold
-    the span back. A span none of whose candidate rules makes runs (a tool's, a model call's) is
-    told so from its shape alone, without testing any rule's conditions."""
+    """``may_be_run`` as the span processor asks it on the app's thread (hold the span back?), with a
+    shape's candidates listed once: none of them makes runs (a tool's, a model call's), none is tested."""
     active = _active
     shape = _shape(active, span_name, attributes)
-    if shape is not None:
-        may_run = active.shapes_may_run.get(shape)
-        if may_run is None:
-            if len(active.shapes_may_run) > _MOST_SHAPES:
-                active.shapes_may_run.clear()
-            may_run = active.shapes_may_run[shape] = any(c[0].role in _MAY_BE_RUN for part in _shape_candidates(active, shape) for c in part)
-        if not may_run:
-            return False
-    return bool(may_be_run(span_name, attributes, local_root))
+    if shape is None:
+        return bool(may_be_run(span_name, attributes, local_root))
+    if (candidates := active.shapes_may_run.get(shape)) is None:
+        if len(active.shapes_may_run) > _MOST_SHAPES:
+            active.shapes_may_run.clear()
+        candidates = [c for part in _shape_candidates(active, shape) for c in part]
+        active.shapes_may_run[shape] = candidates = candidates if any(c[0].role in _MAY_BE_RUN for c in candidates) else []
+    return bool(candidates) and bool(_may_be_run_among(candidates, span_name, attributes, local_root))
 
 
 def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool = True) -> bool | None:
     """A cheap, conservative test for the span processor's hot path, which holds back the spans
     that may be read as an agent run until they are judged: True when the rule that reads the
     span may make it a run (or name the agent of one), False when it reads it as something else,
-    None when no rule reads it (it is no run). A condition inside an attribute's
-    JSON (``path``, ``inside``) is not decoded here: such a rule may match. ``local_root``: the span
-    has no parent in this process (a rule ``held_back: at_local_root`` holds back only such spans).
+    None when no rule reads it (it is no run). A condition inside an attribute's JSON (``path``,
+    ``inside``) is not decoded here: such a rule may match. ``local_root``: the span has no parent
+    in this process (a rule ``held_back: at_local_root`` holds back only such spans).
 
     >>> may_be_run("work", {}) is None
     True
     """
-    active = _active
-    for rule, _, values, _ in _candidates(active, span_name, attributes):
+    return _may_be_run_among(_candidates(_active, span_name, attributes), span_name, attributes, local_root)
+
+
+def _may_be_run_among(candidates: Sequence[_Candidate], span_name: str, attributes: Mapping[str, Any], local_root: bool) -> bool | None:
+    for rule, _, values, _ in candidates:
         if values is not None:
             matched: re.Match[str] | bool | None = not values or value_in(attributes[str(rule.when.attribute)], values)
         else:
-            matched = rule_matches(rule.when, span_name, attributes, active.patterns, decode=False)
+            matched = rule_matches(rule.when, span_name, attributes, _active.patterns, decode=False)
         if matched is False:
             continue
         if rule.role in _MAY_BE_RUN and (local_root or rule.held_back == "anywhere"):
