@@ -4,7 +4,9 @@
 spans over OTLP to ``otlp_receiver`` on 127.0.0.1 (``OTEL_EXPORTER_OTLP_TRACES_ENDPOINT``),
 never to a tracking server (``MLFLOW_TRACKING_URI`` points at a closed port). The agent is
 langchain's ``create_agent(ChatOpenAI(base_url=ScriptedOpenAI), tools, name=...)`` (LangGraph
-underneath); each tool records the call id from ``ToolRuntime`` and the agent it was built for.
+underneath), and for the ``react_*`` scenarios LangGraph's prebuilt ``create_react_agent`` over a
+``ToolNode(handle_tool_errors=True)`` (deprecated in LangGraph 1.x, still common); each tool records
+the call id from ``ToolRuntime`` and the agent it was built for.
 Written to ``tests/fixtures/corpus/mlflow_langchain/``.
 
 Run:  /tmp/capture-mlflow_langchain/bin/python tests/capture/mlflow_langchain/capture.py [scenario ...]
@@ -36,6 +38,7 @@ from langchain.tools import ToolRuntime, tool  # noqa: E402
 from langchain_core.messages import HumanMessage  # noqa: E402
 from langchain_openai import ChatOpenAI  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from langgraph.prebuilt import ToolNode, create_react_agent  # noqa: E402
 from langgraph.types import Command  # noqa: E402
 
 FRAMEWORK = "mlflow_langchain"
@@ -100,6 +103,11 @@ def tools_for(agent: str) -> dict[str, Any]:
 def agent(name: str, tools: list[str], **options: Any) -> Any:
     owned = tools_for(name)
     return create_agent(options.pop("model", llm()), [owned[t] for t in tools], name=name, **options)
+
+
+def react(name: str, tools: list[str]) -> Any:
+    owned = tools_for(name)
+    return create_react_agent(llm(), ToolNode([owned[t] for t in tools], handle_tool_errors=True), name=name)
 
 
 def ask(graph: Any, question: str, **config: Any) -> Any:
@@ -243,10 +251,51 @@ def delegation() -> Result:
             "notes": "A tool of the orchestrator agent invokes the weather_agent agent."}
 
 
+def react_single_tool() -> Result:
+    server.script(reply(tool_calls=[call("multiply", {"a": 10, "b": 5})]), reply("10 times 5 is 50."))
+    ask(react("calculator", ["multiply"]), "What is 10 times 5?")
+    return {"notes": "LangGraph's prebuilt create_react_agent."}
+
+
+def react_parallel_tools() -> Result:
+    server.script(reply(tool_calls=[call("lookup_weather", {"city": "Paris"}, 1), call("lookup_weather", {"city": "London"}, 2)]),
+                  reply("Paris is sunny, London rainy."))
+    ask(react("weather_assistant", ["lookup_weather"]), "Weather in Paris and London?")
+    return {"notes": "create_react_agent; two calls of one tool in one model turn, run in parallel."}
+
+
+def react_tool_error() -> Result:
+    server.script(reply(tool_calls=[call("fetch_url", {"url": "https://primary.example/notes"})]),
+                  reply("The page could not be fetched: the host is unreachable."))
+    ask(react("fetcher", ["fetch_url"]), "Fetch https://primary.example/notes")
+    return {"notes": "create_react_agent; ToolNode(handle_tool_errors=True) hands the error to the model."}
+
+
+def react_unknown_tool() -> Result:
+    server.script(reply(tool_calls=[call("format_disk", {"drive": "C:"})]),
+                  reply(tool_calls=[call("multiply", {"a": 6, "b": 7})]),
+                  reply("I cannot format disks; 6*7 is 42."))
+    ask(react("calculator", ["multiply"]), "Format the disk, then 6*7")
+    refused("format_disk", {"drive": "C:"}, "calculator", "not a valid tool (ToolNode answers with an error message)",
+            "unknown_tool", cid("format_disk"))
+    return {"notes": "create_react_agent."}
+
+
+def react_invalid_arguments() -> Result:
+    server.script(reply(tool_calls=[call("multiply", {"a": "ten"}, 1)]),
+                  reply(tool_calls=[call("multiply", {"a": 10, "b": 5}, 2)]),
+                  reply("10 times 5 is 50."))
+    ask(react("calculator", ["multiply"]), "ten times 5")
+    refused("multiply", {"a": "ten"}, "calculator", "arguments fail the tool's schema (ToolNode answers with the "
+            "validation error)", "invalid_arguments", cid("multiply", 1))
+    return {"notes": "create_react_agent."}
+
+
 SCENARIOS: dict[str, Callable[[], Result]] = {
     fn.__name__: fn for fn in (single_tool, single_tool_streaming, sequential_chain, parallel_tools, repeated_tool,
                                no_tools, tool_error, unknown_tool, invalid_arguments, blocked_tool_call_limit,
-                               blocked_approval_rejected, multi_turn, delegation)
+                               blocked_approval_rejected, multi_turn, delegation, react_single_tool, react_parallel_tools,
+                               react_tool_error, react_unknown_tool, react_invalid_arguments)
 }
 
 
