@@ -105,6 +105,7 @@ SDK_CAPTURES: tuple[str, ...] = (
     "logfire_openai_agents",
     "logfire_pydantic_ai",
     "mlflow",
+    "mlflow_langchain",
     "mlflow_openai_agents",
     "openlit_crewai",
     "openlit_langgraph",

@@ -41,6 +41,7 @@ UNDER: dict[str, dict[str, str]] = {
         "langgraph_subagents": "OpenInference",
         "traceloop_langgraph": "OpenLLMetry",
         "openlit_langgraph": "OpenLIT",
+        "mlflow_langchain": "MLflow tracing",
     },
     "llama-index": {"llama_index": "OpenInference", "llama_index_traceloop": "OpenLLMetry"},
     "openai-agents": {
