@@ -41,6 +41,27 @@ openlit.init(application_name="corpus-openlit-openai-agents", environment="captu
              capture_message_content=True, pricing_json=str(PRICING))
 
 import agents_sdk  # noqa: E402
+from agents import GuardrailFunctionOutput, Runner, input_guardrail  # noqa: E402
+from capture_common import reply  # noqa: E402
+
+
+@input_guardrail
+def polite_only(context: Any, agent: Any, user_input: Any) -> GuardrailFunctionOutput:
+    """An agent input guardrail that lets the question through (its tripwire stays down)."""
+    return GuardrailFunctionOutput(output_info={"rude": False}, tripwire_triggered=False)
+
+
+async def guarded_single_tool() -> agents_sdk.Result:
+    agents_sdk.server.script(reply(tool_calls=[agents_sdk.call("multiply", {"a": 10, "b": 5})]),
+                             reply("10 times 5 is 50."))
+    await Runner.run(agents_sdk.agent("calculator", [agents_sdk.multiply], input_guardrails=[polite_only]),
+                     "What is 10 times 5?")
+    return {"notes": "As single_tool, with an agent input guardrail (polite_only) that does not trip: OpenLIT "
+                     "writes its span as invoke_agent polite_only, the guardrail's name in gen_ai.agent.name."}
+
+
+# OpenLIT writes a guardrail span as it writes an agent's: one scenario more than agents_sdk's shows how
+agents_sdk.SCENARIOS["guarded_single_tool"] = guarded_single_tool
 
 
 def clear() -> None:
