@@ -109,6 +109,7 @@ SDK_CAPTURES: tuple[str, ...] = (
     "mlflow_openai_agents",
     "openlit_crewai",
     "openlit_langgraph",
+    "openlit_openai_agents",
     "spring_ai",
 )
 LIFTING: tuple[str, ...] = (

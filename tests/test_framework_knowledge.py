@@ -50,6 +50,7 @@ UNDER: dict[str, dict[str, str]] = {
         "openai_agents_openinference": "OpenInference",
         "logfire_openai_agents": "Logfire",
         "mlflow_openai_agents": "MLflow tracing",
+        "openlit_openai_agents": "OpenLIT",
     },
     "pydantic-ai": {"pydantic_ai": "its own GenAI telemetry", "logfire_pydantic_ai": "Logfire"},
     "strands": {
