@@ -41,6 +41,7 @@ UNDER: dict[str, dict[str, str]] = {
         "langgraph_subagents": "OpenInference",
         "traceloop_langgraph": "OpenLLMetry",
         "openlit_langgraph": "OpenLIT",
+        "langfuse_langchain": "Langfuse's LangChain callback handler",
     },
     "llama-index": {"llama_index": "OpenInference", "llama_index_traceloop": "OpenLLMetry"},
     "openai-agents": {
