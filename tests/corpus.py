@@ -102,6 +102,7 @@ FIRST_CORPUS = (
 SDK_CAPTURES: tuple[str, ...] = (
     "genkit",
     "langfuse",
+    "langfuse_langchain",
     "logfire_openai_agents",
     "logfire_pydantic_ai",
     "mlflow",

@@ -42,6 +42,7 @@ UNDER: dict[str, dict[str, str]] = {
         "traceloop_langgraph": "OpenLLMetry",
         "openlit_langgraph": "OpenLIT",
         "mlflow_langchain": "MLflow tracing",
+        "langfuse_langchain": "Langfuse's LangChain callback handler",
     },
     "llama-index": {"llama_index": "OpenInference", "llama_index_traceloop": "OpenLLMetry"},
     "openai-agents": {
