@@ -13,7 +13,9 @@ CrewAI derives from a tool's display name and the calls its event-listener mode 
 span's output, smolagents' agent named in its run span's name and its bound tool arguments, a
 LangChain ``create_agent`` graph's root, agent and dispatched calls, a LlamaIndex workflow's run
 span, the agent and call in its events' reprs, its wrapped tool arguments, paused calls and model
-spans that only prepare a call (``conventions/openinference_<framework>.yaml``).
+spans that only prepare a call (``conventions/openinference_<framework>.yaml``); and likewise
+LangChain's graphs under MLflow and Langfuse (``mlflow_langchain.yaml``, ``langfuse_langchain.yaml``)
+and the OpenAI Agents SDK's tool results under OpenLIT (``openlit_openai_agents_sdk.yaml``).
 
 ``removed()`` reads without any of them, without the framework files, the framework convention
 files and any profile: the conventions alone, which is what a framework the reader knows nothing
