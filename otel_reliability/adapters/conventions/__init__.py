@@ -383,9 +383,11 @@ def may_be_run(span_name: str, attributes: Mapping[str, Any], local_root: bool =
 
 
 def _may_be_run_among(candidates: Sequence[_Candidate], span_name: str, attributes: Mapping[str, Any], local_root: bool) -> bool | None:
-    for rule, _, values, _ in candidates:
+    for rule, _, values, test in candidates:
         if values is not None:
             matched: re.Match[str] | bool | None = not values or value_in(attributes[str(rule.when.attribute)], values)
+        elif rule.when.path is None and not rule.when.inside:  # nothing to decode: its compiled test says it
+            matched = test(span_name, attributes)
         else:
             matched = rule_matches(rule.when, span_name, attributes, _active.patterns, decode=False)
         if matched is False:
