@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from otel_reliability.adapters import any_span, conventions, knowledge
+from otel_reliability.adapters import any_span, conventions, knowledge, to_record
 from otel_reliability.sources import read_telemetry
 
 from .corpus import CORPUS
@@ -103,6 +103,21 @@ def test_the_span_processor_holds_back_a_corpus_span_exactly_when_may_be_run_say
                 held = [conventions.holds_back(span.name, span.attributes, local_root) for span in spans]
                 assert held == [bool(conventions.may_be_run(span.name, span.attributes, local_root)) for span in spans]
                 assert any(held) and not all(held)
+
+
+class _Text(str):
+    """A str subclass, as a span processor sees the attributes of an SDK that writes a str enum
+    (agent_framework's ``OtelAttr``: keys and values) before any exporter turns them into text."""
+
+
+def test_a_span_whose_keys_and_values_are_a_str_enum_reads_as_the_same_span_in_plain_text():
+    spans = [span for path in sorted(CORPUS.glob("*/*.json")) if not path.name.endswith((".truth.json", ".verdict.json", ".runoutput.json"))
+             for span in read_telemetry(path).spans]
+    enums = [dataclasses.replace(span, attributes={_Text(k): _Text(v) if isinstance(v, str) else v for k, v in span.attributes.items()})
+             for span in spans]
+    assert [to_record(span) for span in enums] == [to_record(span) for span in spans]
+    assert ([conventions.holds_back(span.name, span.attributes, True) for span in enums]
+            == [conventions.holds_back(span.name, span.attributes, True) for span in spans])
 
 
 def _first_rule_in_the_files(span):

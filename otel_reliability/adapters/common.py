@@ -75,13 +75,13 @@ def stops_for_tools(finish_reasons: Any) -> bool:
     if finish_reasons is None:
         return False
     kind = type(finish_reasons)
-    if kind is str:
+    if kind is str or (kind is not tuple and kind is not list and isinstance(finish_reasons, str)):  # a str enum's too
         decoded = loads(finish_reasons) if finish_reasons[:1] == "[" else None
         finish_reasons = decoded if isinstance(decoded, list) else (finish_reasons,)
     elif kind is not tuple and kind is not list:
         return False
     for reason in finish_reasons:
-        if type(reason) is str:
+        if isinstance(reason, str):
             said = _SAID.get(reason)
             if said is None:
                 said = _learn(reason)

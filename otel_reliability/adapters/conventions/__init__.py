@@ -236,7 +236,7 @@ def _candidates(active: _Compiled, span_name: str, attributes: Mapping[str, Any]
 def _valued(active: _Compiled, key: str, value: Any) -> list[_Candidate]:
     """The rules found by ``key`` that may read a span whose ``key`` has this value."""
     values, others = active.by_value[key]
-    if type(value) is str:
+    if isinstance(value, str):  # a str enum's text too
         if value.startswith('"'):  # a JSON string's text may be compared as its value: every rule
             return active.by_attribute[key]
         return values.get(value, others)

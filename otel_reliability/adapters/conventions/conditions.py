@@ -236,7 +236,9 @@ def value_in(value: Any, equals: tuple[Any, ...]) -> bool:
 def _in(value: Any, equals: tuple[Any, ...]) -> bool:
     if isinstance(value, (list, dict, tuple)):
         return False
-    kind = type(value)
+    # of the same type (1 is not True); a text of a str subclass (an SDK's str enum, as a span
+    # processor sees attributes in process) is the text an exporter would send
+    kind = str if isinstance(value, str) else type(value)
     for candidate in equals:  # a loop, not any(): this runs for each rule a span's kind finds
         if value == candidate and kind is type(candidate):
             return True

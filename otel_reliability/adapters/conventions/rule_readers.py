@@ -216,7 +216,7 @@ def _tool(out: _Source, rule: SpanRule) -> None:
         # from its text, since decoding a whole result only to see it is not null costs more
         out.add("if result is not None:",
                 "    record.returned = True",
-                "    if not (type(result) is str and result.strip(' \\t\\n\\r') == 'null'):",
+                "    if not (isinstance(result, str) and result.strip(' \\t\\n\\r') == 'null'):",
                 f"        record.output = text_of(result)[:{RESULT_PREFIX}]")
     if rule.spans_some_calls:
         out.add("record.spans_some_calls = True")
