@@ -117,10 +117,4 @@ def _without_values(value: dict[str, Any], pattern: str) -> dict[str, Any]:
     return {key: item for key, item in value.items() if not (isinstance(item, str) and re.fullmatch(pattern, item))}
 
 
-def _is_one_of(value: Any, values: tuple[Any, ...]) -> bool:
-    """Whether ``value`` is one of ``values``, of the same type (``1`` is not ``True``)."""
-    kind = str if isinstance(value, str) else type(value)  # a str enum's text is text, as in ``conditions._in``
-    return any(value == candidate and kind is type(candidate) for candidate in values)
-
-
-_HELPERS = {"is_one_of": _is_one_of, "is_json": _is_json, "refusal_or_hold": _read_refusal_or_hold}
+_HELPERS = {"is_json": _is_json, "refusal_or_hold": _read_refusal_or_hold}

@@ -20,7 +20,7 @@ from ..decoders import VALUE_DECODERS, as_json
 from ..json_paths import first_at
 from ..usage import tokens_from
 from . import condition_holds
-from .conditions import decoded
+from .conditions import _in, decoded
 from ..span_formats import SPAN_FORMATS
 from .messages import reader
 from .model import Source, SpanRule
@@ -40,7 +40,7 @@ class _Source:
         self.constants: dict[str, Any] = {
             "SpanRecord": SpanRecord, "ToolRequest": ToolRequest, "error_text": error_text, "str_or_none": str_or_none,
             "text_of": text_of, "stops_for_tools": stops_for_tools, "tokens_from": tokens_from, "first_at": first_at,
-            "condition_holds": condition_holds, "flattened": flattened, "read_source": read_source, **helpers,
+            "condition_holds": condition_holds, "flattened": flattened, "same_type_in": _in, "read_source": read_source, **helpers,
         }
         self.lines: list[str] = []
 
@@ -86,7 +86,7 @@ class _Source:
         present = "raw is not None"
         if source.unless:
             unless = self.constant(source.unless)
-            present += f" and not (raw in {unless} and is_one_of(raw, {unless}))"
+            present += f" and not (raw in {unless} and same_type_in(raw, {unless}))"  # 1 is not True
         decode = None if source.decode == "raw" else VALUE_DECODERS[source.decode]
         if decode is as_json:  # a text a condition may have decoded already
             decode = decoded
@@ -124,7 +124,7 @@ class _Place:
 def reader_for(rule: SpanRule, read_source: Callable[[SpanData, Source], Any], helpers: dict[str, Any]) -> RuleReader:
     """One function that reads a span as ``rule`` says. ``read_source`` reads a place that has no
     inline reading; ``helpers`` are the functions the steps of a tool or dispatch call by name
-    (``is_one_of``, ``is_json``, ``refusal_or_hold``)."""
+    (``is_json``, ``refusal_or_hold``)."""
     out = _Source(read_source, helpers)
     out.add("attributes = span.attributes",
             "record = SpanRecord(span.trace_id, span.span_id, span.parent_id, span.name, span.start_ns, span.end_ns)",
